@@ -1,0 +1,43 @@
+# kassign developer entry points. The README's quick start is `make demo` and `make test`;
+# both set up everything they need (venv, dependencies, the compiled extension) on a fresh machine.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: venv develop demo test test-rust test-python bench clean
+
+# The venv with pinned dev/test dependencies (requirements-dev.txt).
+$(VENV)/.deps: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.deps
+
+# Build the Rust extension (release mode) and install kassign into the venv, editable.
+develop: $(VENV)/.deps
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet --extras dev
+
+# The main job: the fleet report on the bundled default fleet.
+demo: develop
+	$(VENV)/bin/kassign assign --strategy range --pretty examples/scenario.json
+
+test-rust:
+	cargo test --quiet
+
+test-python: develop
+	$(PY) -m pytest -q
+
+# All tests: Rust unit tests, then the Python suite (unit, property, broker, Spark).
+test: test-rust test-python
+
+bench: develop
+	$(PY) -m pytest benches --benchmark-only -q
+
+clean:
+	rm -rf $(VENV) target

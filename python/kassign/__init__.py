@@ -1,0 +1,162 @@
+"""kassign: Kafka consumer partition assignors with a Rust core.
+
+>>> import kassign
+>>> members = {"c1": kassign.Member(["t"]), "c2": kassign.Member(["t"])}
+>>> kassign.assign("range", members, {"t": 3})
+{'c1': [TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)], 'c2': [TopicPartition(topic='t', partition=2)]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional
+
+from . import _core
+from ._core import InternalError, ProtocolError
+from ._types import Member, TopicPartition
+from .assignors import PYTHON_STRATEGIES
+
+__version__: str = _core.__version__
+
+_CANONICAL_ORDER = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover")
+_RUST_STRATEGIES = frozenset(_core.rust_strategies())
+_AVAILABLE = _RUST_STRATEGIES | frozenset(PYTHON_STRATEGIES)
+
+#: The strategies this build has, in canonical order.
+STRATEGIES: tuple[str, ...] = tuple(s for s in _CANONICAL_ORDER if s in _AVAILABLE) + tuple(
+    sorted(_AVAILABLE.difference(_CANONICAL_ORDER))
+)
+
+__all__ = [
+    "STRATEGIES",
+    "InternalError",
+    "Member",
+    "ProtocolError",
+    "TopicPartition",
+    "assign",
+]
+
+
+def _check_strategy(strategy: Any) -> str:
+    if not isinstance(strategy, str):
+        raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
+    if strategy not in _AVAILABLE:
+        raise ValueError(f"strategy: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}")
+    return strategy
+
+
+def _check_members(members: Any) -> dict[str, Member]:
+    if not isinstance(members, Mapping):
+        raise TypeError(f"members: expected a mapping of member id to Member, got {type(members).__name__}")
+    out: dict[str, Member] = {}
+    for member_id, member in members.items():
+        if not isinstance(member_id, str):
+            raise TypeError(f"members: member ids must be str, got {member_id!r}")
+        if not isinstance(member, Member):
+            raise TypeError(f"members[{member_id!r}]: expected a kassign.Member, got {type(member).__name__}")
+        out[member_id] = member
+    return out
+
+
+def _check_partitions(partitions_per_topic: Any) -> dict[str, int]:
+    if not isinstance(partitions_per_topic, Mapping):
+        raise TypeError(
+            f"partitions_per_topic: expected a mapping of topic to partition count, "
+            f"got {type(partitions_per_topic).__name__}"
+        )
+    out: dict[str, int] = {}
+    for topic, count in partitions_per_topic.items():
+        if not isinstance(topic, str):
+            raise TypeError(f"partitions_per_topic: topic names must be str, got {topic!r}")
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise TypeError(f"partitions_per_topic[{topic!r}]: expected an int, got {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"partitions_per_topic[{topic!r}]: partition count must be >= 0, got {count}")
+        if count > 2**31 - 1:
+            raise ValueError(f"partitions_per_topic[{topic!r}]: partition count {count} exceeds the int32 range")
+        out[topic] = count
+    return out
+
+
+def _check_partition_racks(partition_racks: Any) -> list[tuple[str, int, list[str]]]:
+    if partition_racks is None:
+        return []
+    if not isinstance(partition_racks, Mapping):
+        raise TypeError(
+            f"partition_racks: expected a mapping of (topic, partition) to racks, got {type(partition_racks).__name__}"
+        )
+    out = []
+    for key, racks in partition_racks.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)):
+            raise TypeError(f"partition_racks: keys must be (topic, partition) pairs, got {key!r}")
+        if isinstance(racks, (str, bytes)):
+            raise TypeError(f"partition_racks[{key!r}]: expected an iterable of rack names, not a single str")
+        rack_list = list(racks)
+        for r in rack_list:
+            if not isinstance(r, str):
+                raise TypeError(f"partition_racks[{key!r}]: rack names must be str, got {r!r}")
+        out.append((key[0], key[1], rack_list))
+    return out
+
+
+def _check_lags(lags: Any) -> Optional[dict[tuple[str, int], int]]:
+    if lags is None:
+        return None
+    if not isinstance(lags, Mapping):
+        raise TypeError(f"lags: expected a mapping of (topic, partition) to lag, got {type(lags).__name__}")
+    out: dict[tuple[str, int], int] = {}
+    for key, lag in lags.items():
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)):
+            raise TypeError(f"lags: keys must be (topic, partition) pairs, got {key!r}")
+        if not isinstance(lag, int) or isinstance(lag, bool):
+            raise TypeError(f"lags[{key!r}]: expected an int, got {type(lag).__name__}")
+        if lag < 0:
+            raise ValueError(f"lags[{key!r}]: lag must be >= 0, got {lag}")
+        out[(key[0], key[1])] = lag
+    return out
+
+
+def assign(
+    strategy: str,
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    *,
+    lags: Optional[Mapping[tuple[str, int], int]] = None,
+    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    **options: Any,
+) -> dict[str, list[TopicPartition]]:
+    """Assign the partitions of ``partitions_per_topic`` to ``members`` with ``strategy``.
+
+    Arguments:
+        strategy: one of :data:`STRATEGIES`.
+        members: member id -> :class:`Member` (subscription, history, rack, static id, user data).
+        partitions_per_topic: topic -> number of partitions. Topics nobody subscribes to are
+            ignored; subscribed topics missing here are treated as not existing (yet).
+        lags: (topic, partition) -> lag, used by ``lag-aware`` (see :mod:`kassign.lag`).
+        partition_racks: (topic, partition) -> racks of its replicas, for rack-aware strategies.
+        **options: strategy-specific keyword options (e.g. ``mode``/``max_skew`` for lag-aware).
+
+    Returns:
+        member id -> partitions, every member present, each list sorted by (topic, partition).
+
+    Raises:
+        ValueError / TypeError: invalid input, naming the offending field.
+    """
+    strategy = _check_strategy(strategy)
+    checked_members = _check_members(members)
+    partitions = _check_partitions(partitions_per_topic)
+    racks = _check_partition_racks(partition_racks)
+    checked_lags = _check_lags(lags)
+    if strategy in PYTHON_STRATEGIES:
+        return PYTHON_STRATEGIES[strategy](
+            checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+        )
+    if options:
+        raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+    member_tuples = [
+        (mid, list(m.topics), list(m.owned_partitions), m.generation, m.rack, m.group_instance_id)
+        for mid, m in checked_members.items()
+    ]
+    result = _core.assign(strategy, list(partitions.items()), member_tuples, racks, TopicPartition)
+    # Keep the caller's member order in the result.
+    return {mid: result[mid] for mid in checked_members}

@@ -1,0 +1,5 @@
+import sys
+
+from kassign.cli import main
+
+sys.exit(main())

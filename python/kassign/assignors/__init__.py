@@ -1,0 +1,13 @@
+"""Strategies implemented in Python on top of kassign's model.
+
+``PYTHON_STRATEGIES`` maps a protocol name to a function with the signature
+``fn(members: dict[str, Member], partitions_per_topic: dict[str, int], *, lags, partition_racks,
+**options) -> dict[str, list[TopicPartition]]``. Inputs are already validated by
+:func:`kassign.assign` (``partition_racks`` arrives as a list of (topic, partition, racks)).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {}

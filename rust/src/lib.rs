@@ -1,0 +1,13 @@
+//! kassign: Kafka consumer partition assignors.
+//!
+//! The crate is usable from Rust (the `rlib`: `model`, `strategy`, `protocol`, ...) and from
+//! Python (the `cdylib` built with the `python` feature). This file is the Python boundary only:
+//! conversion in, one GIL-free call into the core, conversion out, errors mapped to exceptions.
+
+pub mod model;
+pub mod range;
+pub mod roundrobin;
+pub mod strategy;
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,15 @@
+//! Strategy dispatch: the names of the strategies implemented in Rust, and one entry point.
+
+use crate::model::{Assignment, InputError, Problem};
+
+/// Strategies computed by the Rust core, in the order `kassign.STRATEGIES` lists them.
+pub const RUST_STRATEGIES: &[&str] = &["range", "roundrobin"];
+
+/// Run a Rust strategy on an interned problem.
+pub fn run(strategy: &str, problem: &Problem) -> Result<Assignment, InputError> {
+    match strategy {
+        "range" => Ok(crate::range::assign(problem)),
+        "roundrobin" => Ok(crate::roundrobin::assign(problem)),
+        other => Err(InputError::UnknownStrategy(other.to_string())),
+    }
+}

@@ -1,0 +1,121 @@
+"""Public API behaviour: types, validation errors naming the field, CLI."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import kassign
+from kassign import Member, TopicPartition
+
+
+def test_topic_partition_is_a_tuple():
+    assert TopicPartition("t", 0) == ("t", 0)
+    assert hash(TopicPartition("t", 0)) == hash(("t", 0))
+
+
+def test_member_normalises_iterables():
+    m = Member({"b", "a"}, owned_partitions=[("a", 1)], generation=3)
+    assert m.topics == ("a", "b")
+    assert m.owned_partitions == (TopicPartition("a", 1),)
+    assert isinstance(m.owned_partitions[0], TopicPartition)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, field",
+    [
+        ({"topics": "t"}, TypeError, "Member.topics"),
+        ({"topics": [1]}, TypeError, "Member.topics"),
+        ({"topics": ["t"], "owned_partitions": [("t", "0")]}, TypeError, "Member.owned_partitions"),
+        ({"topics": ["t"], "generation": "1"}, TypeError, "Member.generation"),
+        ({"topics": ["t"], "generation": 2**40}, ValueError, "Member.generation"),
+        ({"topics": ["t"], "rack": 3}, TypeError, "Member.rack"),
+        ({"topics": ["t"], "user_data": "abc"}, TypeError, "Member.user_data"),
+        ({"topics": ["t"], "group_instance_id": 5}, TypeError, "Member.group_instance_id"),
+    ],
+)
+def test_member_rejects_bad_fields(kwargs, exc, field):
+    with pytest.raises(exc, match=field):
+        Member(**kwargs)
+
+
+def test_unknown_strategy_lists_available():
+    with pytest.raises(ValueError, match="available: range, roundrobin"):
+        kassign.assign("nope", {}, {})
+
+
+@pytest.mark.parametrize(
+    "members, partitions, exc, field",
+    [
+        ({"c": ["t"]}, {"t": 1}, TypeError, r"members\['c'\]"),
+        ({1: Member(["t"])}, {"t": 1}, TypeError, "members"),
+        ({"c": Member(["t"])}, {"t": -1}, ValueError, "partitions_per_topic"),
+        ({"c": Member(["t"])}, {"t": "3"}, TypeError, "partitions_per_topic"),
+        ({"c": Member(["t"])}, {"t": True}, TypeError, "partitions_per_topic"),
+        ({"c": Member(["t"])}, [("t", 1)], TypeError, "partitions_per_topic"),
+    ],
+)
+def test_assign_rejects_bad_input(members, partitions, exc, field):
+    with pytest.raises(exc, match=field):
+        kassign.assign("range", members, partitions)
+
+
+def test_every_member_in_result_and_sorted():
+    members = {"b": Member(["x", "y"]), "a": Member(["y"]), "idle": Member(["nothing"])}
+    result = kassign.assign("roundrobin", members, {"x": 3, "y": 2, "unsubscribed": 4})
+    assert list(result) == ["b", "a", "idle"]
+    assert result["idle"] == []
+    for tps in result.values():
+        assert tps == sorted(tps)
+    assigned = sorted(tp for tps in result.values() for tp in tps)
+    assert assigned == [("x", 0), ("x", 1), ("x", 2), ("y", 0), ("y", 1)]
+
+
+def test_panic_surfaces_as_exception():
+    with pytest.raises(kassign.InternalError, match="deliberate panic"):
+        kassign._core._trigger_panic()
+    # The process is still alive and the core still works.
+    assert kassign.assign("range", {"c": Member(["t"])}, {"t": 1}) == {"c": [("t", 0)]}
+
+
+def _cli(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "kassign", *args], input=stdin, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_cli_assign_bundled_example(tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "scenario.json"
+    r = _cli("assign", "--strategy", "range", str(example))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    doc = json.loads(example.read_text())
+    assert set(out) == set(doc["members"])
+    assigned = [tuple(tp) for tps in out.values() for tp in tps]
+    assert len(assigned) == len(set(assigned)) == sum(doc["topics"].values())
+
+
+@pytest.mark.parametrize(
+    "stdin, message",
+    [
+        ("{bad", "malformed JSON"),
+        ("[]", "expected a JSON object"),
+        ('{"topics": {"t": -1}, "members": {}}', "topics.t"),
+        ('{"topics": {"t": 1}, "members": {"c": {"topics": "t"}}}', "members.c.topics"),
+        ('{"topics": {"t": 1}, "members": {"c": {"topics": ["t"], "owned": [["t"]]}}}', "members.c.owned"),
+        ('{"topics": {"t": 1}, "members": {"c": {"topics": ["t"], "user_data_hex": "zz"}}}', "user_data_hex"),
+    ],
+)
+def test_cli_rejects_bad_input_cleanly(stdin, message):
+    r = _cli("assign", "--strategy", "range", "-", stdin=stdin)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_unknown_strategy_exit_2():
+    r = _cli("assign", "--strategy", "bogus", "-", stdin='{"topics": {}, "members": {}}')
+    assert r.returncode == 2 and "unknown strategy" in r.stderr
