@@ -153,10 +153,24 @@ def assign(
         )
     if options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
-    member_tuples = [
-        (mid, list(m.topics), list(m.owned_partitions), m.generation, m.rack, m.group_instance_id)
-        for mid, m in checked_members.items()
-    ]
-    result = _core.assign(strategy, list(partitions.items()), member_tuples, racks, TopicPartition)
-    # Keep the caller's member order in the result.
-    return {mid: result[mid] for mid in checked_members}
+    ids = list(checked_members)
+    result = _core.assign(strategy, list(partitions.items()), _Columns(checked_members), racks, TopicPartition)
+    return dict(zip(ids, result))
+
+
+class _Columns:
+    """Members in the columnar shape the Rust core reads (see ``_core.assign``)."""
+
+    __slots__ = ("ids", "subs", "subscriptions", "owned", "generations", "racks", "instance_ids")
+
+    def __init__(self, members: dict[str, Member]) -> None:
+        interned: dict[tuple[str, ...], int] = {}
+        self.ids = list(members)
+        self.subs = [interned.setdefault(m.topics, len(interned)) for m in members.values()]
+        self.subscriptions = [list(t) for t in interned]
+        self.owned = [m.owned_partitions or None for m in members.values()]
+        self.generations = [m.generation for m in members.values()]
+        self.racks = [m.rack for m in members.values()]
+        self.instance_ids = [m.group_instance_id for m in members.values()]
+
+

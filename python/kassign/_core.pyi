@@ -1,6 +1,6 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
-from typing import Any, Callable, TypeVar
+from typing import Protocol, Sequence, TypeVar
 
 _TP = TypeVar("_TP")
 
@@ -12,14 +12,23 @@ class ProtocolError(ValueError):
 class InternalError(RuntimeError):
     """The Rust core hit an internal error (a bug). The process keeps running."""
 
+class _MemberColumns(Protocol):
+    ids: list[str]
+    subs: list[int]
+    subscriptions: list[list[str]]
+    owned: list[Sequence[tuple[str, int]] | None]
+    generations: list[int]
+    racks: list[str | None]
+    instance_ids: list[str | None]
+
 def assign(
     strategy: str,
     topics: list[tuple[str, int]],
-    members: list[tuple[str, list[str], list[tuple[str, int]], int, str | None, str | None]],
+    members: _MemberColumns,
     partition_racks: list[tuple[str, int, list[str]]],
-    tp_class: Callable[[str, int], _TP],
-) -> dict[str, list[_TP]]:
-    """Run a Rust strategy. Members are (id, topics, owned, generation, rack, group_instance_id)."""
+    tp_class: type[_TP],
+) -> list[list[_TP]]:
+    """Run a Rust strategy; returns one sorted list per member, aligned with ``members.ids``."""
 
 def rust_strategies() -> list[str]:
     """Names of the strategies computed by the Rust core."""

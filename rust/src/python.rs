@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 use crate::model::{InputError, MemberInput, Problem};
 
@@ -42,49 +42,91 @@ pub(crate) fn run_detached<T: Send, F: FnOnce() -> T + Send>(py: Python<'_>, f: 
     })
 }
 
-type MemberTuple = (String, Vec<String>, Vec<(String, i64)>, i32, Option<String>, Option<String>);
+/// Columnar member input, as `kassign.assign` prepares it: subscriptions are interned on the Python
+/// side (members with the same topic tuple share an index), so 2100 members with one topic cost one
+/// list of topic names, not 2100.
+#[derive(FromPyObject)]
+struct Members {
+    ids: Vec<String>,
+    /// member => index into `subscriptions`
+    subs: Vec<usize>,
+    subscriptions: Vec<Vec<String>>,
+    /// member => owned (topic, partition) pairs; None when the member owns nothing
+    owned: Vec<Option<Vec<(String, i64)>>>,
+    generations: Vec<i32>,
+    racks: Vec<Option<String>>,
+    instance_ids: Vec<Option<String>>,
+}
+
+impl Members {
+    fn into_inputs(self) -> Result<Vec<MemberInput>, InputError> {
+        let n = self.ids.len();
+        if [self.subs.len(), self.owned.len(), self.generations.len(), self.racks.len(), self.instance_ids.len()]
+            .iter()
+            .any(|&l| l != n)
+        {
+            return Err(InputError::Invalid("members: column lengths differ".into()));
+        }
+        let mut out = Vec::with_capacity(n);
+        let cols = self.ids.into_iter().zip(self.subs).zip(self.owned).zip(self.generations);
+        for ((((id, sub), owned), generation), (rack, group_instance_id)) in
+            cols.zip(self.racks.into_iter().zip(self.instance_ids))
+        {
+            let topics = self
+                .subscriptions
+                .get(sub)
+                .ok_or_else(|| InputError::Invalid(format!("members: subscription index {sub} out of range")))?
+                .clone();
+            out.push(MemberInput { id, topics, owned: owned.unwrap_or_default(), generation, rack, group_instance_id });
+        }
+        Ok(out)
+    }
+}
 
 /// Assign partitions with a Rust strategy.
 ///
-/// `members` are `(member_id, topics, owned, generation, rack, group_instance_id)` tuples,
-/// `topics` are `(name, partition_count)`, `partition_racks` are `(topic, partition, racks)`.
-/// Returns `{member_id: [tp_class(topic, partition), ...]}` with every member present and each
-/// list sorted by (topic, partition).
+/// `members` is a `Members`-shaped object (attributes `ids`, `subs`, `subscriptions`, `owned`,
+/// `generations`, `racks`, `instance_ids`), `topics` are `(name, partition_count)`,
+/// `partition_racks` are `(topic, partition, racks)`. Returns one list per member, aligned with
+/// `members.ids`, of `tp_class` instances sorted by (topic, partition). `tp_class` must be a tuple
+/// subclass (built with `tuple.__new__`, skipping a Python-level `__new__`).
 #[pyfunction]
 #[pyo3(signature = (strategy, topics, members, partition_racks, tp_class))]
 fn assign<'py>(
     py: Python<'py>,
     strategy: &str,
     topics: Vec<(String, i64)>,
-    members: Vec<MemberTuple>,
+    members: Members,
     partition_racks: Vec<(String, i64, Vec<String>)>,
-    tp_class: Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyDict>> {
+    tp_class: Bound<'py, PyType>,
+) -> PyResult<Bound<'py, PyList>> {
     if !crate::strategy::RUST_STRATEGIES.contains(&strategy) {
         return Err(input_error(InputError::UnknownStrategy(strategy.to_string())));
     }
+    let tuple_type = py.get_type::<PyTuple>();
+    if !tp_class.is_subclass(&tuple_type)? {
+        return Err(pyo3::exceptions::PyTypeError::new_err("tp_class: expected a tuple subclass"));
+    }
+    let tuple_new = tuple_type.getattr("__new__")?;
     let strategy = strategy.to_string();
-    let inputs: Vec<MemberInput> = members
-        .into_iter()
-        .map(|(id, topics, owned, generation, rack, group_instance_id)| MemberInput {
-            id,
-            topics,
-            owned,
-            generation,
-            rack,
-            group_instance_id,
-        })
-        .collect();
+    let ids_order: Vec<String> = members.ids.clone();
     let (problem, result) = run_detached(py, move || {
+        let inputs = members.into_inputs()?;
         let problem = Problem::build(topics, inputs, partition_racks)?;
         let result = crate::strategy::run(&strategy, &problem)?;
         Ok::<_, InputError>((problem, result))
     })?
     .map_err(input_error)?;
 
+    // The problem holds members sorted by id; answer in the caller's order.
+    let mut position = std::collections::HashMap::with_capacity(problem.members.len());
+    for (i, m) in problem.members.iter().enumerate() {
+        position.insert(m.id.as_str(), i);
+    }
     let topic_names: Vec<Bound<'py, PyString>> = problem.topics.iter().map(|t| PyString::new(py, t)).collect();
-    let out = PyDict::new(py);
-    for (m, parts) in problem.members.iter().zip(result.per_member.iter()) {
+    let out = PyList::empty(py);
+    for id in &ids_order {
+        let parts = &result.per_member[position[id.as_str()]];
         let mut sorted = parts.clone();
         sorted.sort_unstable();
         let list = PyList::empty(py);
@@ -94,10 +136,10 @@ fn assign<'py>(
                 t += 1;
             }
             let idx = p - problem.topic_base[t];
-            let args = PyTuple::new(py, [topic_names[t].clone().into_any(), idx.into_pyobject(py)?.into_any()])?;
-            list.append(tp_class.call1(args)?)?;
+            let pair = PyTuple::new(py, [topic_names[t].clone().into_any(), idx.into_pyobject(py)?.into_any()])?;
+            list.append(tuple_new.call1((&tp_class, pair))?)?;
         }
-        out.set_item(&m.id, list)?;
+        out.append(list)?;
     }
     Ok(out)
 }
