@@ -54,7 +54,10 @@ impl fmt::Display for InputError {
             InputError::DuplicateMember(m) => write!(f, "members: duplicate member id {m:?}"),
             InputError::DuplicateTopic(t) => write!(f, "partitions_per_topic: duplicate topic {t:?}"),
             InputError::NegativePartitionCount(t, n) => {
-                write!(f, "partitions_per_topic: topic {t:?} has a negative partition count ({n})")
+                write!(
+                    f,
+                    "partitions_per_topic: topic {t:?} has a negative partition count ({n})"
+                )
             }
             InputError::TooManyPartitions(n) => write!(
                 f,
@@ -142,8 +145,11 @@ impl Problem {
         }
         topic_base.push(total as PartId);
         let names: Vec<String> = topics.into_iter().map(|(n, _)| n).collect();
-        let topic_index: HashMap<&str, TopicId> =
-            names.iter().enumerate().map(|(i, n)| (n.as_str(), i as TopicId)).collect();
+        let topic_index: HashMap<&str, TopicId> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as TopicId))
+            .collect();
 
         let mut members = members;
         members.sort_by(|a, b| a.id.cmp(&b.id));
@@ -177,7 +183,10 @@ impl Problem {
                 Some(&s) => s,
                 None => {
                     let s = subs.len() as SubId;
-                    let ids: Vec<TopicId> = raw.iter().filter_map(|t| topic_index.get(t.as_str()).copied()).collect();
+                    let ids: Vec<TopicId> = raw
+                        .iter()
+                        .filter_map(|t| topic_index.get(t.as_str()).copied())
+                        .collect();
                     subs.push(ids);
                     sub_raw.push(raw.clone());
                     sub_index.insert(raw, s);
@@ -269,7 +278,9 @@ impl Problem {
 
     /// Whether member `m` subscribes to topic `t`.
     pub fn subscribes(&self, m: MemberIdx, t: TopicId) -> bool {
-        self.subs[self.members[m as usize].sub as usize].binary_search(&t).is_ok()
+        self.subs[self.members[m as usize].sub as usize]
+            .binary_search(&t)
+            .is_ok()
     }
 
     /// TopicId => subscribed members (in member index order, i.e. by member id).
@@ -365,8 +376,12 @@ pub(crate) mod tests {
 
     #[test]
     fn flat_ids_and_topic_lookup() {
-        let p = Problem::build(topics(&[("b", 2), ("a", 3), ("empty", 0), ("c", 1)]), vec![member("m", &["a"])], vec![])
-            .unwrap();
+        let p = Problem::build(
+            topics(&[("b", 2), ("a", 3), ("empty", 0), ("c", 1)]),
+            vec![member("m", &["a"])],
+            vec![],
+        )
+        .unwrap();
         assert_eq!(p.topics, vec!["a", "b", "c", "empty"]);
         assert_eq!(p.topic_base, vec![0, 3, 5, 6, 6]);
         assert_eq!(p.split(0), (0, 0));
@@ -384,14 +399,24 @@ pub(crate) mod tests {
     #[test]
     fn invalid_claims_are_dropped() {
         let mut m = member("m", &["a"]);
-        m.owned = vec![("a".into(), 0), ("a".into(), 9), ("zz".into(), 0), ("a".into(), -1), ("a".into(), 0)];
+        m.owned = vec![
+            ("a".into(), 0),
+            ("a".into(), 9),
+            ("zz".into(), 0),
+            ("a".into(), -1),
+            ("a".into(), 0),
+        ];
         let p = Problem::build(topics(&[("a", 2)]), vec![m], vec![]).unwrap();
         assert_eq!(p.members[0].owned, vec![0]);
     }
 
     #[test]
     fn duplicate_member_is_an_error() {
-        let e = Problem::build(topics(&[("a", 1)]), vec![member("m", &["a"]), member("m", &["a"])], vec![]);
+        let e = Problem::build(
+            topics(&[("a", 1)]),
+            vec![member("m", &["a"]), member("m", &["a"])],
+            vec![],
+        );
         assert_eq!(e.unwrap_err(), InputError::DuplicateMember("m".into()));
     }
 
@@ -409,7 +434,11 @@ pub(crate) mod tests {
         let mut c = member("c", &["t"]);
         c.group_instance_id = Some("y".into());
         let p = Problem::build(topics(&[("t", 1)]), vec![a, b, c], vec![]).unwrap();
-        let ids: Vec<&str> = p.member_order().iter().map(|&i| p.members[i as usize].id.as_str()).collect();
+        let ids: Vec<&str> = p
+            .member_order()
+            .iter()
+            .map(|&i| p.members[i as usize].id.as_str())
+            .collect();
         assert_eq!(ids, vec!["c", "a", "b"]);
     }
 }

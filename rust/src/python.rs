@@ -38,7 +38,9 @@ pub(crate) fn run_detached<T: Send, F: FnOnce() -> T + Send>(py: Python<'_>, f: 
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".to_string());
-        InternalError::new_err(format!("kassign core panicked (this is a bug, please report it): {msg}"))
+        InternalError::new_err(format!(
+            "kassign core panicked (this is a bug, please report it): {msg}"
+        ))
     })
 }
 
@@ -61,14 +63,25 @@ struct Members {
 impl Members {
     fn into_inputs(self) -> Result<Vec<MemberInput>, InputError> {
         let n = self.ids.len();
-        if [self.subs.len(), self.owned.len(), self.generations.len(), self.racks.len(), self.instance_ids.len()]
-            .iter()
-            .any(|&l| l != n)
+        if [
+            self.subs.len(),
+            self.owned.len(),
+            self.generations.len(),
+            self.racks.len(),
+            self.instance_ids.len(),
+        ]
+        .iter()
+        .any(|&l| l != n)
         {
             return Err(InputError::Invalid("members: column lengths differ".into()));
         }
         let mut out = Vec::with_capacity(n);
-        let cols = self.ids.into_iter().zip(self.subs).zip(self.owned).zip(self.generations);
+        let cols = self
+            .ids
+            .into_iter()
+            .zip(self.subs)
+            .zip(self.owned)
+            .zip(self.generations);
         for ((((id, sub), owned), generation), (rack, group_instance_id)) in
             cols.zip(self.racks.into_iter().zip(self.instance_ids))
         {
@@ -77,7 +90,14 @@ impl Members {
                 .get(sub)
                 .ok_or_else(|| InputError::Invalid(format!("members: subscription index {sub} out of range")))?
                 .clone();
-            out.push(MemberInput { id, topics, owned: owned.unwrap_or_default(), generation, rack, group_instance_id });
+            out.push(MemberInput {
+                id,
+                topics,
+                owned: owned.unwrap_or_default(),
+                generation,
+                rack,
+                group_instance_id,
+            });
         }
         Ok(out)
     }
@@ -105,7 +125,9 @@ fn assign<'py>(
     }
     let tuple_type = py.get_type::<PyTuple>();
     if !tp_class.is_subclass(&tuple_type)? {
-        return Err(pyo3::exceptions::PyTypeError::new_err("tp_class: expected a tuple subclass"));
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "tp_class: expected a tuple subclass",
+        ));
     }
     let tuple_new = tuple_type.getattr("__new__")?;
     let strategy = strategy.to_string();
@@ -136,7 +158,10 @@ fn assign<'py>(
                 t += 1;
             }
             let idx = p - problem.topic_base[t];
-            let pair = PyTuple::new(py, [topic_names[t].clone().into_any(), idx.into_pyobject(py)?.into_any()])?;
+            let pair = PyTuple::new(
+                py,
+                [topic_names[t].clone().into_any(), idx.into_pyobject(py)?.into_any()],
+            )?;
             list.append(tuple_new.call1((&tp_class, pair))?)?;
         }
         out.append(list)?;

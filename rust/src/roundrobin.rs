@@ -31,7 +31,11 @@ pub fn assign(problem: &Problem) -> Assignment {
         positions.sort_unstable();
         for p in problem.topic_range(t as u32) {
             let k = positions.partition_point(|&pos| pos < cursor);
-            let pos = if k < positions.len() { positions[k] } else { positions[0] };
+            let pos = if k < positions.len() {
+                positions[k]
+            } else {
+                positions[0]
+            };
             per_member[order[pos as usize] as usize].push(p);
             cursor = (pos + 1) % n as u32;
         }
@@ -49,7 +53,11 @@ mod tests {
         // kafka-python's docstring example that raises KeyError there.
         let p = Problem::build(
             topics(&[("t0", 1), ("t1", 2), ("t2", 3)]),
-            vec![member("C0", &["t0"]), member("C1", &["t0", "t1"]), member("C2", &["t0", "t1", "t2"])],
+            vec![
+                member("C0", &["t0"]),
+                member("C1", &["t0", "t1"]),
+                member("C2", &["t0", "t1", "t2"]),
+            ],
             vec![],
         )
         .unwrap();
@@ -60,7 +68,12 @@ mod tests {
 
     #[test]
     fn uniform_is_a_deal() {
-        let p = Problem::build(topics(&[("t", 5)]), vec![member("a", &["t"]), member("b", &["t"])], vec![]).unwrap();
+        let p = Problem::build(
+            topics(&[("t", 5)]),
+            vec![member("a", &["t"]), member("b", &["t"])],
+            vec![],
+        )
+        .unwrap();
         assert_eq!(assign(&p).per_member, vec![vec![0, 2, 4], vec![1, 3]]);
     }
 }
