@@ -136,3 +136,22 @@ def test_range_uniform_per_topic_counts_differ_by_at_most_one(group):
             continue
         counts = [sum(1 for tp in r[m] if tp[0] == t) for m in subs]
         assert max(counts) - min(counts) <= 1
+
+
+def test_range_rack_aware_prefers_local_replicas():
+    # Replicas alternate between racks a and b; each member should read from its own rack.
+    members = {"c0": Member(["t"], rack="b"), "c1": Member(["t"], rack="a")}
+    racks = {("t", p): ["a" if p % 2 == 0 else "b"] for p in range(6)}
+    r = kassign.assign("range", members, {"t": 6}, partition_racks=racks)
+    assert r == {"c0": [("t", 1), ("t", 3), ("t", 5)], "c1": [("t", 0), ("t", 2), ("t", 4)]}
+    for mid, tps in r.items():
+        assert all(members[mid].rack in racks[tp] for tp in tps)
+
+
+def test_range_rack_aware_keeps_quota_when_racks_are_unbalanced():
+    # Every partition lives on rack a only; quotas still hold (2 and 2), the b member takes the rest.
+    members = {"c0": Member(["t"], rack="a"), "c1": Member(["t"], rack="b")}
+    racks = {("t", p): ["a"] if p < 3 else ["a", "b"] for p in range(4)}
+    r = kassign.assign("range", members, {"t": 4}, partition_racks=racks)
+    # Rack pass: c0 (a) takes t-0, t-1; c1 (b) can only match t-3. Plain pass: c1 takes t-2.
+    assert r == {"c0": [("t", 0), ("t", 1)], "c1": [("t", 2), ("t", 3)]}
