@@ -1,0 +1,224 @@
+"""Quality metrics of an assignment: balance, lag spread, moves, rack locality.
+
+Pure functions shared by the fleet job (:mod:`kassign.spark`), the tests and the benchmarks.
+They measure an assignment; they never compute one.
+
+Vocabulary (the fleet report uses the same names):
+
+* ``counts`` - partitions per member, every member included (idle members count as 0).
+* ``count_spread`` - max count - min count. ``count_ratio`` - max count / mean count.
+* ``member_lag`` - sum of the lags of a member's partitions. ``max_member_lag`` /
+  ``mean_member_lag`` (mean over all members) and their ratio ``lag_ratio``. A ratio above
+  :data:`IMBALANCE_THRESHOLD` (1.10, Cruise Control's default) is flagged as imbalanced.
+* ``moves`` - partitions whose previous owner (from the members' ``owned_partitions`` and
+  ``generation``) does not hold them in the new assignment: given to another member, or withheld
+  by cooperative-sticky for a follow-up round. Only partitions that can be assigned now count.
+* ``rack locality`` - among assigned partitions whose member has a rack and whose replica racks
+  are known, the share with a replica on the member's rack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Optional, Sequence
+
+from ._types import Member, TopicPartition
+
+#: max/mean above this is flagged as imbalanced (Cruise Control's default balance threshold).
+IMBALANCE_THRESHOLD = 1.10
+
+Assignment = Mapping[str, Sequence[TopicPartition]]
+Key = tuple[str, int]
+
+
+def counts(assignment: Assignment) -> list[int]:
+    """Number of partitions of each member, in the assignment's member order."""
+    return [len(tps) for tps in assignment.values()]
+
+
+def count_spread(assignment: Assignment) -> int:
+    """max - min partitions per member (0 for an empty group)."""
+    c = counts(assignment)
+    return max(c) - min(c) if c else 0
+
+
+def ratio(max_value: float, mean_value: float) -> Optional[float]:
+    """max / mean, or None when the mean is 0 (nothing to balance)."""
+    return max_value / mean_value if mean_value > 0 else None
+
+
+def member_lags(assignment: Assignment, lags: Optional[Mapping[Key, int]]) -> dict[str, int]:
+    """Sum of partition lags per member (partitions without a known lag count as 0)."""
+    if not lags:
+        return {m: 0 for m in assignment}
+    get = lags.get
+    return {m: sum(get((tp[0], tp[1]), 0) for tp in tps) for m, tps in assignment.items()}
+
+
+def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
+    """The previous owner of each partition, from ``owned_partitions`` and ``generation``.
+
+    Claims of one partition by several members: the highest generation wins; a tie at the highest
+    generation leaves the partition without a previous owner (the sticky strategies' rule).
+    """
+    best: dict[Key, tuple[int, Optional[str]]] = {}
+    for mid, m in members.items():
+        gen = m.generation
+        for tp in m.owned_partitions:
+            key = (tp[0], tp[1])
+            cur = best.get(key)
+            if cur is None or gen > cur[0]:
+                best[key] = (gen, mid)
+            elif gen == cur[0] and cur[1] != mid:
+                best[key] = (gen, None)
+    return {k: owner for k, (_, owner) in best.items() if owner is not None}
+
+
+def assignable_partitions(members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]) -> int:
+    """Number of partitions of existing topics that at least one member subscribes to."""
+    subscribed: set[str] = set()
+    for m in members.values():
+        subscribed.update(m.topics)
+    return sum(partitions_per_topic.get(t, 0) for t in subscribed)
+
+
+def moves(previous: Mapping[Key, str], assignment: Assignment, members: Mapping[str, Member],
+          partitions_per_topic: Mapping[str, int]) -> tuple[int, int]:
+    """(moves, kept): previously owned, still assignable partitions that changed owner / stayed.
+
+    A partition is still assignable when its topic exists, the index is in range and some member
+    subscribes to the topic.
+    """
+    subscribed: set[str] = set()
+    for m in members.values():
+        subscribed.update(m.topics)
+    owner_now: dict[Key, str] = {}
+    for mid, tps in assignment.items():
+        for tp in tps:
+            owner_now[(tp[0], tp[1])] = mid
+    moved = kept = 0
+    for key, prev in previous.items():
+        t, p = key
+        if t not in subscribed or not 0 <= p < partitions_per_topic.get(t, 0):
+            continue
+        if owner_now.get(key) == prev:
+            kept += 1
+        else:
+            moved += 1
+    return moved, kept
+
+
+def rack_locality(assignment: Assignment, members: Mapping[str, Member],
+                  partition_racks: Optional[Mapping[Key, Iterable[str]]]) -> tuple[int, int]:
+    """(local, eligible): assigned partitions with a replica on their member's rack / with both a
+    member rack and known replica racks."""
+    if not partition_racks:
+        return 0, 0
+    local = eligible = 0
+    for mid, tps in assignment.items():
+        rack = members[mid].rack if mid in members else None
+        if not rack:
+            continue
+        for tp in tps:
+            racks = partition_racks.get((tp[0], tp[1]))
+            if not racks:
+                continue
+            eligible += 1
+            if rack in racks:
+                local += 1
+    return local, eligible
+
+
+def violations(assignment: Assignment, members: Mapping[str, Member],
+               partitions_per_topic: Mapping[str, int]) -> int:
+    """Number of invalid placements: a partition given twice, to a non-subscriber, or out of range,
+    or a member of the group missing from the result. 0 for every valid assignment."""
+    bad = sum(1 for m in members if m not in assignment)
+    seen: set[Key] = set()
+    for mid, tps in assignment.items():
+        m = members.get(mid)
+        if m is None:
+            bad += len(tps) or 1
+            continue
+        topics = set(m.topics)
+        for tp in tps:
+            key = (tp[0], tp[1])
+            if key in seen or tp[0] not in topics or not 0 <= tp[1] < partitions_per_topic.get(tp[0], 0):
+                bad += 1
+            seen.add(key)
+    return bad
+
+
+@dataclass(frozen=True)
+class GroupQuality:
+    """The metrics of one assignment of one group (see the module docstring for definitions)."""
+
+    members: int
+    partitions: int  # assignable partitions
+    assigned: int
+    unassigned: int  # assignable but not assigned (cooperative-sticky withholds them for a round)
+    min_count: int
+    max_count: int
+    count_spread: int
+    count_ratio: Optional[float]
+    max_member_lag: int
+    mean_member_lag: float
+    lag_ratio: Optional[float]
+    lag_imbalanced: bool
+    moves: int
+    kept: int
+    rack_local: int
+    rack_eligible: int
+    rack_locality: Optional[float]
+    violations: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def evaluate(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    assignment: Assignment,
+    *,
+    lags: Optional[Mapping[Key, int]] = None,
+    partition_racks: Optional[Mapping[Key, Iterable[str]]] = None,
+    previous: Optional[Mapping[Key, str]] = None,
+) -> GroupQuality:
+    """All metrics of ``assignment`` for the group ``members`` (see :class:`GroupQuality`).
+
+    ``previous`` defaults to :func:`previous_owners` of ``members``.
+    """
+    c = counts(assignment) or [0]
+    n = len(assignment)
+    assigned = sum(c)
+    total = assignable_partitions(members, partitions_per_topic)
+    ml = list(member_lags(assignment, lags).values()) or [0]
+    max_lag = max(ml)
+    mean_lag = sum(ml) / n if n else 0.0
+    lag_r = ratio(max_lag, mean_lag)
+    if previous is None:
+        previous = previous_owners(members)
+    moved, kept = moves(previous, assignment, members, partitions_per_topic)
+    local, eligible = rack_locality(assignment, members, partition_racks)
+    return GroupQuality(
+        members=n,
+        partitions=total,
+        assigned=assigned,
+        unassigned=total - assigned,
+        min_count=min(c),
+        max_count=max(c),
+        count_spread=max(c) - min(c),
+        count_ratio=ratio(max(c), assigned / n if n else 0.0),
+        max_member_lag=max_lag,
+        mean_member_lag=mean_lag,
+        lag_ratio=lag_r,
+        lag_imbalanced=lag_r is not None and lag_r > IMBALANCE_THRESHOLD,
+        moves=moved,
+        kept=kept,
+        rack_local=local,
+        rack_eligible=eligible,
+        rack_locality=local / eligible if eligible else None,
+        violations=violations(assignment, members, partitions_per_topic),
+    )
