@@ -235,6 +235,7 @@ func main() {
 	repeat := fs.Int("repeat", 5, "timed calls (at least)")
 	budget := fs.Float64("budget", 20, "stop timing after this many seconds once one sample exists")
 	warmup := fs.Float64("warmup", 1, "warm-up seconds (at least one call)")
+	minTime := fs.Float64("min-time", 1, "keep sampling short calls until this many seconds (at most 200 samples)")
 	outFile := fs.String("out", "", "write the last assignment JSON here")
 	fs.Parse(os.Args[2:])
 	if fs.NArg() != 1 || *strategy == "" {
@@ -300,7 +301,7 @@ func main() {
 	}
 	var samples []float64
 	spent := 0.0
-	for len(samples) == 0 || (len(samples) < *repeat && spent < *budget) || (spent < 1.0 && len(samples) < 200) {
+	for len(samples) == 0 || (len(samples) < *repeat && spent < *budget) || (spent < *minTime && len(samples) < 200) {
 		runtime.GC() // do not bill one call for the previous call's garbage
 		d := call()
 		spent += d

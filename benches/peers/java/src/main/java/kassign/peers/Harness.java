@@ -256,12 +256,14 @@ public final class Harness {
         int repeat = 5;
         double budget = 20.0;
         double warmup = 3.0;
+        double minTime = 1.0;
         for (int k = 1; k < args.length; k++) {
             switch (args[k]) {
                 case "--strategy": strategy = args[++k]; break;
                 case "--repeat": repeat = Integer.parseInt(args[++k]); break;
                 case "--budget": budget = Double.parseDouble(args[++k]); break;
                 case "--warmup": warmup = Double.parseDouble(args[++k]); break;
+                case "--min-time": minTime = Double.parseDouble(args[++k]); break;
                 case "--out": outFile = args[++k]; break;
                 default: file = args[k];
             }
@@ -307,8 +309,8 @@ public final class Harness {
         }
         List<Double> samples = new ArrayList<>();
         double spent = 0;
-        // At least `repeat` samples unless the budget runs out; short calls get more samples (up to 1 s, 200 calls).
-        while (samples.isEmpty() || (samples.size() < repeat && spent < budget) || (spent < 1.0 && samples.size() < 200)) {
+        // At least `repeat` samples unless the budget runs out; short calls get more samples (up to minTime, 200 calls).
+        while (samples.isEmpty() || (samples.size() < repeat && spent < budget) || (spent < minTime && samples.size() < 200)) {
             ConsumerPartitionAssignor a = newAssignor(strategy);
             GroupSubscription g = buildGroup(sc, strategy, userData);
             long s = System.nanoTime();
@@ -327,7 +329,7 @@ public final class Harness {
 
     static void usage() {
         System.err.println("usage: Harness version | assign --strategy S FILE|- | time --strategy S "
-                + "[--repeat N] [--budget SEC] [--warmup SEC] [--out FILE] FILE");
+                + "[--repeat N] [--budget SEC] [--warmup SEC] [--min-time SEC] [--out FILE] FILE");
         System.exit(2);
     }
 }

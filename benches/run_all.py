@@ -1,0 +1,680 @@
+"""Regenerate BENCHMARKS.md and the N = P log-log plot: kassign vs everything a user could pick instead.
+
+    python benches/run_all.py                 # full grid (DESIGN.md section 6); long
+    python benches/run_all.py --smoke         # tiny sizes, a few minutes at most (CI)
+    python benches/run_all.py --render-only   # rebuild the report from the last results JSON
+
+Every (scenario, strategy, contender) cell runs in its own process (see contenders.py) one after
+another, never two at once. Each single call is capped (``--cap``); a contender whose call runs past
+the cap is killed and reported as "> cap", never dropped. A cell is also reported "> cap" without
+running when the same contender and strategy already exceeded the cap on a scenario of the same
+round that has no more partitions and no more members (the report marks those "inferred").
+Python contenders run under an address-space limit (``--memory-gb``) and are reported "> mem" when
+they hit it. Results are saved after every cell (``benches/results/<mode>.json``), so an
+interrupted run keeps what it measured; ``--resume`` skips cells already measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import queue
+import resource
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+BENCHES = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCHES))
+
+import contenders as C  # noqa: E402
+import scenarios as S  # noqa: E402
+
+REPO = BENCHES.parent
+RESULTS_DIR = BENCHES / "results"
+
+
+# --------------------------------------------------------------------------------------------
+# Running one cell
+# --------------------------------------------------------------------------------------------
+
+
+def _limit_memory(gb: float):
+    def apply():
+        limit = int(gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Optional[float]) -> dict[str, Any]:
+    """Run one contender process, enforcing the per-call cap; parse its line protocol."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        preexec_fn=_limit_memory(memory_gb) if memory_gb else None,
+    )
+    lines: "queue.Queue[Optional[str]]" = queue.Queue()
+    err_chunks: list[str] = []
+
+    def pump_out():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def pump_err():
+        err_chunks.append(proc.stderr.read())
+
+    threading.Thread(target=pump_out, daemon=True).start()
+    t_err = threading.Thread(target=pump_err, daemon=True)
+    t_err.start()
+    samples: list[float] = []
+    warmups: list[float] = []
+    ready = False
+    done: Optional[dict] = None
+    status = None
+    started = time.monotonic()
+    last = started
+    while True:
+        limit = (cap if ready else setup_timeout) - (time.monotonic() - last)
+        try:
+            line = lines.get(timeout=max(limit, 0.01))
+        except queue.Empty:
+            status = "cap" if ready else "setup-timeout"
+            proc.kill()
+            break
+        if line is None:
+            break
+        last = time.monotonic()
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        kind = ev.get("event")
+        if kind == "unsupported":
+            status = "unsupported"
+        elif kind == "ready":
+            ready = True
+            setup = ev.get("setup_s")
+        elif kind == "warmup":
+            warmups.append(ev["seconds"])
+        elif kind == "sample":
+            samples.append(ev["seconds"])
+        elif kind == "done":
+            done = ev
+    proc.wait()
+    t_err.join(timeout=5)
+    stderr = "".join(err_chunks)
+    out: dict[str, Any] = {"cmd": " ".join(shlex.quote(c) for c in cmd), "wall_s": time.monotonic() - started,
+                           "warmups": warmups, "samples": sorted(samples)}
+    if status == "unsupported":
+        out["status"] = "unsupported"
+    elif done is not None:
+        out["status"] = "ok"
+        out["median"] = done["median"]
+    elif status == "cap":
+        # The call in flight ran past the cap. Earlier complete calls, if any, are kept for the record.
+        out["status"] = "cap"
+    elif status == "setup-timeout":
+        out["status"] = "error"
+        out["error"] = f"input setup took more than {setup_timeout:.0f} s"
+    else:
+        tail = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        msg = tail[-1] if tail else f"exit code {proc.returncode}"
+        out["status"] = "mem" if ("MemoryError" in stderr or "OutOfMemoryError" in stderr) else "error"
+        out["error"] = msg[:300]
+    return out
+
+
+def contender_command(contender: str, strategy: str, scenario_file: str, args, out_file: str) -> list[str]:
+    if contender in C.PYTHON_CONTENDERS:
+        return [sys.executable, str(BENCHES / "contenders.py"), "run", "--contender", contender,
+                "--strategy", strategy, "--repeat", str(args.repeat), "--budget", str(args.budget),
+                "--min-time", str(args.min_time), "--warmup", str(args.warmup), "--out", out_file, scenario_file]
+    extra = ["--repeat", str(args.repeat), "--budget", str(args.budget), "--min-time", str(args.min_time),
+             "--out", out_file]
+    extra += ["--warmup", str(args.java_warmup if contender == "java" else args.warmup)]
+    return C.peer_command(contender, "time", strategy, scenario_file, extra)
+
+
+# --------------------------------------------------------------------------------------------
+# Environment
+# --------------------------------------------------------------------------------------------
+
+
+def _cmd_output(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout.strip()
+    except Exception as e:  # noqa: BLE001
+        return f"unavailable ({e.__class__.__name__})"
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "unknown"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem,
+            "os": f"{platform.system()} {platform.release()}", "python": platform.python_version()}
+
+
+def versions(have_java: bool, have_go: bool) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    v: dict[str, str] = {}
+    for pkg in ("kassign", "kafka-python", "aiokafka", "pytest-benchmark"):
+        try:
+            v[pkg] = version(pkg)
+        except PackageNotFoundError:
+            v[pkg] = "not installed"
+    try:
+        import kassign
+
+        v["kassign strategies"] = ", ".join(kassign.STRATEGIES)
+    except Exception as e:  # noqa: BLE001
+        v["kassign strategies"] = f"import failed: {e}"
+    v["kassign commit"] = _cmd_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
+    v["rustc"] = _cmd_output(["rustc", "--version"])
+    if have_java:
+        j = json.loads(_cmd_output(C.java_command("1g") + ["version"]) or "{}")
+        v["kafka-clients (Java)"] = j.get("kafka_clients", "?")
+        v["Java"] = j.get("java", "?")
+    if have_go:
+        g = json.loads(_cmd_output([str(C.GO_BIN), "version"]) or "{}")
+        v["franz-go"] = g.get("franz_go", "?")
+        v["Go"] = g.get("go", "?")
+    return v
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------
+
+
+def results_path(smoke: bool, override: Optional[Path] = None) -> Path:
+    return override or RESULTS_DIR / ("smoke.json" if smoke else "full.json")
+
+
+def save(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def cell_key(scenario: str, strategy: str, contender: str) -> str:
+    return f"{scenario}|{strategy}|{contender}"
+
+
+def run(args) -> dict:
+    shapes = S.smoke_shapes() if args.smoke else S.grid_shapes()
+    sizes = {s.name: s.size() for s in shapes}
+    names = [n for n in S.scenario_names(args.smoke) if not args.scenarios or any(f in n for f in args.scenarios)]
+    # Smallest first, so "> cap" on a smaller case can stand for a larger one.
+    names.sort(key=lambda n: (sizes[n.split("/")[0]][0] * sizes[n.split("/")[0]][1], n))
+    contenders = [c for c in C.ALL_CONTENDERS if not args.contenders or c in args.contenders]
+    strategies = [s for s in C.STRATEGIES if not args.strategies or s in args.strategies]
+
+    unavailable: dict[str, str] = {}
+    if "java" in contenders:
+        try:
+            C.build_java()
+        except Exception as e:  # noqa: BLE001
+            unavailable["java"] = f"build failed: {e}"
+    if "franz-go" in contenders:
+        try:
+            C.build_go()
+        except Exception as e:  # noqa: BLE001
+            unavailable["franz-go"] = f"build failed: {e}"
+
+    path = results_path(args.smoke, args.results)
+    data: dict[str, Any] = {}
+    if args.resume and path.exists():
+        data = json.loads(path.read_text())
+    data.setdefault("cells", {})
+    data["meta"] = {
+        "mode": "smoke" if args.smoke else "full",
+        "started": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": " ".join(shlex.quote(a) for a in sys.argv),
+        "cap_s": args.cap, "budget_s": args.budget, "repeat": args.repeat, "min_time_s": args.min_time, "memory_gb": args.memory_gb,
+        "machine": machine(), "load_start": loadavg(),
+        "versions": versions("java" not in unavailable and "java" in contenders,
+                             "franz-go" not in unavailable and "franz-go" in contenders),
+        "unavailable": unavailable,
+        "sizes": {n: list(v) for n, v in sizes.items()},
+        "descriptions": {s.name: s.description for s in shapes},
+        "np": {s.name: s.np for s in shapes if s.np},
+    }
+    cells = data["cells"]
+    supports = {(c, s): C.python_supports(c, s) for c in C.PYTHON_CONTENDERS for s in strategies}
+    tmpdir = Path(tempfile.mkdtemp(prefix="kassign-bench-"))
+    for name in names:
+        shape, rnd = name.split("/")
+        p, n = sizes[shape]
+        file = str(S.scenario_path(name, args.smoke))
+        doc = None
+        for strategy in strategies:
+            for contender in contenders:
+                key = cell_key(name, strategy, contender)
+                if args.resume and key in cells and cells[key]["status"] in ("ok", "cap", "mem", "unsupported", "error"):
+                    continue
+                if contender in unavailable:
+                    cells[key] = {"status": "error", "error": unavailable[contender]}
+                    continue
+                if contender in C.PYTHON_CONTENDERS and not supports[(contender, strategy)]:
+                    cells[key] = {"status": "unsupported"}
+                    continue
+                inferred = _dominated_by_cap(cells, sizes, name, strategy, contender)
+                if inferred:
+                    cells[key] = {"status": "cap", "inferred_from": inferred}
+                    print(f"{name:34s} {strategy:18s} {contender:22s} > cap (inferred from {inferred})", flush=True)
+                    continue
+                out_file = str(tmpdir / "assignment.json")
+                if os.path.exists(out_file):
+                    os.remove(out_file)
+                cmd = contender_command(contender, strategy, file, args, out_file)
+                mem = args.memory_gb if contender in C.PYTHON_CONTENDERS else None
+                res = run_cell(cmd, args.cap, args.setup_timeout, mem)
+                if res["status"] == "ok" and os.path.exists(out_file):
+                    if doc is None:
+                        doc = json.loads(Path(file).read_text())
+                    res["quality"] = C.quality(doc, C.read_assignment(Path(out_file).read_text()))
+                res["load"] = loadavg()
+                cells[key] = res
+                shown = fmt_time(res["median"]) if res["status"] == "ok" else res["status"] + (
+                    f": {res.get('error')}" if res.get("error") else "")
+                print(f"{name:34s} {strategy:18s} {contender:22s} {shown}  [load {res['load']}]", flush=True)
+                save(path, data)
+    data["meta"]["load_end"] = loadavg()
+    data["meta"]["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    save(path, data)
+    return data
+
+
+def _dominated_by_cap(cells: dict, sizes: dict, name: str, strategy: str, contender: str) -> Optional[str]:
+    shape, rnd = name.split("/")
+    p, n = sizes[shape]
+    for key, res in cells.items():
+        sc, st, co = key.split("|")
+        if st != strategy or co != contender or res.get("status") not in ("cap", "mem") or res.get("inferred_from"):
+            continue
+        sh2, rnd2 = sc.split("/")
+        if rnd2 != rnd or sh2 not in sizes:
+            continue
+        p2, n2 = sizes[sh2]
+        if p2 <= p and n2 <= n:
+            return sc
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+
+def fmt_time(sec: Optional[float]) -> str:
+    if sec is None:
+        return "n/a"
+    if sec < 1e-3:
+        return f"{sec * 1e6:.0f} µs"
+    if sec < 1:
+        return f"{sec * 1e3:.3g} ms"
+    return f"{sec:.3g} s"
+
+
+def fmt_ratio(r: float) -> str:
+    if r >= 100:
+        return f"{r:,.0f}×"
+    if r >= 10:
+        return f"{r:.0f}×"
+    return f"{r:.2g}×"
+
+
+def cell_text(res: Optional[dict], cap: float, base: Optional[float]) -> str:
+    if res is None:
+        return ""
+    st = res.get("status")
+    if st == "unsupported":
+        return "—"
+    if st == "cap":
+        return f"> {cap:g} s" + (" (inf.)" if res.get("inferred_from") else "")
+    if st == "mem":
+        return "> mem"
+    if st == "error":
+        err = res.get("error", "")
+        short = err.split(":")[0].split(".")[-1].strip() or "error"
+        return f"error ({short[:30]})"
+    med = res["median"]
+    txt = fmt_time(med)
+    q = res.get("quality") or {}
+    if q and not q.get("valid", True):
+        txt += " INVALID"
+    if base:
+        txt += f" ({fmt_ratio(med / base)})"
+    return txt
+
+
+def slope(points: list[tuple[float, float]]) -> Optional[float]:
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else None
+
+
+def growth(data: dict, contender: str, strategy: str, rnd: str = "fresh") -> tuple[Optional[float], list[tuple[int, float]]]:
+    pts = []
+    for shape, n in sorted(data["meta"]["np"].items(), key=lambda kv: kv[1]):
+        res = data["cells"].get(cell_key(f"{shape}/{rnd}", strategy, contender))
+        if res and res.get("status") == "ok":
+            pts.append((n, res["median"]))
+    return slope(pts), pts
+
+
+def plot(data: dict, png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cap = data["meta"]["cap_s"]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9), sharex=True)
+    for ax, strategy in zip(axes.flat, C.STRATEGIES):
+        for contender in C.ALL_CONTENDERS:
+            k, pts = growth(data, contender, strategy)
+            if not pts:
+                continue
+            xs, ys = zip(*pts)
+            label = contender + (f" (slope {k:.2f})" if k is not None else "")
+            style = "-o" if contender.startswith("kassign") else "--s"
+            ax.plot(xs, ys, style, label=label, markersize=4)
+        ax.axhline(cap, color="grey", linewidth=0.8, linestyle=":")
+        ax.text(ax.get_xlim()[0] if ax.lines else 100, cap * 1.1, f"cap {cap:g} s", fontsize=7, color="grey")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{strategy}: N members = N partitions, 1 topic, fresh")
+        ax.set_xlabel("N")
+        ax.set_ylabel("median seconds per assign call")
+        ax.grid(True, which="both", linewidth=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
+    fig.suptitle(f"kassign benchmarks, N = P series ({data['meta']['machine']['cpu']}, "
+                 f"{data['meta']['machine']['cores']} cores)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
+    meta = data["meta"]
+    cells = data["cells"]
+    cap = meta["cap_s"]
+    contenders = [c for c in C.ALL_CONTENDERS
+                  if any(k.endswith("|" + c) and v.get("status") != "unsupported" for k, v in cells.items())]
+    L: list[str] = []
+    w = L.append
+    w("# Benchmarks" + (" (smoke run: tiny sizes, not for conclusions)" if meta["mode"] == "smoke" else ""))
+    w("")
+    w("Generated by `" + ("python benches/run_all.py" + (" --smoke" if meta["mode"] == "smoke" else "")) +
+      "` (see benches/run_all.py). Every number below was measured by that command on the machine "
+      "described here; nothing is copied from elsewhere.")
+    w("")
+    w(f"- Run: {meta.get('started')} → {meta.get('finished', 'unfinished')}; command `{meta['command']}`")
+    m = meta["machine"]
+    w(f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM, {m['os']}, CPython {m['python']}.")
+    w(f"- Load average (1/5/15 min) at start {meta['load_start']}, at end {meta.get('load_end', '?')}. "
+      "The machine is shared with other engineers' builds and tests, so timings carry that noise; "
+      "every figure is a median, and each cell records the load when it ran (results JSON).")
+    w("- Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
+    if meta.get("unavailable"):
+        w("- Unavailable: " + "; ".join(f"{k}: {v}" for k, v in meta["unavailable"].items()))
+    w("")
+    w("## Method")
+    w("")
+    w(f"- One process per (scenario, strategy, contender), run one at a time. Inputs are built first "
+      "(not timed) the way each library's group leader receives them; then the assign call alone is "
+      "timed. Python contenders: at least one warm-up call (a warm-up slower than 1 s counts as a "
+      f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
+      f"to 200, while under {meta.get('min_time_s', 1.0):g} s in total). Java: JIT warm-up of at least one call and up to a few "
+      "seconds, then the same sampling. franz-go: the same. Figures are medians.")
+    w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
+      "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a scenario "
+      "of the same round with no more partitions and no more members. Python contenders run under a "
+      f"{meta['memory_gb']:g} GiB address-space limit (`> mem`). `—` = the contender has no such strategy. "
+      "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
+      "subscriptions).")
+    w("- Ratios in brackets are contender time / `kassign` time (end-to-end `kassign.assign`): above 1× "
+      "kassign is faster, below 1× kassign is slower.")
+    w("- Contenders: " + "; ".join(f"`{c}` = {C.PYTHON_CONTENDERS[c][1] if c in C.PYTHON_CONTENDERS else C.PEER_CONTENDERS[c]}"
+                                   for c in contenders) + ".")
+    w("- Scenarios (benches/scenarios.py, seeded): each shape fresh (nobody owns anything) and round 2 "
+      "(every member but one resubmits its round-1 partitions at generation 1; the first member "
+      "rejoins with no history). Sticky history reaches each library the way its members send it: "
+      "sticky user data for eager sticky, owned partitions + generation for cooperative-sticky.")
+    w("- Quality (same cells): `spread` = max - min partitions per member; `topic` = the largest "
+      "max - min of one topic's partitions over its subscribers; `moves` = previously owned "
+      "partitions that changed owner or were withheld, vs the lower bound `lb` = sum(h_i) - kept* "
+      "(DESIGN.md section 4; uniform subscriptions only); `unassigned` = partitions nobody got "
+      "(cooperative withholding).")
+    w("")
+
+    # Headlines
+    w("## Headlines")
+    w("")
+    kas = lambda sc, st: cells.get(cell_key(sc, st, "kassign"))  # noqa: E731
+    np2100 = next((s for s, n in meta["np"].items() if n == 2100), None)
+    if np2100:
+        for st in ("sticky", "cooperative-sticky", "range", "roundrobin"):
+            base = kas(f"{np2100}/fresh", st)
+            if not base or base.get("status") != "ok":
+                w(f"- KAFKA-9987 shape (2100 × 2100), {st}: kassign has no result ({(base or {}).get('status', 'not run')}).")
+                continue
+            parts = []
+            for c in ("kafka-python", "aiokafka", "java", "franz-go"):
+                r = cells.get(cell_key(f"{np2100}/fresh", st, c))
+                if r and r.get("status") == "ok":
+                    parts.append(f"{c} {fmt_time(r['median'])} ({fmt_ratio(r['median'] / base['median'])})")
+                elif r and r.get("status") not in (None, "unsupported"):
+                    parts.append(f"{c} {cell_text(r, cap, None)}")
+            w(f"- KAFKA-9987 shape (2100 members × 2100 partitions, fresh), {st}: kassign "
+              f"{fmt_time(base['median'])}; " + "; ".join(parts) + ".")
+    big = [s for s in ("java-large-uniform", "java-large-imbalance") if s in meta["sizes"]]
+    for shape in big:
+        for rnd in ("fresh", "round2"):
+            for st in C.STRATEGIES:
+                base = kas(f"{shape}/{rnd}", st)
+                if not base:
+                    continue
+                row = []
+                for c in ("java", "franz-go"):
+                    r = cells.get(cell_key(f"{shape}/{rnd}", st, c))
+                    if r and r.get("status") == "ok" and base.get("status") == "ok":
+                        verdict = "kassign faster" if base["median"] < r["median"] else "**kassign slower**"
+                        row.append(f"{c} {fmt_time(r['median'])} ({fmt_ratio(r['median'] / base['median'])}, {verdict})")
+                    elif r:
+                        row.append(f"{c} {cell_text(r, cap, None)}")
+                if st in ("sticky", "cooperative-sticky") or meta["mode"] == "smoke":
+                    w(f"- {shape} ({meta['sizes'][shape][0]:,} partitions, {meta['sizes'][shape][1]:,} members), "
+                      f"{rnd}, {st}: kassign {cell_text(base, cap, None)}; " + "; ".join(row) + ".")
+    w("")
+    w("Growth exponent (least-squares slope of log time vs log N on the N = P series, fresh; points "
+      "that hit the cap are left out, so a capped contender's slope understates its growth):")
+    w("")
+    w("| contender | " + " | ".join(C.STRATEGIES) + " |")
+    w("|---|" + "---|" * len(C.STRATEGIES))
+    for c in contenders:
+        row = []
+        for st in C.STRATEGIES:
+            k, pts = growth(data, c, st)
+            row.append("" if k is None else f"{k:.2f} (N {pts[0][0]}–{pts[-1][0]})")
+        w(f"| {c} | " + " | ".join(row) + " |")
+    w("")
+    if png_link is not None:
+        w(f"![time vs group size, N = P series]({png_link})")
+        w("")
+
+    # Where kassign loses
+    losses = []
+    for key, res in cells.items():
+        sc, st, c = key.split("|")
+        if c in ("kassign", "kassign-core") or res.get("status") != "ok":
+            continue
+        base = kas(sc, st)
+        if base and base.get("status") == "ok" and res["median"] < base["median"]:
+            losses.append((sc, st, c, res["median"], base["median"]))
+        elif base and base.get("status") in ("cap", "mem", "error"):
+            losses.append((sc, st, c, res["median"], None))
+    w("## Where kassign loses")
+    w("")
+    if not losses:
+        w("Nowhere in this run: in every cell where kassign has the strategy, no other contender has a "
+          "lower median.")
+    else:
+        w("Cells where another contender's median is lower than `kassign`'s (end to end):")
+        w("")
+        w("| scenario | strategy | contender | contender | kassign |")
+        w("|---|---|---|---|---|")
+        for sc, st, c, t, b in sorted(losses):
+            w(f"| {sc} | {st} | {c} | {fmt_time(t)} | {fmt_time(b) if b else 'failed'} |")
+    qual_losses = []
+    for key, res in cells.items():
+        sc, st, c = key.split("|")
+        q = res.get("quality")
+        base = kas(sc, st)
+        bq = (base or {}).get("quality")
+        if c == "kassign" or not q or not bq:
+            continue
+        if q["spread"] < bq["spread"] or q["topic_spread"] < bq["topic_spread"] or (
+            q.get("moves") is not None and bq.get("moves") is not None and q["moves"] < bq["moves"]
+        ):
+            qual_losses.append((sc, st, c, q, bq))
+    if qual_losses:
+        w("")
+        w("Cells where another contender's quality beats kassign's on some column (spread / topic / moves):")
+        w("")
+        w("| scenario | strategy | contender | contender spread/topic/moves | kassign spread/topic/moves |")
+        w("|---|---|---|---|---|")
+        for sc, st, c, q, bq in sorted(qual_losses, key=lambda x: x[:3]):
+            w(f"| {sc} | {st} | {c} | {q['spread']}/{q['topic_spread']}/{q.get('moves')} | "
+              f"{bq['spread']}/{bq['topic_spread']}/{bq.get('moves')} |")
+    w("")
+
+    # Per-shape tables
+    w("## All results")
+    w("")
+    shapes = list(meta["sizes"])
+    for shape in shapes:
+        p, n = meta["sizes"][shape]
+        if not any(k.startswith(shape + "/") for k in cells):
+            continue
+        w(f"### {shape}: {meta['descriptions'][shape]} — {p:,} partitions, {n:,} members")
+        w("")
+        w("| round | strategy | " + " | ".join(f"`{c}`" for c in contenders) + " |")
+        w("|---|---|" + "---|" * len(contenders))
+        for rnd in ("fresh", "round2"):
+            for st in C.STRATEGIES:
+                base = kas(f"{shape}/{rnd}", st)
+                bmed = base["median"] if base and base.get("status") == "ok" else None
+                row = []
+                for c in contenders:
+                    r = cells.get(cell_key(f"{shape}/{rnd}", st, c))
+                    row.append(cell_text(r, cap, None if c == "kassign" else bmed))
+                if any(x not in ("", "—") for x in row):
+                    w(f"| {rnd} | {st} | " + " | ".join(row) + " |")
+        w("")
+        w("Quality (spread / topic / moves vs lb / unassigned):")
+        w("")
+        w("| round | strategy | " + " | ".join(f"`{c}`" for c in contenders) + " |")
+        w("|---|---|" + "---|" * len(contenders))
+        for rnd in ("fresh", "round2"):
+            for st in C.STRATEGIES:
+                row = []
+                for c in contenders:
+                    r = cells.get(cell_key(f"{shape}/{rnd}", st, c)) or {}
+                    q = r.get("quality")
+                    if not q:
+                        row.append("")
+                        continue
+                    mv = "" if q.get("moves") is None else f" / {q['moves']}" + (
+                        f" vs {q['moves_lb']}" if q.get("moves_lb") is not None else "")
+                    un = f" / {q['unassigned']}u" if q.get("unassigned") else ""
+                    row.append(("INVALID " if not q["valid"] else "") + f"{q['spread']} / {q['topic_spread']}{mv}{un}")
+                if any(row):
+                    w(f"| {rnd} | {st} | " + " | ".join(row) + " |")
+        w("")
+    md_path.write_text("\n".join(L) + "\n")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
+    ap.add_argument("--cap", type=float, default=None, help="per-call cap in seconds (default 60; smoke 30)")
+    ap.add_argument("--budget", type=float, default=None, help="seconds of samples per cell (default 15; smoke 0.3)")
+    ap.add_argument("--repeat", type=int, default=None, help="minimum samples per cell (default 5; smoke 3)")
+    ap.add_argument("--java-warmup", type=float, default=None, help="Java warm-up seconds (default 3; smoke 0)")
+    ap.add_argument("--warmup", type=float, default=None, help="other contenders' warm-up seconds (default 0.5; smoke 0)")
+    ap.add_argument("--min-time", type=float, default=None,
+                    help="keep sampling short calls until this many seconds, at most 200 samples (default 1; smoke 0)")
+    ap.add_argument("--memory-gb", type=float, default=8.0, help="address-space limit of Python contenders")
+    ap.add_argument("--setup-timeout", type=float, default=600.0)
+    ap.add_argument("--contenders", nargs="*", help=f"subset of {', '.join(C.ALL_CONTENDERS)}")
+    ap.add_argument("--strategies", nargs="*", help="subset of strategies")
+    ap.add_argument("--scenarios", nargs="*", help="substrings of scenario names to run")
+    ap.add_argument("--resume", action="store_true", help="keep cells already in the results JSON")
+    ap.add_argument("--render-only", action="store_true")
+    ap.add_argument("--md", type=Path, default=None, help="report path (default BENCHMARKS.md; smoke: results/)")
+    ap.add_argument("--png", type=Path, default=None)
+    ap.add_argument("--results", type=Path, default=None, help="results JSON (default benches/results/<mode>.json)")
+    args = ap.parse_args(argv)
+    smoke = args.smoke
+    args.cap = args.cap if args.cap is not None else (30.0 if smoke else 60.0)
+    args.budget = args.budget if args.budget is not None else (0.0 if smoke else 15.0)
+    args.repeat = args.repeat if args.repeat is not None else (1 if smoke else 5)
+    args.java_warmup = args.java_warmup if args.java_warmup is not None else (0.0 if smoke else 3.0)
+    args.warmup = args.warmup if args.warmup is not None else (0.0 if smoke else 0.5)
+    args.min_time = args.min_time if args.min_time is not None else (0.0 if smoke else 1.0)
+    md = args.md or (RESULTS_DIR / "BENCHMARKS.smoke.md" if smoke else REPO / "BENCHMARKS.md")
+    png = args.png or (RESULTS_DIR / "np_series.smoke.png" if smoke else BENCHES / "np_series.png")
+    if args.render_only:
+        data = json.loads(results_path(smoke, args.results).read_text())
+    else:
+        data = run(args)
+    md.parent.mkdir(parents=True, exist_ok=True)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    # The report links the PNG relative to itself.
+    render(data, md, os.path.relpath(png, md.parent))
+    plot(data, png)
+    print(f"wrote {md} and {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
