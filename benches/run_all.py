@@ -258,6 +258,9 @@ def run(args) -> dict:
     if args.resume and path.exists():
         data = json.loads(path.read_text())
     data.setdefault("cells", {})
+    if args.redo:
+        data["cells"] = {k: v for k, v in data["cells"].items()
+                         if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies)}
     data["meta"] = {
         "mode": "smoke" if args.smoke else "full",
         "started": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -649,6 +652,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--strategies", nargs="*", help="subset of strategies")
     ap.add_argument("--scenarios", nargs="*", help="substrings of scenario names to run")
     ap.add_argument("--resume", action="store_true", help="keep cells already in the results JSON")
+    ap.add_argument("--redo", nargs="*", default=[], help="with --resume: measure these contenders again "
+                    "(for the selected strategies), e.g. after a new kassign strategy landed")
     ap.add_argument("--render-only", action="store_true")
     ap.add_argument("--md", type=Path, default=None, help="report path (default BENCHMARKS.md; smoke: results/)")
     ap.add_argument("--png", type=Path, default=None)
