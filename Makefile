@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv develop demo test test-rust test-python bench clean
+.PHONY: venv develop demo test test-rust test-python bench bench-smoke bench-full clean
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -37,7 +37,16 @@ test-python: develop
 test: test-rust test-python
 
 bench: develop
-	$(PY) -m pytest benches --benchmark-only -q
+	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
+
+# Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
+# bench-smoke: tiny sizes, about a minute (also run by `make test` via tests/test_bench_smoke.py).
+# bench-full: the DESIGN.md section 6 grid; regenerates BENCHMARKS.md and benches/np_series.png.
+bench-smoke: develop
+	$(PY) benches/run_all.py --smoke
+
+bench-full: develop
+	$(PY) benches/run_all.py
 
 clean:
 	rm -rf $(VENV) target
