@@ -55,8 +55,19 @@ def _add_assign(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> N
     p.set_defaults(func=_cmd_assign)
 
 
+def _add_fleet_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    from kassign.spark.cli import add_fleet, add_snapshot, add_synth
+
+    add_fleet(sub)
+    add_synth(sub)
+    add_snapshot(sub)
+
+
 #: Subcommand registrars, in help order. Each adds its parser and sets ``func``.
-SUBCOMMANDS: list[Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]] = [_add_assign]
+SUBCOMMANDS: list[Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]] = [
+    _add_assign,
+    _add_fleet_commands,  # fleet, synth, snapshot (kassign.spark.cli)
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,9 +20,11 @@ The shape of the fleet:
   probability 0.35, keeping at least one), as during a rolling deploy of a new subscription.
 * membership: 20% of groups use static membership (``group.instance.id``); 75% set ``client.rack``
   (members spread over the racks); 5% carry a failover priority in user data (int32 big-endian).
-* history: owned partitions come from the previous generation's assignment (range-like or
-  round-robin-like over the previous members); 30% of groups saw churn since, so some members are
-  new (generation -1, nothing owned) and some partitions lost their owner (members that left).
+* history: owned partitions are the previous generation's assignment, computed by
+  :func:`kassign.assign` with the group's current strategy (``groups.protocol``: range 55%,
+  cooperative-sticky 20%, sticky 15%, roundrobin 10%, drawn among the strategies this build has;
+  no rack awareness, as older clients); 30% of groups saw churn since, so some members are new
+  (generation -1, nothing owned) and some partitions lost their owner (members that left).
 * replicas: replication factor 3 (20%: 2) placed on consecutive racks, as Kafka's rack-aware
   placement does, so partitions are not on every rack.
 * offsets: per-partition log volume log-normal per topic; committed offsets trail the end offset by
@@ -80,6 +82,63 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+def _available_assignors(chosen: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Replace current strategies this build does not have by ones it has (same weights)."""
+    import kassign
+
+    have = np.isin(_ASSIGNORS, np.array(kassign.STRATEGIES))
+    if have.all():
+        return chosen
+    w = _ASSIGNOR_WEIGHTS * have
+    repl = rng.choice(_ASSIGNORS, size=len(chosen), p=w / w.sum())
+    return np.where(np.isin(chosen, _ASSIGNORS[have]), chosen, repl)
+
+
+def _previous_assignment(
+    G: int, g_assignor: np.ndarray, g_size: np.ndarray, g_old: np.ndarray, g_departed: np.ndarray,
+    g_k: np.ndarray, e_topic: np.ndarray, t_names: list[str], t_parts: np.ndarray, s_counts: np.ndarray,
+    s_topic: np.ndarray, member_ids: list[str],
+) -> pa.ListArray:
+    """Each group's previous generation, assigned by kassign with the group's strategy: the members
+    that were already there plus the members that left since (``departed-<i>``, subscribed to all
+    the group's topics). Members that joined since own nothing."""
+    import kassign
+    from kassign import Member
+
+    topics_of = [t_names[t] for t in s_topic.tolist()]
+    s_off = _offsets(s_counts).tolist()
+    e_off = _offsets(g_k).tolist()
+    e_topics = e_topic.tolist()
+    parts = t_parts.tolist()
+    owned_topic: list[str] = []
+    owned_part: list[int] = []
+    counts = np.zeros(len(member_ids), dtype=np.int64)
+    m_start = 0
+    for g in range(G):
+        size, old = int(g_size[g]), int(g_old[g])
+        if size == 0:
+            continue
+        gtopics = {t_names[t]: parts[t] for t in e_topics[e_off[g]:e_off[g + 1]]}
+        prev = {
+            member_ids[i]: Member(topics_of[s_off[i]:s_off[i + 1]]) for i in range(m_start, m_start + old)
+        }
+        for j in range(int(g_departed[g])):
+            prev[f"departed-{j}"] = Member(gtopics)
+        result = kassign.assign(str(g_assignor[g]), prev, gtopics)
+        for i in range(m_start, m_start + old):
+            tps = result[member_ids[i]]
+            counts[i] = len(tps)
+            for tp in tps:
+                owned_topic.append(tp[0])
+                owned_part.append(tp[1])
+        m_start += size
+    values = pa.StructArray.from_arrays(
+        [pa.array(owned_topic, type=pa.string()), pa.array(owned_part, type=pa.int32())],
+        fields=list(MEMBERS_SCHEMA.field("owned_partitions").type.value_type),
+    )
+    return pa.ListArray.from_arrays(pa.array(_offsets(counts)), values)
+
+
 def _hex_ids(rng: np.random.Generator, n: int) -> list[str]:
     hi = rng.integers(0, 2**63, size=n, dtype=np.int64)
     lo = rng.integers(0, 2**48, size=n, dtype=np.int64)
@@ -130,8 +189,8 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     g_churned = rng.random(G) < 0.30
     g_overprov = rng.random(G) < 0.15
     g_ppm = np.where(g_overprov, rng.uniform(0.3, 1.0, size=G), rng.uniform(1.0, 3.0, size=G))
-    g_rr = rng.random(G) < 0.4  # previous assignment dealt round-robin (else contiguous ranges)
     g_assignor = rng.choice(_ASSIGNORS, size=G, p=_ASSIGNOR_WEIGHTS)
+    g_assignor = _available_assignors(g_assignor, rng)
     g_names = [
         f"{_TEAMS[i % len(_TEAMS)]}-{_WORDS[(i * 7) % len(_WORDS)]}-consumer-{i:05d}" for i in range(G)
     ]
@@ -232,13 +291,6 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     gp_part = _ragged_arange(gp_len)
     GP = len(gp_group)
     g_total = np.bincount(gp_group, weights=None, minlength=G)
-    g_gp_start = np.concatenate([[0], np.cumsum(g_total)[:-1]])
-    gp_pos = np.arange(GP) - g_gp_start[gp_group]
-    prev_size = np.maximum(g_old + g_departed, 1)[gp_group]
-    owner_local = np.where(
-        g_rr[gp_group], gp_pos % prev_size, (gp_pos * prev_size) // np.maximum(g_total[gp_group], 1)
-    )
-    owned_mask = owner_local < g_old[gp_group]
 
     # lags: Zipf-skewed inside a group; 30% of groups caught up
     g_scale = np.where(rng.random(G) < 0.3, rng.uniform(0, 3, size=G), rng.lognormal(np.log(300), 1.8, size=G))
@@ -281,17 +333,6 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     topics_col = pa.ListArray.from_arrays(
         pa.array(_offsets(s_counts)), topic_name_arr.take(pa.array(e_topic[s_edge]))
     )
-    # owned partitions
-    o_rows = np.flatnonzero(owned_mask)
-    o_member = g_m_start[gp_group[o_rows]] + owner_local[o_rows]
-    o_order = np.argsort(o_member, kind="stable")
-    o_rows, o_member = o_rows[o_order], o_member[o_order]
-    o_counts = np.bincount(o_member, minlength=M)
-    owned_values = pa.StructArray.from_arrays(
-        [topic_name_arr.take(pa.array(gp_topic[o_rows])), pa.array(gp_part[o_rows].astype(np.int32))],
-        fields=list(MEMBERS_SCHEMA.field("owned_partitions").type.value_type),
-    )
-    owned_col = pa.ListArray.from_arrays(pa.array(_offsets(o_counts)), owned_values)
     is_new = m_idx >= g_old[m_group]
     generation = np.where(is_new, -1, g_gen[m_group]).astype(np.int32)
     # identities
@@ -305,6 +346,11 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     member_ids = [
         f"{inst if inst is not None else cid}-{u}" for inst, cid, u in zip(instance_ids, client_ids, uuids)
     ]
+    # owned partitions: the previous generation's assignment by the group's current strategy
+    owned_col = _previous_assignment(
+        G, g_assignor, g_size, g_old, g_departed, g_k, e_topic, t_names, t_parts, s_counts,
+        e_topic[s_edge], member_ids,
+    )
     ip = rng.integers(0, 2**24, size=M)
     hosts = [f"/10.{(x >> 16) & 255}.{(x >> 8) & 255}.{x & 255}" for x in ip.tolist()]
     m_cluster = g_cluster[m_group]

@@ -1,0 +1,170 @@
+"""The fleet subcommands of ``kassign``: ``synth``, ``snapshot`` and ``fleet``.
+
+Registered in :data:`kassign.cli.SUBCOMMANDS`. Heavy imports (numpy, pyarrow, pyspark, kafka)
+happen only when a subcommand runs. Exit codes follow kassign.cli: 0 success, 2 bad input
+(unknown strategy, bad snapshot, bad arguments), 1 other failures; errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 1
+
+
+def _err(cmd: str, msg: str) -> None:
+    print(f"kassign {cmd}: {msg}", file=sys.stderr)
+
+
+# -- synth --------------------------------------------------------------------------------------
+
+
+def _cmd_synth(args: argparse.Namespace) -> int:
+    from kassign.synth import main_summary, synth
+
+    if args.groups < 1:
+        _err("synth", f"--groups: expected >= 1, got {args.groups}")
+        return EXIT_BAD_INPUT
+    t0 = time.perf_counter()
+    stats = synth(args.groups, args.out, seed=args.seed)
+    print(main_summary(stats, args.out, time.perf_counter() - t0))
+    return 0
+
+
+def add_synth(sub: Any) -> None:
+    p = sub.add_parser("synth", help="write a seeded synthetic fleet snapshot (Parquet)")
+    p.add_argument("--groups", type=int, required=True, help="number of consumer groups")
+    p.add_argument("--out", required=True, help="snapshot directory to write")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.set_defaults(func=_cmd_synth)
+
+
+# -- snapshot -----------------------------------------------------------------------------------
+
+
+def _cmd_snapshot(args: argparse.Namespace) -> int:
+    from kassign.snapshot import snapshot
+
+    try:
+        import kafka  # noqa: F401
+    except ImportError:
+        _err("snapshot", "needs kafka-python: pip install 'kassign[kafka-python]'")
+        return EXIT_FAILURE
+    from kafka.errors import KafkaError
+
+    t0 = time.perf_counter()
+    try:
+        counts = snapshot(args.bootstrap_servers, args.out, cluster=args.cluster, groups=args.group or None,
+                          progress=not args.quiet,
+                          admin_config={"request_timeout_ms": int(args.timeout * 1000)})
+    except KafkaError as e:
+        _err("snapshot", f"{args.bootstrap_servers}: {type(e).__name__}: {e}")
+        return EXIT_FAILURE
+    print(f"wrote {args.out} in {time.perf_counter() - t0:.1f}s: "
+          + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    return 0
+
+
+def add_snapshot(sub: Any) -> None:
+    p = sub.add_parser("snapshot", help="collect a fleet snapshot from a Kafka cluster (admin client)")
+    p.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
+    p.add_argument("--out", required=True, help="snapshot directory to write")
+    p.add_argument("--cluster", help="cluster name in the snapshot (default: the cluster id)")
+    p.add_argument("--group", action="append", help="only this group (repeatable; default: all consumer groups)")
+    p.add_argument("--timeout", type=float, default=30.0, help="request timeout, seconds (default 30)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_snapshot)
+
+
+# -- fleet --------------------------------------------------------------------------------------
+
+
+def _strategies(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(s.strip() for s in v.split(",") if s.strip())
+    return out
+
+
+def _cmd_fleet(args: argparse.Namespace) -> int:
+    from kassign.snapshot import SnapshotError
+    from kassign.spark.job import FleetConfig, FleetError, check_strategies
+
+    conf: dict[str, str] = {}
+    for kv in args.conf or []:
+        if "=" not in kv:
+            _err("fleet", f"--conf: expected KEY=VALUE, got {kv!r}")
+            return EXIT_BAD_INPUT
+        k, v = kv.split("=", 1)
+        conf[k] = v
+    try:
+        strategies = check_strategies(_strategies(args.strategies))
+    except FleetError as e:
+        _err("fleet", str(e))
+        return EXIT_BAD_INPUT
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        _err("fleet", "needs PySpark: pip install 'kassign[spark]'")
+        return EXIT_FAILURE
+    from kassign.spark.job import run_fleet
+    from kassign.spark.report import console_table, summarize
+
+    cfg = FleetConfig(
+        snapshot=args.snapshot, strategies=strategies, master=args.master, out=args.out, churn=args.churn,
+        with_assignment=args.assignments, auto_offset_reset=args.auto_offset_reset, seed=args.seed,
+        shuffle_partitions=args.partitions, driver_memory=args.driver_memory, spark_conf=conf,
+        progress=not args.quiet,
+    )
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(f"[fleet] {msg}", file=sys.stderr, flush=True)
+
+    try:
+        run = run_fleet(cfg, log=log)
+    except (FleetError, SnapshotError) as e:
+        _err("fleet", str(e))
+        return EXIT_BAD_INPUT
+    print(console_table(summarize(run.results, run.strategies)))
+    import pyarrow.compute as pc
+
+    errors = run.results.filter(pc.equal(run.results.column("status"), "error"))
+    n_err_groups = len(set(zip(errors.column("cluster").to_pylist(), errors.column("group_id").to_pylist())))
+    print(f"\n{run.results.num_rows} rows ({len(run.strategies)} strategies) in {run.seconds:.1f}s; "
+          f"{n_err_groups} group(s) with errors (status='error' rows).")
+    print(f"results: {run.results_path}")
+    if run.report_path:
+        print(f"report:  {run.report_path}")
+    return 0
+
+
+def add_fleet(sub: Any) -> None:
+    p = sub.add_parser(
+        "fleet",
+        help="the fleet report: every strategy on every group of a snapshot, on PySpark",
+        description="Run every strategy on every consumer group of a fleet snapshot (PySpark, "
+        "groupBy(cluster, group_id) + applyInArrow) and write results.parquet, report.html with PNG "
+        "plots and a console summary. Without --snapshot it runs on the bundled default fleet.",
+    )
+    p.add_argument("--snapshot", help="snapshot directory (docs/fleet.md); default: the bundled default fleet")
+    p.add_argument("--strategies", nargs="+", metavar="S",
+                   help="strategies to compare (space or comma separated; default: all this build has)")
+    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
+    p.add_argument("--out", default="fleet-report", help="output directory (default ./fleet-report)")
+    p.add_argument("--churn", type=int, default=0, metavar="ROUNDS",
+                   help="what-if replay of ROUNDS member leave/join events per group (default 0: off)")
+    p.add_argument("--assignments", action="store_true",
+                   help="also store each assignment in results.parquet (column 'assignment')")
+    p.add_argument("--auto-offset-reset", default="latest", choices=["latest", "earliest"],
+                   help="lag of partitions without a committed offset: 0 (latest) or end - beginning")
+    p.add_argument("--seed", type=int, default=0, help="seed of the churn replay (default 0)")
+    p.add_argument("--partitions", type=int, help="Spark shuffle partitions (default 4 x cores, at least 8)")
+    p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
+    p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=_cmd_fleet)

@@ -1,0 +1,311 @@
+"""One consumer group of a fleet snapshot: build kassign inputs, run strategies, measure.
+
+This module has no Spark in it: the fleet job calls :func:`evaluate_group` once per
+(cluster, group_id) from ``applyInArrow``, and the tests call it directly. All assignments come
+from :func:`kassign.assign`; this module only converts inputs and measures the results with
+:mod:`kassign.quality`.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import pyarrow as pa
+
+import kassign
+from kassign import Member, TopicPartition, quality
+
+from .churn import replay
+
+#: Columns of the member side of a group (the snapshot's members table).
+MEMBER_COLUMNS = (
+    "member_id", "group_instance_id", "client_id", "host", "rack", "topics", "owned_partitions",
+    "generation", "user_data",
+)
+#: Columns of the partition side: the group's partitions joined with its committed offsets, plus
+#: one marker row per known group (``topic`` null) that carries the groups table's state/protocol.
+PARTITION_COLUMNS = (
+    "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed", "state",
+    "protocol",
+)
+
+RESULT_SCHEMA = pa.schema(
+    [
+        pa.field("cluster", pa.string()),
+        pa.field("group_id", pa.string()),
+        pa.field("strategy", pa.string()),
+        pa.field("status", pa.string()),  # "ok" or "error"
+        pa.field("error", pa.string()),
+        pa.field("state", pa.string()),  # from the groups table, when present
+        pa.field("current_protocol", pa.string()),
+        pa.field("members", pa.int32()),
+        pa.field("topics", pa.int32()),
+        pa.field("missing_topics", pa.int32()),  # subscribed topics absent from the partitions table
+        pa.field("partitions", pa.int32()),
+        pa.field("assigned", pa.int32()),
+        pa.field("unassigned", pa.int32()),
+        pa.field("min_count", pa.int32()),
+        pa.field("max_count", pa.int32()),
+        pa.field("count_spread", pa.int32()),
+        pa.field("count_ratio", pa.float64()),
+        pa.field("sum_lag", pa.int64()),  # kafka-lag-exporter: group total, uncommitted left out
+        pa.field("max_lag", pa.int64()),  # kafka-lag-exporter: largest partition lag
+        pa.field("uncommitted", pa.int32()),  # partitions without a committed offset
+        pa.field("max_member_lag", pa.int64()),
+        pa.field("mean_member_lag", pa.float64()),
+        pa.field("lag_ratio", pa.float64()),
+        pa.field("lag_imbalanced", pa.bool_()),
+        pa.field("moves", pa.int32()),
+        pa.field("kept", pa.int32()),
+        pa.field("rack_local", pa.int32()),
+        pa.field("rack_eligible", pa.int32()),
+        pa.field("rack_locality", pa.float64()),
+        pa.field("violations", pa.int32()),
+        pa.field("time_ms", pa.float64()),
+        pa.field("churn_rounds", pa.int32()),
+        pa.field("churn_rebalances", pa.int32()),
+        pa.field("churn_moves", pa.int64()),
+        pa.field("churn_time_ms", pa.float64()),
+    ]
+)
+ASSIGNMENT_TYPE = pa.list_(
+    pa.struct(
+        [pa.field("member_id", pa.string()), pa.field("topic", pa.string()), pa.field("partition", pa.int32())]
+    )
+)
+
+
+def result_schema(with_assignment: bool) -> pa.Schema:
+    if with_assignment:
+        return RESULT_SCHEMA.append(pa.field("assignment", ASSIGNMENT_TYPE))
+    return RESULT_SCHEMA
+
+
+class GroupInputError(ValueError):
+    """The snapshot rows of one group cannot form a valid kassign input."""
+
+
+def _local_partition_lag(committed: Optional[int], beginning: Optional[int], end: Optional[int],
+                         auto_offset_reset: str = "latest") -> int:
+    """Lag by kassign.lag's rules (DESIGN.md section 4, issue 5): the next offset is the committed
+    one (a committed offset below the log start counts from the log start); with no committed
+    offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag = max(end -
+    next, 0); missing beginning/end offsets count as 0."""
+    b = beginning or 0
+    e = end or 0
+    if committed is None or committed < 0:
+        nxt = e if auto_offset_reset.lower() == "latest" else b
+    else:
+        nxt = max(committed, b)
+    return max(e - nxt, 0)
+
+
+def lag_function() -> tuple[Callable[..., int], str]:
+    """The per-partition lag function ``fn(committed, beginning, end, auto_offset_reset)`` and
+    where it comes from."""
+    return _local_partition_lag, "kassign.spark.group._local_partition_lag"
+
+
+@dataclass
+class GroupInput:
+    """kassign inputs of one group, plus group-level lag statistics."""
+
+    members: dict[str, Member]
+    partitions_per_topic: dict[str, int]
+    lags: dict[tuple[str, int], int]
+    partition_racks: dict[tuple[str, int], list[str]]
+    topics: int = 0
+    missing_topics: int = 0
+    sum_lag: int = 0
+    max_lag: int = 0
+    uncommitted: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _columns(table: pa.Table, names: Sequence[str]) -> dict[str, list[Any]]:
+    n = table.num_rows
+    return {c: table.column(c).to_pylist() if c in table.column_names else [None] * n for c in names}
+
+
+def group_meta(parts: pa.Table) -> tuple[Optional[str], Optional[str]]:
+    """(state, protocol) from the group's marker rows, when the snapshot has a groups table."""
+    cols = _columns(parts, ("topic", "state", "protocol"))
+    state = protocol = None
+    for t, s, p in zip(cols["topic"], cols["state"], cols["protocol"]):
+        if t is None:
+            state = state or s
+            protocol = protocol or p
+    return state, protocol
+
+
+def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset: str = "latest",
+                lag_fn: Optional[Callable[..., int]] = None) -> GroupInput:
+    """Turn one group's snapshot rows into kassign inputs.
+
+    Raises:
+        GroupInputError: no members, a member without id, duplicate member ids, a member without a
+            subscription, or a field kassign.Member rejects (the message names it).
+    """
+    if members_tbl.num_rows == 0:
+        raise GroupInputError("group has no members (nothing to assign)")
+    m = _columns(members_tbl, MEMBER_COLUMNS)
+    members: dict[str, Member] = {}
+    for i, mid in enumerate(m["member_id"]):
+        if mid is None or mid == "":
+            raise GroupInputError(f"member row {i}: member_id is null or empty")
+        if mid in members:
+            raise GroupInputError(f"member {mid!r}: duplicate member_id")
+        topics = m["topics"][i]
+        if topics is None:
+            raise GroupInputError(f"member {mid!r}: topics (subscription) is null")
+        owned = m["owned_partitions"][i] or ()
+        gen = m["generation"][i]
+        try:
+            members[mid] = Member(
+                topics,
+                owned_partitions=[(d["topic"], d["partition"]) for d in owned],
+                generation=-1 if gen is None else gen,
+                rack=m["rack"][i] or None,
+                group_instance_id=m["group_instance_id"][i],
+                user_data=m["user_data"][i],
+            )
+        except (TypeError, ValueError) as e:
+            raise GroupInputError(f"member {mid!r}: {e}") from None
+
+    subscribed: set[str] = set()
+    for mem in members.values():
+        subscribed.update(mem.topics)
+    p = _columns(parts_tbl, ("topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed"))
+    fn = lag_fn or lag_function()[0]
+    ppt: dict[str, int] = {}
+    lags: dict[tuple[str, int], int] = {}
+    racks: dict[tuple[str, int], list[str]] = {}
+    sum_lag = max_lag = uncommitted = 0
+    for t, part, rk, b, e, c in zip(p["topic"], p["partition"], p["replica_racks"], p["beginning_offset"],
+                                    p["end_offset"], p["committed"]):
+        if t is None or t not in subscribed or part is None or part < 0:
+            continue
+        key = (t, part)
+        if key in lags:  # duplicate rows (e.g. two committed offsets): keep the first
+            continue
+        if part + 1 > ppt.get(t, 0):
+            ppt[t] = part + 1
+        lag = fn(c, b, e, auto_offset_reset)
+        lags[key] = lag
+        if c is None or c < 0:
+            uncommitted += 1  # left out of sums (kafka-lag-exporter)
+        else:
+            sum_lag += lag
+            if lag > max_lag:
+                max_lag = lag
+        if rk:
+            racks[key] = list(rk)
+    return GroupInput(
+        members=members,
+        partitions_per_topic=ppt,
+        lags=lags,
+        partition_racks=racks,
+        topics=len(subscribed),
+        missing_topics=len(subscribed - set(ppt)),
+        sum_lag=sum_lag,
+        max_lag=max_lag,
+        uncommitted=uncommitted,
+    )
+
+
+def _seed(cluster: str, group_id: str, seed: int) -> int:
+    """A per-group seed that is the same in every process (Python's hash() is not)."""
+    return zlib.crc32(f"{cluster}\x00{group_id}\x00{seed}".encode())
+
+
+def run_strategy(strategy: str, g: GroupInput) -> tuple[dict[str, list[TopicPartition]], float]:
+    """kassign.assign on the group; returns (assignment, milliseconds)."""
+    t0 = time.perf_counter()
+    result = kassign.assign(strategy, g.members, g.partitions_per_topic, lags=g.lags,
+                            partition_racks=g.partition_racks)
+    return result, (time.perf_counter() - t0) * 1000.0
+
+
+def _empty_row(cluster: str, group_id: str, strategy: str) -> dict[str, Any]:
+    row: dict[str, Any] = {f.name: None for f in RESULT_SCHEMA}
+    row.update(cluster=cluster, group_id=group_id, strategy=strategy)
+    return row
+
+
+def evaluate_group(
+    cluster: str,
+    group_id: str,
+    members_tbl: pa.Table,
+    parts_tbl: pa.Table,
+    strategies: Sequence[str],
+    *,
+    churn_rounds: int = 0,
+    with_assignment: bool = False,
+    auto_offset_reset: str = "latest",
+    seed: int = 0,
+    lag_fn: Optional[Callable[..., int]] = None,
+) -> list[dict[str, Any]]:
+    """One row per strategy for this group: metrics, or status "error" with the reason.
+
+    A group whose rows cannot form an input (no members, bad member rows) gets an error row for
+    every strategy; a strategy that raises gets an error row of its own. Nothing is dropped.
+    """
+    state, protocol = group_meta(parts_tbl)
+    try:
+        g = build_group(members_tbl, parts_tbl, auto_offset_reset=auto_offset_reset, lag_fn=lag_fn)
+    except GroupInputError as e:
+        rows = []
+        for s in strategies:
+            row = _empty_row(cluster, group_id, s)
+            row.update(status="error", error=str(e), state=state, current_protocol=protocol,
+                       members=members_tbl.num_rows)
+            rows.append(row)
+        return rows
+    previous = quality.previous_owners(g.members)
+    rows = []
+    for s in strategies:
+        row = _empty_row(cluster, group_id, s)
+        row.update(state=state, current_protocol=protocol, members=len(g.members), topics=g.topics,
+                   missing_topics=g.missing_topics, sum_lag=g.sum_lag, max_lag=g.max_lag,
+                   uncommitted=g.uncommitted)
+        try:
+            result, ms = run_strategy(s, g)
+            q = quality.evaluate(g.members, g.partitions_per_topic, result, lags=g.lags,
+                                 partition_racks=g.partition_racks, previous=previous)
+            row.update(q.as_dict())
+            row.update(status="ok", time_ms=ms)
+            if churn_rounds > 0:
+                c = replay(s, g.members, g.partitions_per_topic, result, rounds=churn_rounds,
+                           lags=g.lags, partition_racks=g.partition_racks, seed=_seed(cluster, group_id, seed))
+                row.update(churn_rounds=c.rounds, churn_rebalances=c.rebalances, churn_moves=c.moves,
+                           churn_time_ms=c.time_ms)
+            if with_assignment:
+                row["assignment"] = [
+                    {"member_id": mid, "topic": tp[0], "partition": tp[1]} for mid, tps in result.items() for tp in tps
+                ]
+        except Exception as e:  # a strategy failure is reported for this group, never fatal
+            row = _empty_row(cluster, group_id, s)
+            row.update(status="error", error=f"{s}: {type(e).__name__}: {e}", state=state,
+                       current_protocol=protocol, members=len(g.members))
+        rows.append(row)
+    return rows
+
+
+def rows_to_table(rows: list[dict[str, Any]], with_assignment: bool) -> pa.Table:
+    schema = result_schema(with_assignment)
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def assignment_from_rows(rows: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict[str, list[TopicPartition]]:
+    """Rebuild ``{member: [TopicPartition]}`` from a result row's ``assignment`` column (members
+    with no partitions are absent)."""
+    if isinstance(rows, Mapping):
+        rows = rows["assignment"]
+    out: dict[str, list[TopicPartition]] = {}
+    for d in rows:
+        out.setdefault(d["member_id"], []).append(TopicPartition(d["topic"], d["partition"]))
+    return out

@@ -1,0 +1,344 @@
+"""The fleet job on PySpark: every strategy on every consumer group of a snapshot.
+
+Data flow::
+
+    members ──────────────────────────────────────────────┐ groupBy(cluster, group_id)
+    members.topics ⋈ partitions ⟕ offsets  ∪  group markers ┘ .cogroup(...).applyInArrow(evaluate)
+        -> results.parquet (one row per group and strategy) -> HTML report, console summary
+
+The per-group function is :func:`kassign.spark.group.evaluate_group`; it runs
+:func:`kassign.assign` and measures with :mod:`kassign.quality`. Group markers (one row per
+(cluster, group_id) seen in members, offsets or the groups table) make sure a group without members
+still reaches the function and comes out as an error row.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import pyarrow as pa
+
+import kassign
+
+from ..snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
+from .group import result_schema
+
+DEFAULT_FLEET_GROUPS = 300
+DEFAULT_FLEET_SEED = 0
+
+
+class FleetError(ValueError):
+    """Bad job arguments (unknown strategy, unreadable snapshot); raised before Spark starts."""
+
+
+@dataclass
+class FleetConfig:
+    snapshot: Optional[str] = None
+    strategies: Sequence[str] = ()
+    master: str = "local[*]"
+    out: str = "fleet-report"
+    churn: int = 0
+    with_assignment: bool = False
+    auto_offset_reset: str = "latest"
+    seed: int = 0
+    shuffle_partitions: Optional[int] = None
+    driver_memory: str = "2g"
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    progress: bool = True
+    report: bool = True
+
+
+def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
+    """The requested strategies, or all of kassign.STRATEGIES; unknown names are a FleetError."""
+    if not strategies:
+        return tuple(kassign.STRATEGIES)
+    unknown = [s for s in strategies if s not in kassign.STRATEGIES]
+    if unknown:
+        raise FleetError(
+            f"unknown strateg{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))}; "
+            f"this build has: {', '.join(kassign.STRATEGIES)}"
+        )
+    return tuple(dict.fromkeys(strategies))
+
+
+def _is_local_path(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def default_fleet(out: str, log: Any = None) -> str:
+    """The bundled default fleet: ``DEFAULT_FLEET_GROUPS`` synthetic groups (seed 0), generated
+    once under ``<out>/default-fleet``."""
+    from ..synth import synth
+
+    path = os.path.join(out, "default-fleet")
+    marker = os.path.join(path, "snapshot.json")
+    if not os.path.exists(marker):
+        t0 = time.perf_counter()
+        stats = synth(DEFAULT_FLEET_GROUPS, path, seed=DEFAULT_FLEET_SEED)
+        if log:
+            log(f"generated the default fleet ({stats.groups} groups, {stats.members} members, "
+                f"{stats.partitions} partitions, seed {DEFAULT_FLEET_SEED}) in {time.perf_counter() - t0:.1f}s "
+                f"at {path}")
+    elif log:
+        log(f"using the default fleet at {path}")
+    return path
+
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def quiet_spark_env(master: str) -> list[tuple[str, str]]:
+    """Environment and JVM options for a quiet local run: workers use this interpreter, Spark
+    logs errors only, and pandas-version FutureWarnings stay out of the console."""
+    import tempfile
+    import warnings
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+    path = os.path.join(tempfile.gettempdir(), "kassign-log4j2.properties")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_LOG4J)
+    return [("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{path}"),
+            ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning")]
+
+
+def spark_session(cfg: FleetConfig) -> Any:
+    from pyspark.sql import SparkSession
+
+    quiet = quiet_spark_env(cfg.master)
+    b = (
+        SparkSession.builder.master(cfg.master)
+        .appName("kassign-fleet")
+        .config("spark.driver.memory", cfg.driver_memory)
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+    )
+    for k, v in [*quiet, *cfg.spark_conf.items()]:
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _read_table(spark: Any, snapshot: str, name: str) -> Any:
+    """Read one snapshot table with every column of the format (absent optional ones as nulls)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    df = spark.read.parquet(table_path(snapshot, name))
+    missing = [c for c in REQUIRED_COLUMNS[name] if c not in df.columns]
+    if missing:
+        raise SnapshotError(f"snapshot table {name}.parquet: missing required column(s) {', '.join(missing)}")
+    cols = []
+    for f in TABLES[name]:
+        spark_type = from_arrow_type(f.type)
+        if f.name in df.columns:
+            cols.append(F.col(f.name).cast(spark_type).alias(f.name))
+        else:
+            cols.append(F.lit(None).cast(spark_type).alias(f.name))
+    return df.select(*cols)
+
+
+def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
+    """(members, partition side) DataFrames keyed by (cluster, group_id)."""
+    from pyspark.sql import functions as F
+
+    members = _read_table(spark, snapshot, "members")
+    partitions = _read_table(spark, snapshot, "partitions")
+    offsets = _read_table(spark, snapshot, "offsets")
+    has_groups = os.path.exists(table_path(snapshot, "groups")) if _is_local_path(snapshot) else True
+    groups = None
+    if has_groups:
+        try:
+            groups = _read_table(spark, snapshot, "groups")
+        except Exception as e:  # an absent optional table on a remote filesystem
+            if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
+                raise
+    key = ["cluster", "group_id"]
+    members_again = _read_table(spark, snapshot, "members")  # a second lineage: no ambiguous self-join
+    group_topics = (
+        members_again.select(*key, F.explode("topics").alias("topic")).where(F.col("topic").isNotNull()).distinct()
+    )
+    gp = (
+        group_topics.join(partitions, ["cluster", "topic"], "inner")
+        .join(offsets.select(*key, "topic", "partition", F.col("offset").alias("committed")),
+              [*key, "topic", "partition"], "left")
+        .select(*key, "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed",
+                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"))
+    )
+    keys = members_again.select(*key).union(offsets.select(*key))
+    if groups is not None:
+        keys = keys.union(groups.select(*key))
+    markers = keys.distinct()
+    if groups is not None:
+        markers = markers.join(
+            groups.groupBy(*key).agg(F.first("state", ignorenulls=True).alias("state"),
+                                     F.first("protocol", ignorenulls=True).alias("protocol")),
+            key, "left",
+        )
+    else:
+        markers = markers.select(*key, F.lit(None).cast("string").alias("state"),
+                                 F.lit(None).cast("string").alias("protocol"))
+    markers = markers.select(
+        *key, F.lit(None).cast("string").alias("topic"), F.lit(None).cast("int").alias("partition"),
+        F.lit(None).cast("array<string>").alias("replica_racks"), F.lit(None).cast("long").alias("beginning_offset"),
+        F.lit(None).cast("long").alias("end_offset"), F.lit(None).cast("long").alias("committed"),
+        "state", "protocol",
+    )
+    return members, gp.unionByName(markers)
+
+
+def fleet_dataframe(spark: Any, snapshot: str, strategies: Sequence[str], *, churn: int = 0,
+                    with_assignment: bool = False, auto_offset_reset: str = "latest", seed: int = 0,
+                    counter: Any = None) -> Any:
+    """The result DataFrame (lazy): one row per (cluster, group_id, strategy)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    members, parts = build_inputs(spark, snapshot)
+    schema = result_schema(with_assignment)
+    strategies = tuple(strategies)
+
+    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
+        from kassign.spark.group import evaluate_group, rows_to_table
+
+        rows = evaluate_group(key[0].as_py(), key[1].as_py(), left, right, strategies, churn_rounds=churn,
+                              with_assignment=with_assignment, auto_offset_reset=auto_offset_reset, seed=seed)
+        if counter is not None:
+            counter.add(1)
+        return rows_to_table(rows, with_assignment)
+
+    return (
+        members.groupBy("cluster", "group_id")
+        .cogroup(parts.groupBy("cluster", "group_id"))
+        .applyInArrow(evaluate, schema=from_arrow_schema(schema))
+    )
+
+
+class _ProgressThread(threading.Thread):
+    """Polls Spark's status tracker and the groups-done accumulator; one line on stderr."""
+
+    def __init__(self, spark: Any, counter: Any, stream: Any, interval: float = 1.0) -> None:
+        super().__init__(daemon=True)
+        self.sc = spark.sparkContext
+        self.counter, self.stream, self.interval = counter, stream, interval
+        self.stop_event = threading.Event()
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.t0 = time.monotonic()
+        self.last_line = ""
+
+    def line(self) -> str:
+        st = self.sc.statusTracker()
+        parts = []
+        for sid in st.getActiveStageIds():
+            info = st.getStageInfo(sid)
+            if info is not None:
+                parts.append(f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks")
+        groups = self.counter.value if self.counter is not None else 0
+        return f"[fleet {time.monotonic() - self.t0:5.0f}s] groups done: {groups}  " + "  ".join(parts)
+
+    def run(self) -> None:
+        last_print = 0.0
+        while not self.stop_event.wait(self.interval):
+            try:
+                text = self.line()
+            except Exception:
+                continue
+            now = time.monotonic()
+            if self.tty:
+                self.stream.write("\r" + text.ljust(len(self.last_line)))
+                self.stream.flush()
+            elif text != self.last_line and now - last_print >= 10:
+                self.stream.write(text + "\n")
+                self.stream.flush()
+                last_print = now
+            self.last_line = text
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(timeout=5)
+        if self.tty and self.last_line:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@dataclass
+class FleetRun:
+    results_path: str
+    results: pa.Table  # without the assignment column
+    strategies: tuple[str, ...]
+    snapshot: str
+    seconds: float
+    spark_seconds: float
+    report_path: Optional[str] = None
+    lag_source: str = ""
+
+
+def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
+    """Run the fleet job (see the module docstring). Checks arguments before Spark starts."""
+    from .group import lag_function
+
+    def say(msg: str) -> None:
+        if log is not None:
+            log(msg)
+
+    strategies = check_strategies(cfg.strategies)
+    if cfg.churn < 0:
+        raise FleetError(f"churn: expected >= 0 rounds, got {cfg.churn}")
+    t_start = time.perf_counter()
+    os.makedirs(cfg.out, exist_ok=True)
+    snapshot = cfg.snapshot or default_fleet(cfg.out, log=say)
+    if _is_local_path(snapshot):
+        check_snapshot(snapshot.removeprefix("file://"))
+    say(f"strategies: {', '.join(strategies)}" + (f"; churn replay: {cfg.churn} rounds" if cfg.churn else ""))
+    own_spark = spark is None
+    t_spark = time.perf_counter()
+    if own_spark:
+        say(f"starting Spark ({cfg.master})")
+        spark = spark_session(cfg)
+    sc = spark.sparkContext
+    shuffle = cfg.shuffle_partitions or max(8, 4 * sc.defaultParallelism)
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
+    counter = sc.accumulator(0)
+    df = fleet_dataframe(spark, snapshot, strategies, churn=cfg.churn, with_assignment=cfg.with_assignment,
+                         auto_offset_reset=cfg.auto_offset_reset, seed=cfg.seed, counter=counter)
+    results_path = os.path.join(cfg.out, "results.parquet")
+    progress = _ProgressThread(spark, counter, sys.stderr) if cfg.progress else None
+    if progress:
+        progress.start()
+    try:
+        df.write.mode("overwrite").parquet(results_path)
+    finally:
+        if progress:
+            progress.stop()
+    res = spark.read.parquet(results_path)
+    if "assignment" in res.columns:
+        res = res.drop("assignment")
+    results = res.toArrow()
+    spark_seconds = time.perf_counter() - t_spark
+    say(f"{results.num_rows} result rows for {counter.value} groups in {spark_seconds:.1f}s -> {results_path}")
+    run = FleetRun(results_path=results_path, results=results, strategies=strategies, snapshot=snapshot,
+                   seconds=0.0, spark_seconds=spark_seconds, lag_source=lag_function()[1])
+    if cfg.report:
+        from .report import write_report
+
+        run.report_path = write_report(run, cfg.out)
+    run.seconds = time.perf_counter() - t_start
+    return run

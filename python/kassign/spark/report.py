@@ -1,0 +1,320 @@
+"""The fleet report: per-strategy summary, PNG plots (matplotlib, Agg), HTML page, console table.
+
+Everything here reads the job's result table (one row per group and strategy); nothing is
+recomputed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import os
+from typing import Any, Optional
+
+import pyarrow as pa
+
+from ..quality import IMBALANCE_THRESHOLD
+
+#: Columns of the summary table, in order, with their headers.
+SUMMARY_COLUMNS = [
+    ("strategy", "strategy"),
+    ("groups_ok", "groups ok"),
+    ("groups_error", "errors"),
+    ("spread_le1", "max-min <= 1"),
+    ("spread_p95", "max-min p95"),
+    ("lag_ratio_median", "lag max/mean median"),
+    ("lag_imbalanced_pct", f"lag max/mean > {IMBALANCE_THRESHOLD:.2f}"),
+    ("moves", "moves"),
+    ("moved_pct", "moved % of owned"),
+    ("rack_locality", "rack-local"),
+    ("unassigned", "unassigned"),
+    ("violations", "invalid"),
+    ("time_s", "assign time s"),
+    ("time_p95_ms", "p95 ms/group"),
+    ("churn_moves", "churn moves"),
+]
+
+
+def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
+    """Per-strategy summary (a pandas DataFrame, one row per strategy in the given order)."""
+    import numpy as np
+    import pandas as pd
+
+    df = results.to_pandas()
+    rows = []
+    for s in strategies:
+        d = df[df.strategy == s]
+        ok = d[d.status == "ok"]
+        n_ok = len(ok)
+        eligible = ok.rack_eligible.sum()
+        owned = (ok.moves + ok.kept).sum()
+        lag_groups = ok[ok.lag_ratio.notna()]
+        rows.append(
+            {
+                "strategy": s,
+                "groups_ok": n_ok,
+                "groups_error": int((d.status == "error").sum()),
+                "spread_le1": (ok.count_spread <= 1).mean() if n_ok else np.nan,
+                "spread_p95": ok.count_spread.quantile(0.95) if n_ok else np.nan,
+                "lag_ratio_median": lag_groups.lag_ratio.median() if len(lag_groups) else np.nan,
+                "lag_imbalanced_pct": lag_groups.lag_imbalanced.mean() if len(lag_groups) else np.nan,
+                "moves": int(ok.moves.sum()),
+                "moved_pct": ok.moves.sum() / owned if owned else np.nan,
+                "rack_locality": ok.rack_local.sum() / eligible if eligible else np.nan,
+                "unassigned": int(ok.unassigned.sum()),
+                "violations": int(ok.violations.sum()),
+                "time_s": ok.time_ms.sum() / 1000.0,
+                "time_p95_ms": ok.time_ms.quantile(0.95) if n_ok else np.nan,
+                "churn_moves": int(ok.churn_moves.sum()) if ok.churn_moves.notna().any() else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _fmt(col: str, v: Any) -> str:
+    import math
+
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if col in ("spread_le1", "lag_imbalanced_pct", "moved_pct", "rack_locality"):
+        return f"{100 * v:.1f}%"
+    if col in ("lag_ratio_median",):
+        return f"{v:.2f}"
+    if col in ("time_s",):
+        return f"{v:.2f}"
+    if col in ("time_p95_ms",):
+        return f"{v:.1f}"
+    if col in ("spread_p95",):
+        return f"{v:g}"
+    if isinstance(v, float):
+        return f"{v:,.0f}"
+    if isinstance(v, int) or hasattr(v, "__int__"):
+        try:
+            return f"{int(v):,}"
+        except (TypeError, ValueError):
+            pass
+    return str(v)
+
+
+def console_table(summary: Any) -> str:
+    cols = [c for c in SUMMARY_COLUMNS if c[0] in summary.columns]
+    if summary["churn_moves"].isna().all():
+        cols = [c for c in cols if c[0] != "churn_moves"]
+    cells = [[h for _, h in cols]] + [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
+    lines = []
+    for k, row in enumerate(cells):
+        lines.append("  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(row, widths))))
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str, str, str]]:
+    """Write the PNGs; return (file name, title, caption) for each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    ok = df[df.status == "ok"]
+    colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(strategies)}
+    made = []
+
+    # 1. lag balance: ECDF of max/mean member lag
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for s in strategies:
+        v = np.sort(ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy())
+        if len(v):
+            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
+    ax.axvline(IMBALANCE_THRESHOLD, color="grey", ls="--", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("max member lag / mean member lag (log)")
+    ax.set_ylabel("share of groups")
+    ax.set_title("Lag balance per group")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "lag_balance.png"), dpi=110)
+    plt.close(fig)
+    made.append(("lag_balance.png", "Lag balance",
+                 f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
+                 f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better."))
+
+    # 2. count spread buckets
+    buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / max(len(strategies), 1)
+    x = np.arange(len(buckets))
+    for i, s in enumerate(strategies):
+        v = ok[ok.strategy == s].count_spread.to_numpy()
+        share = [((v >= lo) & (v <= hi)).mean() if len(v) else 0 for lo, hi, _ in buckets]
+        ax.bar(x + i * width, share, width, label=s, color=colors[s])
+    ax.set_xticks(x + width * (len(strategies) - 1) / 2, [b[2] for b in buckets])
+    ax.set_xlabel("max - min partitions per member")
+    ax.set_ylabel("share of groups")
+    ax.set_title("Partition-count balance")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "count_spread.png"), dpi=110)
+    plt.close(fig)
+    made.append(("count_spread.png", "Partition-count balance",
+                 "Share of groups by the difference between the busiest and the idlest member."))
+
+    # 3. moves (and churn)
+    has_churn = ok.churn_moves.notna().any()
+    fig, axes = plt.subplots(1, 2 if has_churn else 1, figsize=(10 if has_churn else 7, 4.5), squeeze=False)
+    ax = axes[0][0]
+    pct = []
+    for s in strategies:
+        d = ok[ok.strategy == s]
+        owned = (d.moves + d.kept).sum()
+        pct.append(100 * d.moves.sum() / owned if owned else 0)
+    ax.bar(strategies, pct, color=[colors[s] for s in strategies])
+    ax.set_ylabel("% of previously owned partitions")
+    ax.set_title("Moves vs the snapshot's owners")
+    ax.tick_params(axis="x", rotation=30)
+    ax.grid(alpha=0.3, axis="y")
+    if has_churn:
+        ax2 = axes[0][1]
+        tot = [ok[ok.strategy == s].churn_moves.sum() for s in strategies]
+        ax2.bar(strategies, tot, color=[colors[s] for s in strategies])
+        rounds = int(ok.churn_rounds.max())
+        ax2.set_title(f"Cumulative moves over {rounds} leave/join rounds")
+        ax2.set_ylabel("partition moves (all groups)")
+        ax2.tick_params(axis="x", rotation=30)
+        ax2.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "moves.png"), dpi=110)
+    plt.close(fig)
+    made.append(("moves.png", "Partition moves",
+                 "Share of partitions that leave their current owner if the group switched to the strategy now"
+                 + ("; right: cumulative moves in the churn replay." if has_churn else ".")))
+
+    # 4. rack locality
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    loc = []
+    for s in strategies:
+        d = ok[ok.strategy == s]
+        e = d.rack_eligible.sum()
+        loc.append(100 * d.rack_local.sum() / e if e else 0)
+    ax.bar(strategies, loc, color=[colors[s] for s in strategies])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("% of partitions read from a same-rack replica")
+    ax.set_title("Rack locality (members with client.rack)")
+    ax.tick_params(axis="x", rotation=30)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "rack_locality.png"), dpi=110)
+    plt.close(fig)
+    made.append(("rack_locality.png", "Rack locality",
+                 "Among partitions assigned to members with a rack, the share with a replica on that rack."))
+
+    # 5. time per group vs size
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for s in strategies:
+        d = ok[(ok.strategy == s) & (ok.partitions > 0)]
+        ax.scatter(d.partitions, d.time_ms.clip(lower=1e-3), s=6, alpha=0.5, label=s, color=colors[s])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("partitions in the group (log)")
+    ax.set_ylabel("kassign.assign time, ms (log)")
+    ax.set_title("Assignment time per group")
+    ax.legend(fontsize=8, markerscale=3)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "time.png"), dpi=110)
+    plt.close(fig)
+    made.append(("time.png", "Assignment time",
+                 "Wall time of kassign.assign per group (inside the Spark task, input conversion included)."))
+    return made
+
+
+def _html_table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Optional[str]:
+    """Groups whose current strategy is most lag-imbalanced, with the best measured alternative."""
+    ok = df[(df.status == "ok") & df.lag_ratio.notna()]
+    cur = ok[ok.strategy == ok.current_protocol]
+    if cur.empty:
+        return None
+    best = ok.sort_values(["lag_ratio", "count_spread", "moves"]).drop_duplicates(["cluster", "group_id"])
+    best = best.set_index(["cluster", "group_id"])
+    worst = cur.sort_values("lag_ratio", ascending=False).head(limit)
+    rows = []
+    for _, r in worst.iterrows():
+        b = best.loc[(r.cluster, r.group_id)]
+        rows.append([r.cluster, r.group_id, str(int(r.members)), str(int(r.partitions)), r.strategy,
+                     f"{r.lag_ratio:.2f}", b.strategy, f"{b.lag_ratio:.2f}", str(int(b.moves))])
+    return _html_table(
+        ["cluster", "group", "members", "partitions", "current", "lag max/mean", "best measured",
+         "its lag max/mean", "its moves"], rows)
+
+
+def write_report(run: Any, out_dir: str) -> str:
+    """Write ``report.html`` and its PNGs into ``out_dir``; print the console summary; return the
+    HTML path."""
+    df = run.results.to_pandas()
+    strategies = tuple(run.strategies)
+    summary = summarize(run.results, strategies)
+    plots = _plots(df, strategies, out_dir)
+    groups = df[["cluster", "group_id"]].drop_duplicates()
+    first = df.drop_duplicates(["cluster", "group_id"])
+    n_members = int(first.members.fillna(0).sum())
+    errors = (
+        df[df.status == "error"].groupby(["cluster", "group_id", "error"], sort=True)["strategy"]
+        .agg(lambda v: ", ".join(v)).reset_index()
+    )
+    cols = [c for c in SUMMARY_COLUMNS if not (c[0] == "churn_moves" and summary.churn_moves.isna().all())]
+    summary_html = _html_table([h for _, h in cols],
+                               [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()])
+    err_rows = [[r.cluster, r.group_id, r.strategy, str(r.error)] for _, r in errors.head(50).iterrows()]
+    switch = _switch_table(df, strategies)
+    now = _dt.datetime.now().isoformat(timespec="seconds")
+    plot_html = "".join(
+        f'<figure><img src="{html.escape(f)}" alt="{html.escape(t)}"><figcaption><b>{html.escape(t)}.</b> '
+        f"{html.escape(c)}</figcaption></figure>" for f, t, c in plots
+    )
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>kassign fleet report</title><style>",
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"
+        "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
+        "td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}img{max-width:100%}"
+        "figcaption{font-size:0.9em;color:#555}code{background:#f3f3f3;padding:1px 4px}",
+        "</style></head><body>",
+        "<h1>kassign fleet report</h1>",
+        f"<p>Snapshot <code>{html.escape(run.snapshot)}</code>: {len(groups):,} groups, {n_members:,} members. "
+        f"Strategies: {html.escape(', '.join(strategies))}. Spark job {run.spark_seconds:.1f}s. "
+        f"Generated {now}. Results: <code>results.parquet</code> (one row per group and strategy). "
+        f"Lags from committed and end offsets ({html.escape(run.lag_source)}).</p>",
+        "<h2>Summary per strategy</h2>",
+        summary_html,
+        "<p>Shares are over groups that assigned without error. <i>lag max/mean</i> is the busiest member's "
+        f"total lag over the mean member lag (groups with lag only); above {IMBALANCE_THRESHOLD:.2f} "
+        "(Cruise Control's default) a group is flagged. <i>moves</i> counts partitions that leave their "
+        "current owner. <i>unassigned</i> are partitions left for a follow-up round (cooperative-sticky "
+        "withholds partitions that change owner).</p>",
+        "<h2>Plots</h2>",
+        plot_html,
+    ]
+    if switch:
+        parts += ["<h2>Most lag-imbalanced groups under their current strategy</h2>", switch]
+    parts += [f"<h2>Errors ({len(errors):,})</h2>"]
+    if err_rows:
+        parts.append(_html_table(["cluster", "group", "strategies", "error"], err_rows))
+        if len(errors) > len(err_rows):
+            parts.append(f"<p>First {len(err_rows)} shown; all are in results.parquet (status = 'error').</p>")
+    else:
+        parts.append("<p>None.</p>")
+    parts.append("</body></html>")
+    path = os.path.join(out_dir, "report.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(parts))
+    return path
