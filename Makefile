@@ -23,9 +23,11 @@ venv: $(VENV)/.deps
 develop: $(VENV)/.deps
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet --extras dev
 
-# The main job: the fleet report on the bundled default fleet.
+# The main job: the fleet report (PySpark, local[*]) on the bundled default fleet of 300 synthetic
+# groups: every strategy on every group -> out/fleet/report.html, results.parquet, console summary.
+DEMO_OUT ?= out/fleet
 demo: develop
-	$(VENV)/bin/kassign assign --strategy range --pretty examples/scenario.json
+	$(VENV)/bin/kassign fleet --out $(DEMO_OUT) --churn 4
 
 test-rust:
 	cargo test --quiet

@@ -10,6 +10,10 @@ Vocabulary (the fleet report uses the same names):
 * ``member_lag`` - sum of the lags of a member's partitions. ``max_member_lag`` /
   ``mean_member_lag`` (mean over all members) and their ratio ``lag_ratio``. A ratio above
   :data:`IMBALANCE_THRESHOLD` (1.10, Cruise Control's default) is flagged as imbalanced.
+* ``lag_ratio_bound`` - the best any assignment could do: max(largest partition lag, total lag /
+  members) / (total lag / members), over the partitions that can be assigned. A strategy whose
+  ``lag_ratio`` is near it is as lag-balanced as the group allows (one hot partition cannot be
+  split).
 * ``moves`` - partitions whose previous owner (from the members' ``owned_partitions`` and
   ``generation``) does not hold them in the new assignment: given to another member, or withheld
   by cooperative-sticky for a follow-up round. Only partitions that can be assigned now count.
@@ -73,6 +77,27 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
             elif gen == cur[0] and cur[1] != mid:
                 best[key] = (gen, None)
     return {k: owner for k, (_, owner) in best.items() if owner is not None}
+
+
+def lag_ratio_bound(members: Mapping[str, Member], partitions_per_topic: Mapping[str, int],
+                    lags: Optional[Mapping[Key, int]]) -> Optional[float]:
+    """Lower bound of max/mean member lag over all assignments (ignoring subscriptions), or None
+    when the assignable partitions have no lag."""
+    if not lags or not members:
+        return None
+    subscribed: set[str] = set()
+    for m in members.values():
+        subscribed.update(m.topics)
+    total = top = 0
+    for (t, p), lag in lags.items():
+        if t in subscribed and 0 <= p < partitions_per_topic.get(t, 0):
+            total += lag
+            if lag > top:
+                top = lag
+    if total == 0:
+        return None
+    mean = total / len(members)
+    return max(top, mean) / mean
 
 
 def assignable_partitions(members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]) -> int:
@@ -165,6 +190,7 @@ class GroupQuality:
     max_member_lag: int
     mean_member_lag: float
     lag_ratio: Optional[float]
+    lag_ratio_bound: Optional[float]
     lag_imbalanced: bool
     moves: int
     kept: int
@@ -214,6 +240,7 @@ def evaluate(
         max_member_lag=max_lag,
         mean_member_lag=mean_lag,
         lag_ratio=lag_r,
+        lag_ratio_bound=lag_ratio_bound(members, partitions_per_topic, lags),
         lag_imbalanced=lag_r is not None and lag_r > IMBALANCE_THRESHOLD,
         moves=moved,
         kept=kept,

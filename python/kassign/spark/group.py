@@ -58,6 +58,7 @@ RESULT_SCHEMA = pa.schema(
         pa.field("max_member_lag", pa.int64()),
         pa.field("mean_member_lag", pa.float64()),
         pa.field("lag_ratio", pa.float64()),
+        pa.field("lag_ratio_bound", pa.float64()),
         pa.field("lag_imbalanced", pa.bool_()),
         pa.field("moves", pa.int32()),
         pa.field("kept", pa.int32()),

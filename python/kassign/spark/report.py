@@ -23,6 +23,7 @@ SUMMARY_COLUMNS = [
     ("spread_le1", "max-min <= 1"),
     ("spread_p95", "max-min p95"),
     ("lag_ratio_median", "lag max/mean median"),
+    ("lag_bound_median", "best possible median"),
     ("lag_imbalanced_pct", f"lag max/mean > {IMBALANCE_THRESHOLD:.2f}"),
     ("moves", "moves"),
     ("moved_pct", "moved % of owned"),
@@ -57,6 +58,7 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
                 "spread_le1": (ok.count_spread <= 1).mean() if n_ok else np.nan,
                 "spread_p95": ok.count_spread.quantile(0.95) if n_ok else np.nan,
                 "lag_ratio_median": lag_groups.lag_ratio.median() if len(lag_groups) else np.nan,
+                "lag_bound_median": lag_groups.lag_ratio_bound.median() if len(lag_groups) else np.nan,
                 "lag_imbalanced_pct": lag_groups.lag_imbalanced.mean() if len(lag_groups) else np.nan,
                 "moves": int(ok.moves.sum()),
                 "moved_pct": ok.moves.sum() / owned if owned else np.nan,
@@ -78,7 +80,7 @@ def _fmt(col: str, v: Any) -> str:
         return "-"
     if col in ("spread_le1", "lag_imbalanced_pct", "moved_pct", "rack_locality"):
         return f"{100 * v:.1f}%"
-    if col in ("lag_ratio_median",):
+    if col in ("lag_ratio_median", "lag_bound_median"):
         return f"{v:.2f}"
     if col in ("time_s",):
         return f"{v:.2f}"
@@ -128,6 +130,10 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
         v = np.sort(ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy())
         if len(v):
             ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
+    first = ok[ok.lag_ratio_bound.notna()].drop_duplicates(["cluster", "group_id"])
+    v = np.sort(first.lag_ratio_bound.to_numpy())
+    if len(v):
+        ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label="best possible", color="black", ls=":")
     ax.axvline(IMBALANCE_THRESHOLD, color="grey", ls="--", lw=1)
     ax.set_xscale("log")
     ax.set_xlabel("max member lag / mean member lag (log)")
@@ -140,7 +146,8 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     plt.close(fig)
     made.append(("lag_balance.png", "Lag balance",
                  f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
-                 f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better."))
+                 f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
+                 f"the best any assignment could do (a hot partition cannot be split)."))
 
     # 2. count spread buckets
     buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]

@@ -1,0 +1,166 @@
+"""The fleet job's per-group function and churn replay, without Spark."""
+
+import pyarrow as pa
+import pytest
+
+import kassign
+from kassign import Member, TopicPartition, quality
+from kassign.snapshot import MEMBERS_SCHEMA
+from kassign.spark.churn import replay
+from kassign.spark.group import (
+    GroupInputError,
+    _local_partition_lag,
+    assignment_from_rows,
+    build_group,
+    evaluate_group,
+    result_schema,
+    rows_to_table,
+)
+
+PARTS_SCHEMA = pa.schema(
+    [("topic", pa.string()), ("partition", pa.int32()), ("replica_racks", pa.list_(pa.string())),
+     ("beginning_offset", pa.int64()), ("end_offset", pa.int64()), ("committed", pa.int64()),
+     ("state", pa.string()), ("protocol", pa.string())]
+)
+
+
+def members_table(rows):
+    full = [{f.name: r.get(f.name) for f in MEMBERS_SCHEMA} for r in rows]
+    for r in full:
+        r["cluster"], r["group_id"] = "c", "g"
+    return pa.Table.from_pylist(full, schema=MEMBERS_SCHEMA).drop(["cluster", "group_id"])
+
+
+def parts_table(rows, state="Stable", protocol="range"):
+    marker = {"topic": None, "state": state, "protocol": protocol}
+    return pa.Table.from_pylist([*rows, marker], schema=PARTS_SCHEMA)
+
+
+def part(t, p, committed, end, begin=0, racks=None):
+    return {"topic": t, "partition": p, "committed": committed, "end_offset": end, "beginning_offset": begin,
+            "replica_racks": racks}
+
+
+@pytest.mark.parametrize(
+    "committed, begin, end, reset, lag",
+    [
+        (5555, 1111, 9999, "latest", 4444),  # the proposal's vectors (REFERENCE.md 6.1)
+        (5555, 0, 0, "latest", 0),
+        (None, 1111, 9999, "latest", 0),
+        (None, 1111, 9999, "earliest", 8888),
+        (-1, 1111, 9999, "earliest", 8888),  # -1 = no committed offset
+        (500, 1111, 9999, "latest", 8888),  # below the log start: counts from the log start
+        (7, None, None, "latest", 0),  # missing begin/end count as 0
+    ],
+)
+def test_lag_rules(committed, begin, end, reset, lag):
+    assert _local_partition_lag(committed, begin, end, reset) == lag
+
+
+def test_build_group_inputs_and_lag_sums():
+    m = members_table([
+        {"member_id": "a", "topics": ["t"], "rack": "r1", "generation": 3,
+         "owned_partitions": [{"topic": "t", "partition": 0}]},
+        {"member_id": "b", "topics": ["t", "missing"], "rack": "", "group_instance_id": "i-b",
+         "user_data": b"\x00\x00\x00\x05"},
+    ])
+    p = parts_table([part("t", 0, 90, 100, racks=["r1"]), part("t", 2, None, 50), part("t", 1, 10, 10),
+                     part("other", 0, 0, 999)])
+    g = build_group(m, p)
+    assert g.members["a"] == Member(["t"], owned_partitions=[("t", 0)], generation=3, rack="r1")
+    assert g.members["b"] == Member(["t", "missing"], rack=None, group_instance_id="i-b",
+                                    user_data=b"\x00\x00\x00\x05")
+    assert g.partitions_per_topic == {"t": 3}  # "other" is not subscribed; max index + 1
+    assert g.lags == {("t", 0): 10, ("t", 1): 0, ("t", 2): 0}
+    assert g.partition_racks == {("t", 0): ["r1"]}
+    assert (g.topics, g.missing_topics) == (2, 1)
+    assert (g.sum_lag, g.max_lag, g.uncommitted) == (10, 10, 1)
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([], "no members"),
+        ([{"member_id": None, "topics": ["t"]}], "member_id is null"),
+        ([{"member_id": "a", "topics": ["t"]}, {"member_id": "a", "topics": ["t"]}], "duplicate member_id"),
+        ([{"member_id": "a", "topics": None}], "topics"),
+        ([{"member_id": "a", "topics": ["t"], "owned_partitions": [{"topic": None, "partition": 0}]}],
+         "Member.owned_partitions"),
+    ],
+)
+def test_bad_groups_raise_and_become_error_rows(rows, message):
+    m = members_table(rows)
+    p = parts_table([part("t", 0, 1, 2)])
+    with pytest.raises(GroupInputError, match=message):
+        build_group(m, p)
+    out = evaluate_group("c", "g", m, p, ["range", "roundrobin"])
+    assert [r["strategy"] for r in out] == ["range", "roundrobin"]
+    assert all(r["status"] == "error" and message.split()[0] in r["error"] for r in out)
+    assert all(r["state"] == "Stable" and r["current_protocol"] == "range" for r in out)
+    rows_to_table(out, False)  # error rows fit the schema
+
+
+def test_evaluate_group_equals_kassign_assign_and_quality():
+    m = members_table([
+        {"member_id": f"m{i}", "topics": ["t", "u"] if i % 2 else ["t"], "rack": f"r{i % 3}", "generation": 2,
+         "owned_partitions": [{"topic": "t", "partition": i}]} for i in range(5)
+    ])
+    p = parts_table([part("t", i, i * 100, 1000 + i, racks=[f"r{i % 3}", f"r{(i + 1) % 3}"]) for i in range(12)]
+                    + [part("u", i, 0, 10 ** (i % 4)) for i in range(7)])
+    rows = evaluate_group("c", "g", m, p, kassign.STRATEGIES, with_assignment=True, churn_rounds=3)
+    g = build_group(m, p)
+    assert [r["strategy"] for r in rows] == list(kassign.STRATEGIES)
+    for r in rows:
+        assert r["status"] == "ok", r["error"]
+        expected = kassign.assign(r["strategy"], g.members, g.partitions_per_topic, lags=g.lags,
+                                  partition_racks=g.partition_racks)
+        got = assignment_from_rows(r)
+        assert got == {k: v for k, v in expected.items() if v}
+        q = quality.evaluate(g.members, g.partitions_per_topic, expected, lags=g.lags,
+                             partition_racks=g.partition_racks)
+        for k, v in q.as_dict().items():
+            assert r[k] == v, k
+        assert r["churn_rounds"] == 3 and r["churn_rebalances"] >= 3 and r["churn_moves"] >= 0
+    t = rows_to_table(rows, True)
+    assert t.schema.equals(result_schema(True))
+
+
+def test_a_failing_strategy_is_an_error_row_of_its_own(monkeypatch):
+    import kassign.spark.group as group
+
+    real = kassign.assign
+
+    def flaky(strategy, *a, **k):
+        if strategy == "roundrobin":
+            raise RuntimeError("boom")
+        return real(strategy, *a, **k)
+
+    monkeypatch.setattr(group.kassign, "assign", flaky)
+    m = members_table([{"member_id": "a", "topics": ["t"]}])
+    rows = evaluate_group("c", "g", m, parts_table([part("t", 0, 0, 0)]), ["range", "roundrobin"])
+    assert [r["status"] for r in rows] == ["ok", "error"]
+    assert "RuntimeError: boom" in rows[1]["error"]
+
+
+def test_churn_replay_counts_moves():
+    members = {"a": Member(["t"]), "b": Member(["t"])}
+    ppt = {"t": 4}
+    start = kassign.assign("range", members, ppt)  # a [0, 1], b [2, 3]
+    # one event: a member leaves, its two partitions land on the other member
+    r = replay("range", members, ppt, start, rounds=1, seed=1)
+    assert (r.rounds, r.rebalances, r.moves) == (1, 1, 2)
+    # leave then join (rolling restart): range hands back 2 partitions -> 4 moves in all
+    r2 = replay("range", members, ppt, start, rounds=2, seed=1)
+    assert (r2.rounds, r2.rebalances, r2.moves) == (2, 2, 4)
+    # a single member cannot leave: the first event is a join
+    r3 = replay("range", {"a": Member(["t"])}, ppt, {"a": [TopicPartition("t", i) for i in range(4)]}, rounds=1)
+    assert r3.moves == 2
+
+
+def test_churn_replay_is_seeded():
+    members = {f"m{i}": Member(["t"]) for i in range(6)}
+    ppt = {"t": 30}
+    start = kassign.assign("roundrobin", members, ppt)
+    a = replay("roundrobin", members, ppt, start, rounds=6, seed=42)
+    b = replay("roundrobin", members, ppt, start, rounds=6, seed=42)
+    assert (a.moves, a.rebalances) == (b.moves, b.rebalances)
