@@ -223,6 +223,18 @@ def _prep_reference(doc: dict, strategy: str):
     return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.items()}
 
 
+def _assignor_name(cls: type) -> Optional[str]:
+    """An assignor's protocol name: a class attribute, or a property read from an instance."""
+    name = getattr(cls, "name", None)
+    if isinstance(name, str):
+        return name
+    try:
+        name = cls().name
+    except Exception:  # noqa: BLE001
+        return None
+    return name if isinstance(name, str) else None
+
+
 def _kafka_python_classes(module_name: str) -> dict[str, type]:
     from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 
@@ -235,7 +247,7 @@ def _kafka_python_classes(module_name: str) -> dict[str, type]:
         if isinstance(obj, type) and issubclass(obj, AbstractPartitionAssignor) and not getattr(
             obj, "__abstractmethods__", None
         ):
-            name = getattr(obj, "name", None)
+            name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
                 out[name] = obj
     return out
@@ -309,7 +321,7 @@ def _aiokafka_classes(module_name: str) -> dict[str, type]:
         if isinstance(obj, type) and issubclass(obj, AbstractPartitionAssignor) and not getattr(
             obj, "__abstractmethods__", None
         ):
-            name = getattr(obj, "name", None)
+            name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
                 out[name] = obj
     return out
