@@ -1,0 +1,214 @@
+"""The fleet job on a local Spark: results equal kassign.assign per group, nothing is lost, the
+report renders. One SparkSession for the module (start-up is ~8 s)."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import kassign
+from kassign import Member, quality, synth
+from kassign.snapshot import MEMBERS_SCHEMA, OFFSETS_SCHEMA, SnapshotError
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs Java 17+", allow_module_level=True)
+
+from kassign.spark.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+STRATEGIES = tuple(kassign.STRATEGIES)
+BAD_GROUPS = {
+    ("kafka-prod-eu1", "orphan-offsets-only"): "no members",
+    ("kafka-prod-eu1", "bad-null-member"): "member_id is null",
+    ("kafka-prod-eu1", "bad-duplicate-member"): "duplicate member_id",
+}
+
+
+@pytest.fixture(scope="module")
+def spark():
+    s = spark_session(FleetConfig(master="local[2]", driver_memory="1g"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def snapshot_dir(tmp_path_factory):
+    """A 40-group synthetic fleet plus three broken groups."""
+    d = tmp_path_factory.mktemp("fleet")
+    tables = synth.generate(40, seed=11)
+    extra_members = [
+        {"cluster": "kafka-prod-eu1", "group_id": "bad-null-member", "member_id": None, "topics": ["x"]},
+        {"cluster": "kafka-prod-eu1", "group_id": "bad-duplicate-member", "member_id": "m", "topics": ["x"]},
+        {"cluster": "kafka-prod-eu1", "group_id": "bad-duplicate-member", "member_id": "m", "topics": ["x"]},
+    ]
+    tables["members"] = pa.concat_tables(
+        [tables["members"], pa.Table.from_pylist(extra_members, schema=MEMBERS_SCHEMA)])
+    topic = tables["partitions"].column("topic")[0].as_py()
+    tables["offsets"] = pa.concat_tables([tables["offsets"], pa.Table.from_pylist(
+        [{"cluster": "kafka-prod-eu1", "group_id": "orphan-offsets-only", "topic": topic, "partition": 0,
+          "offset": 1}], schema=OFFSETS_SCHEMA)])
+    synth.write(tables, str(d), source={"kind": "test"})
+    return str(d)
+
+
+@pytest.fixture(scope="module")
+def run(spark, snapshot_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    cfg = FleetConfig(snapshot=snapshot_dir, out=str(out), churn=2, with_assignment=True, progress=False)
+    return run_fleet(cfg, spark=spark)
+
+
+def oracle_inputs(snapshot_dir):
+    """Each group's kassign inputs, built here from the Parquet files without the job's code."""
+    m = pq.read_table(os.path.join(snapshot_dir, "members.parquet")).to_pylist()
+    p = pq.read_table(os.path.join(snapshot_dir, "partitions.parquet")).to_pylist()
+    o = pq.read_table(os.path.join(snapshot_dir, "offsets.parquet")).to_pylist()
+    ppt = defaultdict(dict)
+    racks = defaultdict(dict)
+    log = {}
+    for r in p:
+        c = r["cluster"]
+        ppt[c][r["topic"]] = max(ppt[c].get(r["topic"], 0), r["partition"] + 1)
+        if r["replica_racks"]:
+            racks[c][(r["topic"], r["partition"])] = r["replica_racks"]
+        log[(c, r["topic"], r["partition"])] = (r["beginning_offset"], r["end_offset"])
+    committed = {(r["cluster"], r["group_id"], r["topic"], r["partition"]): r["offset"] for r in o}
+    groups = defaultdict(dict)
+    for r in m:
+        if r["member_id"] is None:
+            continue
+        groups[(r["cluster"], r["group_id"])][r["member_id"]] = Member(
+            r["topics"], [(d["topic"], d["partition"]) for d in r["owned_partitions"] or []],
+            generation=r["generation"] if r["generation"] is not None else -1, rack=r["rack"] or None,
+            group_instance_id=r["group_instance_id"], user_data=r["user_data"])
+    out = {}
+    for (c, g), members in groups.items():
+        lags = {}
+        for t in {t for mem in members.values() for t in mem.topics}:
+            for i in range(ppt[c].get(t, 0)):
+                begin, end = log[(c, t, i)]
+                off = committed.get((c, g, t, i))
+                nxt = end if off is None or off < 0 else max(off, begin)  # auto.offset.reset=latest
+                lags[(t, i)] = max(end - nxt, 0)
+        out[(c, g)] = (members, dict(ppt[c]), lags, racks[c])
+    return out
+
+
+def test_every_group_and_strategy_has_exactly_one_row(run, snapshot_dir):
+    t = run.results.to_pylist()
+    groups = pq.read_table(os.path.join(snapshot_dir, "groups.parquet")).to_pylist()
+    expected = {(g["cluster"], g["group_id"]) for g in groups} | set(BAD_GROUPS)
+    keys = [(r["cluster"], r["group_id"], r["strategy"]) for r in t]
+    assert len(keys) == len(set(keys))
+    assert set(keys) == {(c, g, s) for c, g in expected for s in STRATEGIES}
+
+
+def test_bad_groups_are_error_rows(run):
+    by_key = defaultdict(list)
+    for r in run.results.to_pylist():
+        by_key[(r["cluster"], r["group_id"])].append(r)
+    for key, message in BAD_GROUPS.items():
+        rows = by_key[key]
+        assert len(rows) == len(STRATEGIES)
+        assert all(r["status"] == "error" and message in r["error"] for r in rows), rows
+    # the synthetic fleet's empty groups (state Empty) are error rows too, with their state
+    empty = [rows for key, rows in by_key.items() if key not in BAD_GROUPS and rows[0]["state"] == "Empty"]
+    assert empty and all(r["status"] == "error" and "no members" in r["error"] for rows in empty for r in rows)
+    ok = [r for rows in by_key.values() for r in rows if r["status"] == "ok"]
+    assert len(ok) >= 30 * len(STRATEGIES)
+
+
+def test_results_equal_kassign_assign_on_the_same_groups(run, snapshot_dir):
+    inputs = oracle_inputs(snapshot_dir)
+    full = pq.read_table(run.results_path).to_pylist()
+    compared = 0
+    for r in full:
+        if r["status"] != "ok":
+            continue
+        members, ppt, lags, racks = inputs[(r["cluster"], r["group_id"])]
+        expected = kassign.assign(r["strategy"], members, ppt, lags=lags, partition_racks=racks)
+        got = defaultdict(list)
+        for d in r["assignment"]:
+            got[d["member_id"]].append((d["topic"], d["partition"]))
+        assert dict(got) == {k: [tuple(tp) for tp in v] for k, v in expected.items() if v}, (r["group_id"], r["strategy"])
+        q = quality.evaluate(members, ppt, expected, lags=lags, partition_racks=racks)
+        for k, v in q.as_dict().items():
+            assert r[k] == (pytest.approx(v) if isinstance(v, float) else v), (r["group_id"], r["strategy"], k)
+        assert r["violations"] == 0
+        compared += 1
+    assert compared >= 30 * len(STRATEGIES)
+
+
+def test_churn_columns(run):
+    ok = [r for r in run.results.to_pylist() if r["status"] == "ok"]
+    assert all(r["churn_rounds"] == 2 and r["churn_rebalances"] >= 2 and r["churn_moves"] >= 0 for r in ok)
+    assert sum(r["churn_moves"] for r in ok) > 0
+
+
+def test_report_html_and_pngs(run):
+    html = open(run.report_path, encoding="utf-8").read()
+    pngs = re.findall(r'<img src="([^"]+)"', html)
+    assert len(pngs) >= 5
+    from PIL import Image
+
+    for name in pngs:
+        path = os.path.join(os.path.dirname(run.report_path), name)
+        with Image.open(path) as im:
+            assert im.format == "PNG" and im.width > 400 and im.height > 300
+            colors = im.convert("RGB").getcolors(maxcolors=1 << 16)
+            assert colors is None or len(colors) > 10, f"{name} looks blank"
+    for s in STRATEGIES:
+        assert f"<td>{s}</td>" in html
+    assert "orphan-offsets-only" in html and "no members" in html
+
+
+def test_missing_column_is_a_clear_error(spark, snapshot_dir, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(snapshot_dir, bad)
+    m = pq.read_table(bad / "members.parquet").drop(["topics"])
+    pq.write_table(m, bad / "members.parquet")
+    with pytest.raises(SnapshotError, match="members.parquet: missing required column.*topics"):
+        run_fleet(FleetConfig(snapshot=str(bad), out=str(tmp_path / "o"), progress=False), spark=spark)
+    # the same check when Spark reads the table (remote filesystems skip the local check)
+    with pytest.raises(SnapshotError, match="missing required column.*topics"):
+        _read_table(spark, str(bad), "members")
+    no_offsets = tmp_path / "no-offsets"
+    shutil.copytree(snapshot_dir, no_offsets)
+    os.remove(no_offsets / "offsets.parquet")
+    with pytest.raises(SnapshotError, match="missing table offsets.parquet"):
+        run_fleet(FleetConfig(snapshot=str(no_offsets), out=str(tmp_path / "o"), progress=False), spark=spark)
+
+
+def test_unknown_strategy_fails_before_spark(tmp_path):
+    with pytest.raises(FleetError, match="unknown strategy 'nope'"):
+        run_fleet(FleetConfig(strategies=["range", "nope"], out=str(tmp_path)), spark=None)
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "kassign", "fleet", "--strategies", "range,nope", "--out",
+                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "unknown strategy 'nope'" in r.stderr and "range" in r.stderr
+    assert "Spark" not in r.stderr and time.monotonic() - t0 < 8
+
+
+def test_cli_end_to_end(tmp_path):
+    snap = tmp_path / "snap"
+    synth.synth(8, str(snap), seed=5)
+    out = tmp_path / "out"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    r = subprocess.run([sys.executable, "-m", "kassign", "fleet", "--snapshot", str(snap), "--out", str(out),
+                        "--master", "local[2]", "--churn", "1"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "groups ok" in r.stdout and "report:" in r.stdout
+    assert "groups done" in r.stderr  # progress
+    res = pq.read_table(out / "results.parquet")
+    assert res.num_rows == 8 * len(STRATEGIES)
+    assert (out / "report.html").exists()
