@@ -28,8 +28,9 @@ The shape of the fleet:
 * replicas: replication factor 3 (20%: 2) placed on consecutive racks, as Kafka's rack-aware
   placement does, so partitions are not on every rack.
 * offsets: per-partition log volume log-normal per topic; committed offsets trail the end offset by
-  a Zipf-skewed lag (most partitions near 0, a few hot ones far behind; 30% of groups caught up);
-  1% of partitions have no committed offset.
+  a Zipf-skewed lag: inside a group the partition of (shuffled) rank r lags ~ r^-s with s drawn
+  in [0, 1.2) per group (from even backlogs to a few hot partitions), times log-normal noise; 30% of
+  groups are caught up (lag < 3); 1% of partitions have no committed offset.
 """
 
 from __future__ import annotations
@@ -292,9 +293,14 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     GP = len(gp_group)
     g_total = np.bincount(gp_group, weights=None, minlength=G)
 
-    # lags: Zipf-skewed inside a group; 30% of groups caught up
-    g_scale = np.where(rng.random(G) < 0.3, rng.uniform(0, 3, size=G), rng.lognormal(np.log(300), 1.8, size=G))
-    lag = (rng.zipf(1.6, size=GP) - 1).astype(np.float64) * g_scale[gp_group] + rng.integers(0, 5, size=GP)
+    # lags: Zipf-skewed inside a group (lag of the partition of rank r ~ r^-s, ranks shuffled,
+    # exponent s uniform in [0, 1.2) per group, log-normal noise); 30% of groups caught up
+    g_scale = np.where(rng.random(G) < 0.3, rng.uniform(0, 3, size=G), rng.lognormal(np.log(3000), 1.8, size=G))
+    g_zipf = rng.uniform(0.0, 1.2, size=G)
+    shuffle = np.lexsort((rng.random(GP), gp_group))
+    rank = np.empty(GP, dtype=np.int64)
+    rank[shuffle] = np.arange(GP) - np.repeat(np.cumsum(g_total) - g_total, g_total)
+    lag = g_scale[gp_group] * (rank + 1.0) ** -g_zipf[gp_group] * rng.lognormal(0.0, 0.5, size=GP)
     p_index = t_first[gp_topic] + gp_part
     p_volume = volume[p_index]
     lag = np.minimum(np.floor(lag), p_volume).astype(np.int64)
