@@ -212,3 +212,122 @@ def test_cli_end_to_end(tmp_path):
     res = pq.read_table(out / "results.parquet")
     assert res.num_rows == 8 * len(STRATEGIES)
     assert (out / "report.html").exists()
+
+
+# -- a real broker's snapshot through the job -----------------------------------------------------
+
+
+def _broker(request):
+    try:
+        return request.getfixturevalue("kafka_broker")
+    except pytest.FixtureLookupError:
+        pytest.skip("the kafka_broker fixture (tests/kafka_broker.py) is not available")
+
+
+class _Member:
+    """A kafka-python consumer that joins the group, pauses its partitions and keeps heartbeating."""
+
+    def __init__(self, bootstrap, group, topic, instance=None):
+        import threading
+
+        from kafka import KafkaConsumer
+
+        self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                                      auto_offset_reset="latest", group_instance_id=instance,
+                                      client_id=f"fleet-test-{instance or 'dyn'}")
+        self.assigned = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            self.consumer.poll(timeout_ms=100)
+            a = self.consumer.assignment()
+            if a:
+                self.consumer.pause(*a)
+            self.assigned = {(tp.topic, tp.partition) for tp in a}
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(timeout=30)
+        self.consumer.close()
+
+
+@pytest.mark.broker
+def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_path):
+    from kafka import KafkaAdminClient, KafkaProducer
+    from kafka.structs import OffsetAndMetadata
+    from kafka.structs import TopicPartition as KTP
+
+    from kassign.snapshot import check_snapshot, collect
+
+    bootstrap = _broker(request).bootstrap
+    spark = request.getfixturevalue("spark")
+    topic, group, empty = "fleet-t", "fleet-g", "fleet-empty"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics({topic: {"num_partitions": 4, "replication_factor": 1}}, wait_for_metadata=True)
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    ends = {0: 100, 1: 10, 2: 0, 3: 50}
+    for p, n in ends.items():
+        for i in range(n):
+            producer.send(topic, value=b"x", partition=p)
+    producer.flush()
+    producer.close()
+    # committed offsets while nobody is in the groups: fleet-g p3 stays uncommitted
+    committed = {0: 5, 1: 5, 2: 0}
+    admin.alter_group_offsets(group, {KTP(topic, p): OffsetAndMetadata(o, "", -1) for p, o in committed.items()})
+    admin.alter_group_offsets(empty, {KTP(topic, 0): OffsetAndMetadata(40, "", -1)})
+    members = [_Member(bootstrap, group, topic), _Member(bootstrap, group, topic, instance="static-1")]
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            desc = admin.describe_groups([group])[group]
+            owned = [m.assigned for m in members]
+            if desc.get("group_state") == "Stable" and all(owned) and set().union(*owned) == {
+                    (topic, p) for p in range(4)}:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"group {group} did not stabilise: {[m.assigned for m in members]}")
+        tables = collect(bootstrap, cluster="test", progress=False)
+        snap = tmp_path / "snap"
+        synth.write(tables, str(snap), source={"kind": "kafka", "bootstrap_servers": bootstrap})
+    finally:
+        for m in members:
+            m.close()
+        admin.close()
+
+    check_snapshot(str(snap))
+    m = [r for r in tables["members"].to_pylist() if r["group_id"] == group]
+    assert len(m) == 2 and all(r["topics"] == [topic] for r in m)
+    assert {r["group_instance_id"] for r in m} == {None, "static-1"}
+    owned_snapshot = {r["member_id"]: {(d["topic"], d["partition"]) for d in r["owned_partitions"]} for r in m}
+    assert sorted(map(sorted, owned_snapshot.values())) == sorted(sorted(x.assigned) for x in members)
+    o = {(r["group_id"], r["partition"]): r["offset"] for r in tables["offsets"].to_pylist()}
+    assert {p: o[(group, p)] for p in committed} == committed and (group, 3) not in o
+    assert o[(empty, 0)] == 40
+    parts = {r["partition"]: r for r in tables["partitions"].to_pylist() if r["topic"] == topic}
+    assert {p: r["end_offset"] for p, r in parts.items()} == ends
+    g = {r["group_id"]: r for r in tables["groups"].to_pylist()}
+    assert g[group]["protocol"] == "range" and g[empty]["state"] == "Empty"
+
+    run = run_fleet(FleetConfig(snapshot=str(snap), out=str(tmp_path / "out"), with_assignment=True,
+                                progress=False), spark=spark)
+    rows = {(r["group_id"], r["strategy"]): r for r in pq.read_table(run.results_path).to_pylist()}
+    inputs = oracle_inputs(str(snap))
+    for s in STRATEGIES:
+        r = rows[(group, s)]
+        assert r["status"] == "ok", r["error"]
+        assert (r["members"], r["partitions"], r["current_protocol"]) == (2, 4, "range")
+        assert (r["sum_lag"], r["max_lag"], r["uncommitted"]) == (95 + 5, 95, 1)
+        mem, ppt, lags, racks = inputs[("test", group)]
+        expected = kassign.assign(s, mem, ppt, lags=lags, partition_racks=racks)
+        got = defaultdict(list)
+        for d in r["assignment"]:
+            got[d["member_id"]].append((d["topic"], d["partition"]))
+        assert dict(got) == {k: [tuple(tp) for tp in v] for k, v in expected.items() if v}
+        e = rows[(empty, s)]
+        assert e["status"] == "error" and "no members" in e["error"] and e["state"] == "Empty"
+    # the group runs kafka-python's range: kassign's range keeps every partition where it is
+    assert rows[(group, "range")]["moves"] == 0 and rows[(group, "range")]["kept"] == 4
