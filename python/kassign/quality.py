@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ._types import Member, TopicPartition
 
@@ -33,6 +33,7 @@ from ._types import Member, TopicPartition
 IMBALANCE_THRESHOLD = 1.10
 
 Assignment = Mapping[str, Sequence[TopicPartition]]
+_UNSET: Any = object()
 Key = tuple[str, int]
 
 
@@ -211,15 +212,21 @@ def evaluate(
     lags: Optional[Mapping[Key, int]] = None,
     partition_racks: Optional[Mapping[Key, Iterable[str]]] = None,
     previous: Optional[Mapping[Key, str]] = None,
+    assignable: Optional[int] = None,
+    lag_bound: Any = _UNSET,
 ) -> GroupQuality:
     """All metrics of ``assignment`` for the group ``members`` (see :class:`GroupQuality`).
 
-    ``previous`` defaults to :func:`previous_owners` of ``members``.
+    ``previous``, ``assignable`` and ``lag_bound`` depend on the group only; callers measuring
+    several assignments of one group may pass them precomputed (:func:`previous_owners`,
+    :func:`assignable_partitions`, :func:`lag_ratio_bound`).
     """
     c = counts(assignment) or [0]
     n = len(assignment)
     assigned = sum(c)
-    total = assignable_partitions(members, partitions_per_topic)
+    total = assignable_partitions(members, partitions_per_topic) if assignable is None else assignable
+    if lag_bound is _UNSET:
+        lag_bound = lag_ratio_bound(members, partitions_per_topic, lags)
     ml = list(member_lags(assignment, lags).values()) or [0]
     max_lag = max(ml)
     mean_lag = sum(ml) / n if n else 0.0
@@ -240,7 +247,7 @@ def evaluate(
         max_member_lag=max_lag,
         mean_member_lag=mean_lag,
         lag_ratio=lag_r,
-        lag_ratio_bound=lag_ratio_bound(members, partitions_per_topic, lags),
+        lag_ratio_bound=lag_bound,
         lag_imbalanced=lag_r is not None and lag_r > IMBALANCE_THRESHOLD,
         moves=moved,
         kept=kept,

@@ -267,6 +267,8 @@ def evaluate_group(
             rows.append(row)
         return rows
     previous = quality.previous_owners(g.members)
+    assignable = quality.assignable_partitions(g.members, g.partitions_per_topic)
+    bound = quality.lag_ratio_bound(g.members, g.partitions_per_topic, g.lags)
     rows = []
     for s in strategies:
         row = _empty_row(cluster, group_id, s)
@@ -276,7 +278,8 @@ def evaluate_group(
         try:
             result, ms = run_strategy(s, g)
             q = quality.evaluate(g.members, g.partitions_per_topic, result, lags=g.lags,
-                                 partition_racks=g.partition_racks, previous=previous)
+                                 partition_racks=g.partition_racks, previous=previous,
+                                 assignable=assignable, lag_bound=bound)
             row.update(q.as_dict())
             row.update(status="ok", time_ms=ms)
             if churn_rounds > 0:
