@@ -256,13 +256,13 @@ class _Member:
 
 @pytest.mark.broker
 def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_path):
+    bootstrap = _broker(request).bootstrap
     from kafka import KafkaAdminClient, KafkaProducer
     from kafka.structs import OffsetAndMetadata
     from kafka.structs import TopicPartition as KTP
 
     from kassign.snapshot import check_snapshot, collect
 
-    bootstrap = _broker(request).bootstrap
     spark = request.getfixturevalue("spark")
     topic, group, empty = "fleet-t", "fleet-g", "fleet-empty"
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
