@@ -62,7 +62,10 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
                           progress=not args.quiet,
                           admin_config={"request_timeout_ms": int(args.timeout * 1000)})
     except KafkaError as e:
-        _err("snapshot", f"{args.bootstrap_servers}: {type(e).__name__}: {e}")
+        msg = str(e)
+        if not msg.startswith(type(e).__name__):
+            msg = f"{type(e).__name__}: {msg}"
+        _err("snapshot", f"{args.bootstrap_servers}: {msg}")
         return EXIT_FAILURE
     print(f"wrote {args.out} in {time.perf_counter() - t0:.1f}s: "
           + ", ".join(f"{n} {k}" for k, n in counts.items()))
