@@ -35,3 +35,43 @@ def rust_strategies() -> list[str]:
 
 def _trigger_panic() -> None:
     """Panic inside the core on purpose (tests: panics surface as InternalError)."""
+
+# --- kassign.protocol (rust/src/python_protocol.rs); the public, typed API is kassign.protocol.
+# Grouped partitions cross the boundary as (topic, [partition, ...]).
+
+_BytesLike = bytes | bytearray | memoryview
+_Groups = list[tuple[str, list[int]]]
+
+def encode_subscription(
+    topics: list[str],
+    user_data: _BytesLike | None,
+    owned_partitions: list[tuple[str, int]],
+    generation: int,
+    rack: str | None,
+    version: int,
+) -> bytes:
+    """Encode a ConsumerProtocolSubscription v0-v3 (topics and owned partitions sorted)."""
+
+def decode_subscription(data: _BytesLike) -> tuple[int, list[str], bytes | None, _Groups, int, str | None]:
+    """Decode a subscription into (version, topics, user_data, owned groups, generation, rack)."""
+
+def encode_assignment(partitions: list[tuple[str, int]], user_data: _BytesLike | None, version: int) -> bytes:
+    """Encode a ConsumerProtocolAssignment v0-v3 (grouped by topic in order of first appearance)."""
+
+def decode_assignment(data: _BytesLike) -> tuple[int, _Groups, bytes | None]:
+    """Decode an assignment into (version, groups, user_data)."""
+
+def encode_sticky_user_data(partitions: list[tuple[str, int]], generation: int | None) -> bytes:
+    """Encode StickyAssignorUserData: v1 with a generation, v0 without."""
+
+def decode_sticky_user_data(data: _BytesLike) -> tuple[_Groups, int | None]:
+    """Decode StickyAssignorUserData (v1, else v0) into (groups, generation)."""
+
+def encode_int32_user_data(value: int) -> bytes:
+    """Four big-endian bytes of a signed int32."""
+
+def decode_generation(data: _BytesLike) -> int:
+    """Cooperative-sticky generation from the first four bytes; ProtocolError if shorter."""
+
+def decode_priority(data: _BytesLike) -> int | None:
+    """Failover priority from the first four bytes; None if shorter."""

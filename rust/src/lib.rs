@@ -5,9 +5,12 @@
 //! conversion in, one GIL-free call into the core, conversion out, errors mapped to exceptions.
 
 pub mod model;
+pub mod protocol;
 pub mod range;
 pub mod roundrobin;
 pub mod strategy;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_protocol;

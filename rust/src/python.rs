@@ -189,6 +189,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(assign, m)?)?;
     m.add_function(wrap_pyfunction!(rust_strategies, m)?)?;
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
+    crate::python_protocol::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

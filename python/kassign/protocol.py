@@ -1,0 +1,298 @@
+"""Kafka consumer-protocol wire formats, encoded and decoded in Rust.
+
+The bytes a consumer puts in JoinGroup (its *subscription*) and gets back from SyncGroup (its
+*assignment*), plus the user data the built-in strategies carry inside them:
+
+* :func:`encode_subscription` / :func:`decode_subscription`: ``ConsumerProtocolSubscription`` v0-v3.
+* :func:`encode_assignment` / :func:`decode_assignment`: ``ConsumerProtocolAssignment`` v0-v3.
+* :func:`encode_sticky_user_data` / :func:`decode_sticky_user_data`: the eager ``sticky``
+  assignor's ``StickyAssignorUserData`` v0/v1.
+* :func:`encode_generation` / :func:`decode_generation`: ``cooperative-sticky`` user data.
+* :func:`encode_priority` / :func:`decode_priority`: ``failover`` user data.
+
+>>> from kassign import protocol
+>>> data = protocol.encode_subscription(["t"], owned_partitions=[("t", 1), ("t", 0)], generation=5)
+>>> sub = protocol.decode_subscription(data)
+>>> sub.topics, sub.owned_partitions, sub.generation
+(('t',), (TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)), 5)
+
+Decoding rules (Java's ``ConsumerProtocol`` unless noted):
+
+* Versions above 3 are read as v3 and trailing bytes are ignored, for every version; the
+  decoded ``version`` is the number on the wire. A negative version is an error.
+* Only a length of -1 means null; other negative lengths are an error (Java reads any negative
+  length of a nullable field as null, but never writes one). Null in a non-nullable field (topics,
+  topic names, partition arrays) is an error, as in Java.
+* Strings must be valid UTF-8 (Java would substitute U+FFFD).
+* A declared length larger than the rest of the input is an error raised before anything is
+  allocated, so hostile metadata cannot exhaust memory.
+
+Every decoding failure raises :class:`kassign.ProtocolError` (a ``ValueError``) naming the byte
+offset and the field expected there. Decoders accept ``bytes``, ``bytearray`` and ``memoryview``;
+anything else (a ``str`` included) is a ``TypeError`` naming the argument.
+
+Encoding: the subscription writer sorts topics and owned partitions, as Java does; an assignment
+keeps its partitions grouped by topic in order of first appearance. Writing an older version
+drops the fields it lacks (owned partitions before v1, generation before v2, rack before v3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from . import _core
+from ._core import ProtocolError
+from ._types import INT32_MAX, INT32_MIN, TopicPartition, _as_str_tuple, _as_topic_partition
+
+__all__ = [
+    "Assignment",
+    "ProtocolError",
+    "Subscription",
+    "decode_assignment",
+    "decode_generation",
+    "decode_priority",
+    "decode_sticky_user_data",
+    "decode_subscription",
+    "encode_assignment",
+    "encode_generation",
+    "encode_priority",
+    "encode_sticky_user_data",
+    "encode_subscription",
+]
+
+BytesLike = Union[bytes, bytearray, memoryview]
+
+#: The highest version of the subscription and assignment formats this module writes.
+MAX_VERSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """A decoded ``ConsumerProtocolSubscription``.
+
+    Attributes:
+        version: the version on the wire (versions above 3 were read as v3).
+        topics: subscribed topics, in the order sent.
+        user_data: the assignor's opaque user data, or None.
+        owned_partitions: partitions the member owns (v1+; empty before).
+        generation: the generation they were owned in (v2+; -1 before). Java treats any negative
+            value as "no generation".
+        rack: the member's ``client.rack`` (v3+; None before). Java treats ``""`` like None.
+    """
+
+    version: int
+    topics: tuple[str, ...]
+    user_data: Optional[bytes]
+    owned_partitions: tuple[TopicPartition, ...]
+    generation: int
+    rack: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A decoded ``ConsumerProtocolAssignment``.
+
+    Attributes:
+        version: the version on the wire.
+        partitions: the assigned partitions, in the order sent.
+        user_data: the assignor's opaque user data, or None (Java's built-ins send None).
+    """
+
+    version: int
+    partitions: tuple[TopicPartition, ...]
+    user_data: Optional[bytes]
+
+
+# ------------------------------------------------------------------------------------ validation
+
+
+def _check_int32(value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise ValueError(f"{name}: {value} does not fit in a signed 32-bit int")
+    return value
+
+
+def _check_version(version: Any) -> int:
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise TypeError(f"version: expected an int, got {type(version).__name__}")
+    if not 0 <= version <= MAX_VERSION:
+        raise ValueError(f"version: can only write versions 0..{MAX_VERSION}, got {version}")
+    return version
+
+
+def _check_partitions(partitions: Any, name: str) -> list[tuple[str, int]]:
+    if isinstance(partitions, (str, bytes)):
+        raise TypeError(f"{name}: expected an iterable of (topic, partition) pairs, got {type(partitions).__name__}")
+    try:
+        items = list(partitions)
+    except TypeError:
+        raise TypeError(
+            f"{name}: expected an iterable of (topic, partition) pairs, got {type(partitions).__name__}"
+        ) from None
+    out = []
+    for item in items:
+        tp = _as_topic_partition(item, name)
+        _check_int32(tp.partition, f"{name}: partition of {tp.topic!r}")
+        out.append((tp.topic, tp.partition))
+    return out
+
+
+def _check_optional_bytes(value: Any, name: str) -> Optional[bytes]:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{name}: expected bytes, bytearray, memoryview or None, got {type(value).__name__}")
+
+
+def _flatten(groups: list[tuple[str, list[int]]]) -> tuple[TopicPartition, ...]:
+    make = TopicPartition._make
+    return tuple(make((topic, p)) for topic, parts in groups for p in parts)
+
+
+# ------------------------------------------------------------------------------ subscription
+
+
+def encode_subscription(
+    topics: Iterable[str],
+    user_data: Optional[BytesLike] = None,
+    owned_partitions: Iterable[Any] = (),
+    generation: int = -1,
+    rack: Optional[str] = None,
+    version: int = MAX_VERSION,
+) -> bytes:
+    """Encode a ``ConsumerProtocolSubscription`` (Java writes v3).
+
+    Arguments:
+        topics: subscribed topic names (written sorted).
+        user_data: the assignor's user data, or None.
+        owned_partitions: (topic, partition) pairs the member owns (written sorted; v1+).
+        generation: the generation they were owned in, -1 for none (v2+).
+        rack: the member's ``client.rack``, or None (v3+).
+        version: 0..3; fields newer than ``version`` are dropped.
+
+    Raises:
+        TypeError / ValueError: a malformed argument (named in the message), a string longer
+            than 32767 UTF-8 bytes, or an unsupported version.
+    """
+    topic_list = list(_as_str_tuple(topics, "topics"))
+    owned = _check_partitions(owned_partitions, "owned_partitions")
+    _check_int32(generation, "generation")
+    if rack is not None and not isinstance(rack, str):
+        raise TypeError(f"rack: expected a str or None, got {type(rack).__name__}")
+    return _core.encode_subscription(
+        topic_list,
+        _check_optional_bytes(user_data, "user_data"),
+        owned,
+        generation,
+        rack,
+        _check_version(version),
+    )
+
+
+def decode_subscription(data: BytesLike) -> Subscription:
+    """Decode a ``ConsumerProtocolSubscription`` of any version >= 0.
+
+    Raises:
+        ProtocolError: the bytes are not a valid subscription.
+        TypeError: ``data`` is not bytes-like.
+    """
+    version, topics, user_data, owned, generation, rack = _core.decode_subscription(data)
+    return Subscription(
+        version=version,
+        topics=tuple(topics),
+        user_data=user_data,
+        owned_partitions=_flatten(owned),
+        generation=generation,
+        rack=rack,
+    )
+
+
+# -------------------------------------------------------------------------------- assignment
+
+
+def encode_assignment(
+    partitions: Iterable[Any],
+    user_data: Optional[BytesLike] = None,
+    version: int = MAX_VERSION,
+) -> bytes:
+    """Encode a ``ConsumerProtocolAssignment`` (every version 0..3 has the same body).
+
+    Partitions are grouped by topic in order of first appearance and kept in the given order
+    within a topic (Java does not sort them either).
+
+    Raises:
+        TypeError / ValueError: a malformed argument (named in the message) or version.
+    """
+    parts = _check_partitions(partitions, "partitions")
+    return _core.encode_assignment(parts, _check_optional_bytes(user_data, "user_data"), _check_version(version))
+
+
+def decode_assignment(data: BytesLike) -> Assignment:
+    """Decode a ``ConsumerProtocolAssignment`` of any version >= 0.
+
+    Raises:
+        ProtocolError: the bytes are not a valid assignment.
+        TypeError: ``data`` is not bytes-like.
+    """
+    version, groups, user_data = _core.decode_assignment(data)
+    return Assignment(version=version, partitions=_flatten(groups), user_data=user_data)
+
+
+# ------------------------------------------------------------------------------- user data
+
+
+def encode_sticky_user_data(partitions: Iterable[Any], generation: Optional[int] = None) -> bytes:
+    """Encode the eager ``sticky`` assignor's user data: v1 with ``generation``, v0 when None.
+
+    Partitions are written sorted by (topic, partition) (Java uses hash-map order; readers accept
+    any order).
+    """
+    parts = _check_partitions(partitions, "partitions")
+    if generation is not None:
+        _check_int32(generation, "generation")
+    return _core.encode_sticky_user_data(parts, generation)
+
+
+def decode_sticky_user_data(data: BytesLike) -> tuple[list[TopicPartition], Optional[int]]:
+    """Decode ``sticky`` user data into (owned partitions, generation or None for v0).
+
+    As in Java: v1 is tried first, then v0; trailing bytes are ignored; empty input means no
+    history (``([], None)``). Java ignores user data it cannot decode (generation -1); here that
+    case raises :class:`ProtocolError` so the caller can decide.
+    """
+    groups, generation = _core.decode_sticky_user_data(data)
+    return list(_flatten(groups)), generation
+
+
+def encode_generation(generation: int) -> bytes:
+    """Encode ``cooperative-sticky`` user data: the generation as a big-endian int32
+    (-1, ``b"\\xff\\xff\\xff\\xff"``, before the first assignment)."""
+    return _core.encode_int32_user_data(_check_int32(generation, "generation"))
+
+
+def decode_generation(data: BytesLike) -> int:
+    """Decode ``cooperative-sticky`` user data: the big-endian int32 in the first four bytes
+    (trailing bytes are ignored, as Java's ``getInt`` does).
+
+    Raises:
+        ProtocolError: fewer than four bytes (Java then uses generation -1).
+    """
+    return _core.decode_generation(data)
+
+
+def encode_priority(priority: int) -> bytes:
+    """Encode ``failover`` user data: the priority as a big-endian signed int32."""
+    return _core.encode_int32_user_data(_check_int32(priority, "priority"))
+
+
+def decode_priority(data: Optional[BytesLike]) -> Optional[int]:
+    """Decode ``failover`` user data: the big-endian int32 in the first four bytes, or None
+    (lowest priority) when ``data`` is None or shorter than four bytes."""
+    if data is None:
+        return None
+    return _core.decode_priority(data)
