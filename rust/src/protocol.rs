@@ -51,18 +51,37 @@ pub const MAX_VERSION: i16 = 3;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DecodeError {
     /// The input ends before a fixed-size item or a string/bytes body.
-    Truncated { offset: usize, expected: &'static str, needed: usize, available: usize },
+    Truncated {
+        offset: usize,
+        expected: &'static str,
+        needed: usize,
+        available: usize,
+    },
     /// A length prefix is negative and is not the null marker of a nullable field.
-    NegativeLength { offset: usize, expected: &'static str, length: i32 },
+    NegativeLength {
+        offset: usize,
+        expected: &'static str,
+        length: i32,
+    },
     /// A length of `-1` (null) in a field that is not nullable.
     UnexpectedNull { offset: usize, expected: &'static str },
     /// An array declares more elements than the remaining input could hold, even at the smallest
     /// possible element size. Detected before allocating.
-    LengthExceedsInput { offset: usize, expected: &'static str, length: usize, min_bytes: usize, available: usize },
+    LengthExceedsInput {
+        offset: usize,
+        expected: &'static str,
+        length: usize,
+        min_bytes: usize,
+        available: usize,
+    },
     /// A string is not valid UTF-8.
     InvalidUtf8 { offset: usize, expected: &'static str },
     /// The message's version is negative.
-    UnsupportedVersion { offset: usize, expected: &'static str, version: i16 },
+    UnsupportedVersion {
+        offset: usize,
+        expected: &'static str,
+        version: i16,
+    },
 }
 
 impl DecodeError {
@@ -183,7 +202,12 @@ impl<'a> Reader<'a> {
     fn take_at(&mut self, offset: usize, n: usize, expected: &'static str) -> Result<&'a [u8], DecodeError> {
         let available = self.remaining();
         if n > available {
-            return Err(DecodeError::Truncated { offset, expected, needed: n, available });
+            return Err(DecodeError::Truncated {
+                offset,
+                expected,
+                needed: n,
+                available,
+            });
         }
         let out = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -204,7 +228,12 @@ impl<'a> Reader<'a> {
         // The whole item (prefix + body) starts at `offset`; report truncation there.
         let available = self.remaining();
         if len > available {
-            return Err(DecodeError::Truncated { offset, expected, needed: 2 + len, available: 2 + available });
+            return Err(DecodeError::Truncated {
+                offset,
+                expected,
+                needed: 2 + len,
+                available: 2 + available,
+            });
         }
         let body = self.take_at(offset, len, expected)?;
         std::str::from_utf8(body)
@@ -218,7 +247,11 @@ impl<'a> Reader<'a> {
         let len = self.read_i16(expected)?;
         match len {
             -1 => Err(DecodeError::UnexpectedNull { offset, expected }),
-            n if n < 0 => Err(DecodeError::NegativeLength { offset, expected, length: n as i32 }),
+            n if n < 0 => Err(DecodeError::NegativeLength {
+                offset,
+                expected,
+                length: n as i32,
+            }),
             n => self.str_body(offset, n as usize, expected),
         }
     }
@@ -229,7 +262,11 @@ impl<'a> Reader<'a> {
         let len = self.read_i16(expected)?;
         match len {
             -1 => Ok(None),
-            n if n < 0 => Err(DecodeError::NegativeLength { offset, expected, length: n as i32 }),
+            n if n < 0 => Err(DecodeError::NegativeLength {
+                offset,
+                expected,
+                length: n as i32,
+            }),
             n => self.str_body(offset, n as usize, expected).map(Some),
         }
     }
@@ -240,12 +277,21 @@ impl<'a> Reader<'a> {
         let len = self.read_i32(expected)?;
         match len {
             -1 => Ok(None),
-            n if n < 0 => Err(DecodeError::NegativeLength { offset, expected, length: n }),
+            n if n < 0 => Err(DecodeError::NegativeLength {
+                offset,
+                expected,
+                length: n,
+            }),
             n => {
                 let n = n as usize;
                 let available = self.remaining();
                 if n > available {
-                    return Err(DecodeError::Truncated { offset, expected, needed: 4 + n, available: 4 + available });
+                    return Err(DecodeError::Truncated {
+                        offset,
+                        expected,
+                        needed: 4 + n,
+                        available: 4 + available,
+                    });
                 }
                 Ok(Some(self.take_at(offset, n, expected)?.to_vec()))
             }
@@ -259,13 +305,23 @@ impl<'a> Reader<'a> {
         let len = self.read_i32(expected)?;
         match len {
             -1 => Err(DecodeError::UnexpectedNull { offset, expected }),
-            n if n < 0 => Err(DecodeError::NegativeLength { offset, expected, length: n }),
+            n if n < 0 => Err(DecodeError::NegativeLength {
+                offset,
+                expected,
+                length: n,
+            }),
             n => {
                 let n = n as usize;
                 let min_bytes = n.saturating_mul(min_elem_bytes.max(1));
                 let available = self.remaining();
                 if min_bytes > available {
-                    return Err(DecodeError::LengthExceedsInput { offset, expected, length: n, min_bytes, available });
+                    return Err(DecodeError::LengthExceedsInput {
+                        offset,
+                        expected,
+                        length: n,
+                        min_bytes,
+                        available,
+                    });
                 }
                 Ok(n)
             }
@@ -285,7 +341,9 @@ impl Writer {
     }
 
     pub fn with_capacity(n: usize) -> Self {
-        Writer { buf: Vec::with_capacity(n) }
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -365,7 +423,10 @@ fn read_topic_partitions(
         for _ in 0..m {
             parts.push(r.read_i32(partitions)?);
         }
-        out.push(TopicPartitions { topic, partitions: parts });
+        out.push(TopicPartitions {
+            topic,
+            partitions: parts,
+        });
     }
     Ok(out)
 }
@@ -396,7 +457,10 @@ pub fn group_by_first_appearance<S: AsRef<str>>(pairs: &[(S, i32)]) -> Vec<Topic
     for (topic, p) in pairs {
         let topic = topic.as_ref();
         let i = *index.entry(topic).or_insert_with(|| {
-            out.push(TopicPartitions { topic: topic.to_owned(), partitions: Vec::new() });
+            out.push(TopicPartitions {
+                topic: topic.to_owned(),
+                partitions: Vec::new(),
+            });
             out.len() - 1
         });
         out[i].partitions.push(*p);
@@ -413,7 +477,10 @@ pub fn group_sorted<S: AsRef<str>>(pairs: &[(S, i32)]) -> Vec<TopicPartitions> {
     for (topic, p) in sorted {
         match out.last_mut() {
             Some(last) if last.topic == topic => last.partitions.push(p),
-            _ => out.push(TopicPartitions { topic: topic.to_owned(), partitions: vec![p] }),
+            _ => out.push(TopicPartitions {
+                topic: topic.to_owned(),
+                partitions: vec![p],
+            }),
         }
     }
     out
@@ -421,7 +488,10 @@ pub fn group_sorted<S: AsRef<str>>(pairs: &[(S, i32)]) -> Vec<TopicPartitions> {
 
 /// Flatten groups back into (topic, partition) pairs, in order.
 pub fn flatten(groups: &[TopicPartitions]) -> Vec<(&str, i32)> {
-    groups.iter().flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.as_str(), p))).collect()
+    groups
+        .iter()
+        .flat_map(|g| g.partitions.iter().map(move |&p| (g.topic.as_str(), p)))
+        .collect()
 }
 
 fn sort_groups(groups: &[TopicPartitions]) -> Vec<TopicPartitions> {
@@ -432,7 +502,11 @@ fn read_version(r: &mut Reader<'_>, expected: &'static str) -> Result<i16, Decod
     let offset = r.position();
     let version = r.read_i16(expected)?;
     if version < 0 {
-        return Err(DecodeError::UnsupportedVersion { offset, expected, version });
+        return Err(DecodeError::UnsupportedVersion {
+            offset,
+            expected,
+            version,
+        });
     }
     Ok(version)
 }
@@ -502,9 +576,24 @@ impl Subscription {
         } else {
             Vec::new()
         };
-        let generation = if version >= 2 { r.read_i32("subscription.generation_id (int32)")? } else { -1 };
-        let rack = if version >= 3 { r.read_nullable_string("subscription.rack_id (string)")? } else { None };
-        Ok(Subscription { version, topics, user_data, owned_partitions, generation, rack })
+        let generation = if version >= 2 {
+            r.read_i32("subscription.generation_id (int32)")?
+        } else {
+            -1
+        };
+        let rack = if version >= 3 {
+            r.read_nullable_string("subscription.rack_id (string)")?
+        } else {
+            None
+        };
+        Ok(Subscription {
+            version,
+            topics,
+            user_data,
+            owned_partitions,
+            generation,
+            rack,
+        })
     }
 
     /// Encode at `self.version` (0..=3): topics sorted, owned partitions sorted by
@@ -523,7 +612,13 @@ impl Subscription {
         w.write_nullable_bytes(self.user_data.as_deref(), "user_data")?;
         if version >= 1 {
             let owned = sort_groups(&self.owned_partitions);
-            write_topic_partitions(&mut w, &owned, "owned_partitions", "owned_partitions", "owned_partitions")?;
+            write_topic_partitions(
+                &mut w,
+                &owned,
+                "owned_partitions",
+                "owned_partitions",
+                "owned_partitions",
+            )?;
         }
         if version >= 2 {
             w.write_i32(self.generation);
@@ -550,7 +645,11 @@ pub struct Assignment {
 
 impl Default for Assignment {
     fn default() -> Self {
-        Assignment { version: MAX_VERSION, partitions: Vec::new(), user_data: None }
+        Assignment {
+            version: MAX_VERSION,
+            partitions: Vec::new(),
+            user_data: None,
+        }
     }
 }
 
@@ -566,7 +665,11 @@ impl Assignment {
             "assignment.assigned_partitions[].partitions (int32 array)",
         )?;
         let user_data = r.read_nullable_bytes("assignment.user_data (bytes)")?;
-        Ok(Assignment { version, partitions, user_data })
+        Ok(Assignment {
+            version,
+            partitions,
+            user_data,
+        })
     }
 
     /// Encode at `self.version` (0..=3), groups in the order given.
@@ -608,7 +711,11 @@ impl StickyUserData {
             "sticky_user_data.partitions[].partitions (int32 array)",
         )?;
         // v1 parses iff four more bytes follow; otherwise v0 parses the same prefix.
-        let generation = if r.remaining() >= 4 { Some(r.read_i32("sticky_user_data.generation (int32)")?) } else { None };
+        let generation = if r.remaining() >= 4 {
+            Some(r.read_i32("sticky_user_data.generation (int32)")?)
+        } else {
+            None
+        };
         Ok(StickyUserData { partitions, generation })
     }
 
@@ -653,11 +760,17 @@ mod tests {
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     fn tp(topic: &str, partitions: &[i32]) -> TopicPartitions {
-        TopicPartitions { topic: topic.to_string(), partitions: partitions.to_vec() }
+        TopicPartitions {
+            topic: topic.to_string(),
+            partitions: partitions.to_vec(),
+        }
     }
 
     /// DESIGN.md section 3, worked example.
@@ -695,10 +808,8 @@ mod tests {
             owned_partitions: vec![tp("b", &[1, 0]), tp("a", &[2])],
             ..Default::default()
         };
-        let expected = hex(
-            "00 01 | 00 00 00 02 00 01 61 00 01 62 | ff ff ff ff | 00 00 00 02 \
-             00 01 61 00 00 00 01 00 00 00 02 | 00 01 62 00 00 00 02 00 00 00 00 00 00 00 01",
-        );
+        let expected = hex("00 01 | 00 00 00 02 00 01 61 00 01 62 | ff ff ff ff | 00 00 00 02 \
+             00 01 61 00 00 00 01 00 00 00 02 | 00 01 62 00 00 00 02 00 00 00 00 00 00 00 01");
         assert_eq!(s.encode().unwrap(), expected);
     }
 
@@ -710,13 +821,14 @@ mod tests {
         let v0 = hex("00 00 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05");
         assert_eq!(s.encode().unwrap(), v0);
         let d = Subscription::decode(&v0).unwrap();
-        assert_eq!((d.version, d.owned_partitions.len(), d.generation, d.rack), (0, 0, -1, None));
+        assert_eq!(
+            (d.version, d.owned_partitions.len(), d.generation, d.rack),
+            (0, 0, -1, None)
+        );
         // v2: plus owned partitions and generation, no rack.
         s.version = 2;
-        let v2 = hex(
-            "00 02 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | \
-             00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05",
-        );
+        let v2 = hex("00 02 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | \
+             00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05");
         assert_eq!(s.encode().unwrap(), v2);
         let d = Subscription::decode(&v2).unwrap();
         assert_eq!((d.generation, d.rack.clone()), (5, None));
@@ -739,7 +851,11 @@ mod tests {
         b[1] = 0xff;
         assert!(matches!(
             Subscription::decode(&b),
-            Err(DecodeError::UnsupportedVersion { offset: 0, version: -1, .. })
+            Err(DecodeError::UnsupportedVersion {
+                offset: 0,
+                version: -1,
+                ..
+            })
         ));
         assert!(matches!(
             Assignment::decode(&hex("80 00 00 00 00 00 ff ff ff ff")),
@@ -750,7 +866,11 @@ mod tests {
     #[test]
     fn assignment_reference_vector() {
         let b = hex("00 03 | 00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | ff ff ff ff");
-        let a = Assignment { version: 3, partitions: vec![tp("t", &[0, 1])], user_data: None };
+        let a = Assignment {
+            version: 3,
+            partitions: vec![tp("t", &[0, 1])],
+            user_data: None,
+        };
         assert_eq!(a.encode().unwrap(), b);
         assert_eq!(Assignment::decode(&b).unwrap(), a);
     }
@@ -759,24 +879,40 @@ mod tests {
     fn assignment_keeps_first_appearance_order() {
         let groups = group_by_first_appearance(&[("b", 3), ("a", 1), ("b", 0)]);
         assert_eq!(groups, vec![tp("b", &[3, 0]), tp("a", &[1])]);
-        let a = Assignment { version: 0, partitions: groups, user_data: Some(vec![0xab]) };
-        let expected = hex(
-            "00 00 | 00 00 00 02 | 00 01 62 00 00 00 02 00 00 00 03 00 00 00 00 | \
-             00 01 61 00 00 00 01 00 00 00 01 | 00 00 00 01 ab",
-        );
+        let a = Assignment {
+            version: 0,
+            partitions: groups,
+            user_data: Some(vec![0xab]),
+        };
+        let expected = hex("00 00 | 00 00 00 02 | 00 01 62 00 00 00 02 00 00 00 03 00 00 00 00 | \
+             00 01 61 00 00 00 01 00 00 00 01 | 00 00 00 01 ab");
         assert_eq!(a.encode().unwrap(), expected);
     }
 
     #[test]
     fn sticky_user_data_reference_vectors() {
         let v1 = hex("00 00 00 01 | 00 01 74 | 00 00 00 02 | 00 00 00 00 | 00 00 00 01 | 00 00 00 05");
-        let u = StickyUserData { partitions: vec![tp("t", &[0, 1])], generation: Some(5) };
+        let u = StickyUserData {
+            partitions: vec![tp("t", &[0, 1])],
+            generation: Some(5),
+        };
         assert_eq!(u.encode().unwrap(), v1);
         assert_eq!(StickyUserData::decode(&v1).unwrap(), u);
         // v0: same without the generation.
         let v0 = &v1[..v1.len() - 4];
-        let u0 = StickyUserData { partitions: vec![tp("t", &[0, 1])], generation: None };
-        assert_eq!(StickyUserData { generation: None, ..u.clone() }.encode().unwrap(), v0);
+        let u0 = StickyUserData {
+            partitions: vec![tp("t", &[0, 1])],
+            generation: None,
+        };
+        assert_eq!(
+            StickyUserData {
+                generation: None,
+                ..u.clone()
+            }
+            .encode()
+            .unwrap(),
+            v0
+        );
         assert_eq!(StickyUserData::decode(v0).unwrap(), u0);
         // v0 + 00 00 00 09 + one byte reads as generation 9 (REFERENCE 2.7).
         let mut odd = v0.to_vec();
@@ -792,10 +928,12 @@ mod tests {
 
     #[test]
     fn sticky_writer_sorts_by_topic() {
-        let u = StickyUserData { partitions: vec![tp("b", &[0]), tp("a", &[1])], generation: Some(-1) };
-        let expected = hex(
-            "00 00 00 02 | 00 01 61 00 00 00 01 00 00 00 01 | 00 01 62 00 00 00 01 00 00 00 00 | ff ff ff ff",
-        );
+        let u = StickyUserData {
+            partitions: vec![tp("b", &[0]), tp("a", &[1])],
+            generation: Some(-1),
+        };
+        let expected =
+            hex("00 00 00 02 | 00 01 61 00 00 00 01 00 00 00 01 | 00 01 62 00 00 00 01 00 00 00 00 | ff ff ff ff");
         assert_eq!(u.encode().unwrap(), expected);
     }
 
@@ -805,7 +943,15 @@ mod tests {
         assert_eq!(encode_int32_user_data(10), [0, 0, 0, 0x0a]);
         assert_eq!(decode_generation(&[0xff, 0xff, 0xff, 0xff]).unwrap(), -1);
         assert_eq!(decode_generation(&[0, 0, 0, 5, 1]).unwrap(), 5);
-        assert!(matches!(decode_generation(&[0, 0, 5]), Err(DecodeError::Truncated { offset: 0, needed: 4, available: 3, .. })));
+        assert!(matches!(
+            decode_generation(&[0, 0, 5]),
+            Err(DecodeError::Truncated {
+                offset: 0,
+                needed: 4,
+                available: 3,
+                ..
+            })
+        ));
         assert_eq!(decode_priority(&[0, 0, 0, 0x0a]), Some(10));
         assert_eq!(decode_priority(&[0x80, 0, 0, 0]), Some(i32::MIN));
         assert_eq!(decode_priority(&[0, 0]), None);
@@ -819,7 +965,12 @@ mod tests {
         let e = Subscription::decode(&full[..38]).unwrap_err();
         assert_eq!(
             e,
-            DecodeError::Truncated { offset: 36, expected: "subscription.generation_id (int32)", needed: 4, available: 2 }
+            DecodeError::Truncated {
+                offset: 36,
+                expected: "subscription.generation_id (int32)",
+                needed: 4,
+                available: 2
+            }
         );
         // Cut inside the rack string body: the string item starts at byte 40.
         let e = Subscription::decode(&full[..43]).unwrap_err();
@@ -847,15 +998,26 @@ mod tests {
         );
         // 0x80000000 as an int32 is negative: a NegativeLength, not a null.
         let b = hex("00 03 80 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
-        assert!(matches!(Subscription::decode(&b), Err(DecodeError::NegativeLength { offset: 2, .. })));
+        assert!(matches!(
+            Subscription::decode(&b),
+            Err(DecodeError::NegativeLength { offset: 2, .. })
+        ));
         // A partitions array too long for the input.
         let b = hex("00 00 00 00 00 01 00 01 74 10 00 00 00 00 00 00 01");
-        assert!(matches!(Assignment::decode(&b), Err(DecodeError::LengthExceedsInput { offset: 9, .. })));
+        assert!(matches!(
+            Assignment::decode(&b),
+            Err(DecodeError::LengthExceedsInput { offset: 9, .. })
+        ));
         // User data bytes longer than the input.
         let b = hex("00 00 00 00 00 00 7f ff ff ff 00 00");
         assert!(matches!(
             Subscription::decode(&b),
-            Err(DecodeError::Truncated { offset: 6, needed: 0x8000_0003, available: 6, .. })
+            Err(DecodeError::Truncated {
+                offset: 6,
+                needed: 0x8000_0003,
+                available: 6,
+                ..
+            })
         ));
     }
 
@@ -874,12 +1036,20 @@ mod tests {
         // Negative (not -1) topic-name length.
         assert!(matches!(
             Subscription::decode(&hex("00 00 00 00 00 01 ff fe")),
-            Err(DecodeError::NegativeLength { offset: 6, length: -2, .. })
+            Err(DecodeError::NegativeLength {
+                offset: 6,
+                length: -2,
+                ..
+            })
         ));
         // user_data -2: Java would read null; we reject.
         assert!(matches!(
             Subscription::decode(&hex("00 00 00 00 00 00 ff ff ff fe")),
-            Err(DecodeError::NegativeLength { offset: 6, length: -2, .. })
+            Err(DecodeError::NegativeLength {
+                offset: 6,
+                length: -2,
+                ..
+            })
         ));
         // Null rack is fine.
         let s = Subscription::decode(&hex("00 03 00 00 00 00 ff ff ff ff 00 00 00 00 ff ff ff ff ff ff")).unwrap();
@@ -896,20 +1066,41 @@ mod tests {
         let b = hex("00 00 00 00 00 01 00 02 c3 28 ff ff ff ff");
         assert_eq!(
             Subscription::decode(&b).unwrap_err(),
-            DecodeError::InvalidUtf8 { offset: 6, expected: "subscription.topics[] (string)" }
+            DecodeError::InvalidUtf8 {
+                offset: 6,
+                expected: "subscription.topics[] (string)"
+            }
         );
     }
 
     #[test]
     fn encode_errors() {
         let long = "x".repeat(32768);
-        let s = Subscription { topics: vec![long.clone()], ..Default::default() };
-        assert_eq!(s.encode().unwrap_err(), EncodeError::StringTooLong { field: "topics", len: 32768 });
-        let ok = Subscription { topics: vec!["x".repeat(32767)], ..Default::default() };
+        let s = Subscription {
+            topics: vec![long.clone()],
+            ..Default::default()
+        };
+        assert_eq!(
+            s.encode().unwrap_err(),
+            EncodeError::StringTooLong {
+                field: "topics",
+                len: 32768
+            }
+        );
+        let ok = Subscription {
+            topics: vec!["x".repeat(32767)],
+            ..Default::default()
+        };
         assert_eq!(ok.encode().unwrap().len(), 2 + 4 + 2 + 32767 + 4 + 4 + 4 + 2);
-        let s = Subscription { version: 4, ..Default::default() };
+        let s = Subscription {
+            version: 4,
+            ..Default::default()
+        };
         assert_eq!(s.encode().unwrap_err(), EncodeError::UnsupportedVersion { version: 4 });
-        let a = Assignment { version: -1, ..Default::default() };
+        let a = Assignment {
+            version: -1,
+            ..Default::default()
+        };
         assert_eq!(a.encode().unwrap_err(), EncodeError::UnsupportedVersion { version: -1 });
     }
 

@@ -12,9 +12,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 
-use crate::protocol::{
-    self, Assignment, DecodeError, EncodeError, StickyUserData, Subscription, TopicPartitions,
-};
+use crate::protocol::{self, Assignment, DecodeError, EncodeError, StickyUserData, Subscription, TopicPartitions};
 use crate::python::ProtocolError;
 
 fn decode_error(e: DecodeError) -> PyErr {
@@ -84,7 +82,14 @@ fn encode_subscription<'py>(
     Ok(PyBytes::new(py, &s.encode().map_err(encode_error)?))
 }
 
-type SubscriptionTuple<'py> = (i16, Vec<String>, Option<Bound<'py, PyBytes>>, Groups, i32, Option<String>);
+type SubscriptionTuple<'py> = (
+    i16,
+    Vec<String>,
+    Option<Bound<'py, PyBytes>>,
+    Groups,
+    i32,
+    Option<String>,
+);
 
 /// Decode a ConsumerProtocolSubscription into
 /// `(version, topics, user_data, [(topic, [partition, ...]), ...], generation, rack)`.
@@ -92,7 +97,14 @@ type SubscriptionTuple<'py> = (i16, Vec<String>, Option<Bound<'py, PyBytes>>, Gr
 fn decode_subscription<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<SubscriptionTuple<'py>> {
     let bytes = bytes_arg(data, "data")?;
     let s = Subscription::decode(&bytes).map_err(decode_error)?;
-    Ok((s.version, s.topics, to_py_bytes(py, s.user_data), to_groups(s.owned_partitions), s.generation, s.rack))
+    Ok((
+        s.version,
+        s.topics,
+        to_py_bytes(py, s.user_data),
+        to_groups(s.owned_partitions),
+        s.generation,
+        s.rack,
+    ))
 }
 
 /// Encode a ConsumerProtocolAssignment (partitions grouped by topic in order of first appearance).
@@ -131,7 +143,10 @@ fn encode_sticky_user_data<'py>(
     partitions: Vec<(String, i32)>,
     generation: Option<i32>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let u = StickyUserData { partitions: protocol::group_sorted(&partitions), generation };
+    let u = StickyUserData {
+        partitions: protocol::group_sorted(&partitions),
+        generation,
+    };
     Ok(PyBytes::new(py, &u.encode().map_err(encode_error)?))
 }
 
