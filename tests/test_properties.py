@@ -1,0 +1,397 @@
+"""Property tests over every strategy in ``kassign.STRATEGIES`` (DESIGN.md section 5).
+
+The strategy list is read at collection time, so strategies that land later (sticky,
+cooperative-sticky, lag-aware, fair, failover) are covered automatically; strategy-specific oracles
+switch on by name. Every expected answer comes from ``tests/oracles.py``, never from kassign.
+
+Budgets: each test's ``max_examples`` is the active hypothesis profile's (tests/conftest.py:
+dev 100, ci 200, long 100 000) scaled by the test's weight below, with a floor so quick profiles
+still run a meaningful number. ``make test-long`` (HYPOTHESIS_PROFILE=long) runs >= 100k cases in
+total. Set ``KASSIGN_CASE_LOG=path`` to append the per-test case counts actually run (JSON lines).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+import kassign
+import oracles as O
+from kassign import Member
+
+STRATEGIES = tuple(kassign.STRATEGIES)
+STICKY = {"sticky", "cooperative-sticky"}
+COOPERATIVE = {"cooperative-sticky"}
+STICKY_PRESENT = tuple(s for s in STRATEGIES if s in STICKY)
+
+_BASE = settings().max_examples
+
+
+def budget(weight: float) -> settings:
+    """``weight`` x the profile's max_examples (floor: the profile's own value, capped at 50)."""
+    n = max(min(_BASE, 50), int(_BASE * weight))
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+CASES: Counter = Counter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _case_log():
+    yield
+    path = os.environ.get("KASSIGN_CASE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"module": __name__, "profile": os.environ.get("HYPOTHESIS_PROFILE", "dev"),
+                                "cases": dict(CASES), "total": sum(CASES.values())}) + "\n")
+
+
+def count(test: str, strategy: str) -> None:
+    CASES[f"{test}[{strategy}]"] += 1
+
+
+def assign(strategy, members, topics, **kw):
+    return kassign.assign(strategy, members, topics, **kw)
+
+
+# --------------------------------------------------------------------------------------------
+# Generators
+# --------------------------------------------------------------------------------------------
+
+# Ids of varied length and shape so that "sorted by id" is not "sorted by creation".
+MEMBER_IDS = ["m1", "m10", "m2", "a", "consumer-7f3a", "c-0", "zz", "b_1", "m9", "c-10", "x", "y"]
+TOPIC_NAMES = ["t0", "t1", "t2", "t3", "t4"]
+GHOST = "ghost"  # subscribed, never has metadata
+GONE = "gone"  # owned in the past, deleted
+
+
+def user_data():
+    return st.one_of(
+        st.none(),
+        st.integers(-(2**31), 2**31 - 1).map(lambda p: p.to_bytes(4, "big", signed=True)),
+        st.integers(-3, 3).map(lambda p: p.to_bytes(4, "big", signed=True)),  # frequent ties
+        st.binary(max_size=6),  # malformed lengths too
+    )
+
+
+@st.composite
+def topic_table(draw, max_topics=5, max_partitions=10):
+    n = draw(st.integers(1, max_topics))
+    return {TOPIC_NAMES[i]: draw(st.integers(0, max_partitions)) for i in range(n)}
+
+
+@st.composite
+def owned_history(draw, topics, subs, max_claims=12):
+    """Arbitrary, possibly invalid history: real claims, out-of-range indexes, deleted topics,
+    unsubscribed topics, duplicates."""
+    names = sorted(topics) + [GONE]
+    claims = draw(
+        st.lists(
+            st.tuples(st.sampled_from(names), st.integers(0, draw(st.integers(1, 12)))),
+            max_size=max_claims,
+        )
+    )
+    return claims
+
+
+@st.composite
+def groups(draw, uniform=None, max_members=8, max_topics=5, max_partitions=10, history=True, statics=True):
+    """(members, partitions_per_topic). ``uniform``: True / False / None (either)."""
+    topics = draw(topic_table(max_topics, max_partitions))
+    if uniform is None:
+        uniform = draw(st.booleans())
+    names = sorted(topics) + [GHOST]
+    n = draw(st.integers(1, max_members))
+    ids = draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=n, max_size=n, unique=True))
+    common = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+    members = {}
+    for mid in ids:
+        subs = common if uniform else draw(st.lists(st.sampled_from(names), unique=True))
+        owned = draw(owned_history(topics, subs)) if history and draw(st.booleans()) else []
+        gen = draw(st.integers(-1, 6)) if owned or draw(st.booleans()) else -1
+        gid = draw(st.sampled_from([None, None, "i-a", "i-b", "i-c"])) if statics else None
+        members[mid] = Member(subs, owned, gen, group_instance_id=gid, user_data=draw(user_data()))
+    # Static instance ids are unique within a group.
+    seen = set()
+    for mid, m in list(members.items()):
+        if m.group_instance_id is not None:
+            if m.group_instance_id in seen:
+                members[mid] = Member(m.topics, m.owned_partitions, m.generation, user_data=m.user_data)
+            seen.add(m.group_instance_id)
+    return members, topics
+
+
+@st.composite
+def lags_for(draw, topics):
+    lags = {}
+    for t, n in topics.items():
+        for p in range(n):
+            if draw(st.integers(0, 3)):
+                lags[(t, p)] = draw(st.sampled_from([0, 1, 7, 100, 5000, 10**6]) | st.integers(0, 10**9))
+    return lags
+
+
+# --------------------------------------------------------------------------------------------
+# The per-strategy oracle bundle
+# --------------------------------------------------------------------------------------------
+
+FLOW_MAX_PARTITIONS = 40  # exact min-cost-flow stickiness check up to this size
+
+
+def check_round(strategy, members, topics, result, *, exact_flow=True, **kw):
+    """All oracles that apply to one round of ``strategy`` on this input. Returns the withheld set."""
+    O.check_validity(members, topics, result)
+    withheld = set()
+    if strategy in COOPERATIVE:
+        O.check_cooperative_safety(O.raw_owned(members), result)
+        withheld = O.check_withholding_justified(members, topics, result)
+    else:
+        O.check_completeness(members, topics, result)
+    uniform = O.is_uniform(members, topics)
+    if strategy in STICKY:
+        if not withheld:
+            if uniform:
+                O.check_uniform_balance(result)
+            else:
+                O.check_optimal_balance(members, topics, result)
+        if uniform:
+            O.check_uniform_stickiness(members, topics, result, exact=not withheld)
+        elif exact_flow and len(O.expected_partitions(members, topics)) <= FLOW_MAX_PARTITIONS:
+            O.check_optimal_stickiness(members, topics, result, check_balance=not withheld)
+    elif strategy in ("roundrobin", "fair") and uniform:
+        O.check_uniform_balance(result)
+    elif strategy in ("range", "lag-aware"):
+        O.check_per_topic_balance(members, topics, result)
+    elif strategy == "failover":
+        O.check_failover_owner(members, topics, result)
+    return withheld
+
+
+def _fn(strategy, **kw):
+    return lambda ms, ts: assign(strategy, ms, ts, **kw)
+
+
+# --------------------------------------------------------------------------------------------
+# One round, arbitrary history
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@budget(0.12)
+@given(data=st.data())
+def test_one_round_all_oracles(strategy, data):
+    members, topics = data.draw(groups())
+    kw = {"lags": data.draw(lags_for(topics))} if strategy == "lag-aware" else {}
+    result = assign(strategy, members, topics, **kw)
+    note(f"result={result}")
+    check_round(strategy, members, topics, result)
+    O.check_deterministic(_fn(strategy, **kw), members, topics, random.Random(data.draw(st.integers(0, 2**32))),
+                          baseline=result, tries=1)
+    if strategy in STICKY:
+        O.check_convergence(_fn(strategy, **kw), members, topics, result, 100)
+    count("one_round", strategy)
+
+
+@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@budget(0.08)
+@given(group=groups(uniform=False, max_members=6, max_topics=4, max_partitions=6))
+def test_sticky_heterogeneous_matches_flow_optimum(strategy, group):
+    """Thousands of small heterogeneous cases against the exact min-cost-flow optimum."""
+    members, topics = group
+    result = assign(strategy, members, topics)
+    O.check_validity(members, topics, result)
+    withheld = O.check_withholding_justified(members, topics, result) if strategy in COOPERATIVE else set()
+    if strategy not in COOPERATIVE:
+        O.check_completeness(members, topics, result)
+    O.check_optimal_stickiness(members, topics, result, check_balance=not withheld)
+    if not withheld:
+        O.check_optimal_balance(members, topics, result)
+    count("flow_optimum", strategy)
+
+
+@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@budget(0.08)
+@given(group=groups(uniform=True, max_members=12, max_topics=4, max_partitions=30))
+def test_sticky_uniform_moves_equal_lower_bound(strategy, group):
+    members, topics = group
+    result = assign(strategy, members, topics)
+    check_round(strategy, members, topics, result, exact_flow=False)
+    count("uniform_bound", strategy)
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-round churn with history fed back
+# --------------------------------------------------------------------------------------------
+
+EVENTS = ["join", "leave", "resubscribe", "grow", "add_topic", "delete_topic", "stale", "none"]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@budget(0.06)
+@given(data=st.data())
+def test_churn_sequences(strategy, data):
+    """Members join, leave, change subscriptions, topics grow / appear / are deleted, some members
+    rejoin with a stale generation and old history; each round's result is fed back as the next
+    round's owned partitions with generation + 1."""
+    topics = data.draw(topic_table(4, 8), label="topics")
+    live_names = lambda: sorted(topics) + [GHOST]  # noqa: E731
+    subs: dict[str, list[str]] = {}
+    for mid in data.draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=1, max_size=6, unique=True), label="ids"):
+        subs[mid] = data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True))
+    uniform = data.draw(st.booleans(), label="uniform")
+    if uniform:
+        common = subs[next(iter(subs))]
+        subs = {m: list(common) for m in subs}
+    owned: dict[str, list] = {m: [] for m in subs}
+    history: dict[str, list[tuple[int, list]]] = {m: [] for m in subs}  # (generation, owned) per round
+    gen = 1
+    lags = data.draw(lags_for({t: 12 for t in TOPIC_NAMES})) if strategy == "lag-aware" else None
+    kw = {"lags": lags} if lags is not None else {}
+    rounds = data.draw(st.integers(2, 7), label="rounds")
+    for rnd in range(rounds):
+        events = data.draw(st.lists(st.sampled_from(EVENTS), max_size=2), label=f"events{rnd}")
+        stale = set()
+        for ev in events:
+            if ev == "join":
+                free = [m for m in MEMBER_IDS if m not in subs]
+                if free:
+                    m = data.draw(st.sampled_from(free))
+                    subs[m] = (list(subs[next(iter(subs))]) if uniform and subs
+                               else data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True)))
+                    owned[m], history[m] = [], []
+            elif ev == "leave" and len(subs) > 1:
+                m = data.draw(st.sampled_from(sorted(subs)))
+                del subs[m], owned[m], history[m]
+            elif ev == "resubscribe":
+                new = data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True))
+                if uniform:
+                    subs = {m: list(new) for m in subs}
+                else:
+                    subs[data.draw(st.sampled_from(sorted(subs)))] = new
+            elif ev == "grow":
+                t = data.draw(st.sampled_from(sorted(topics)))
+                topics[t] += data.draw(st.integers(1, 5))
+            elif ev == "add_topic":
+                free = [t for t in TOPIC_NAMES if t not in topics]
+                if free:
+                    topics[free[0]] = data.draw(st.integers(1, 6))
+            elif ev == "delete_topic" and len(topics) > 1:
+                del topics[data.draw(st.sampled_from(sorted(topics)))]
+            elif ev == "stale":
+                cands = sorted(m for m in subs if len(history[m]) >= 2)
+                if cands:
+                    stale.add(data.draw(st.sampled_from(cands)))
+        members = {}
+        for m in subs:
+            if m in stale:
+                g, o = history[m][-2]  # rejoins with what it had two rounds ago
+            else:
+                g, o = gen, owned[m]
+            members[m] = Member(subs[m], o, g if (o or history[m]) else -1)
+        note(f"round {rnd}: events={events} stale={sorted(stale)} topics={topics} members={members}")
+        result = assign(strategy, members, topics, **kw)
+        note(f"round {rnd}: result={result}")
+        withheld = check_round(strategy, members, topics, result)
+        if strategy in COOPERATIVE and not events and not stale:
+            # Everybody resubmitted last round's result at the next generation: the cooperative
+            # follow-up round must be complete (convergence in <= 2 rounds).
+            assert not withheld, f"withheld {sorted(withheld)} on a pure resubmission round"
+        for m in subs:
+            history[m].append((gen, list(result[m])))
+            owned[m] = list(result[m])
+        gen += 1
+    if strategy in STICKY:
+        members = {m: Member(subs[m], owned[m], gen - 1) for m in subs}
+        O.check_convergence(_fn(strategy, **kw), members, topics, {m: owned[m] for m in subs}, gen)
+    count("churn", strategy)
+
+
+# --------------------------------------------------------------------------------------------
+# Generation conflicts and stale generations, targeted
+# --------------------------------------------------------------------------------------------
+
+
+@st.composite
+def conflicted_groups(draw):
+    """Every partition of a small table claimed by 1-3 members at close generations."""
+    topics = draw(topic_table(3, 6))
+    n = draw(st.integers(2, 6))
+    ids = draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=n, max_size=n, unique=True))
+    uniform = draw(st.booleans())
+    names = sorted(topics)
+    subs = {m: (names if uniform else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))) for m in ids}
+    gens = {m: draw(st.integers(3, 5)) for m in ids}
+    owned = {m: [] for m in ids}
+    for t, c in topics.items():
+        for p in range(c + draw(st.integers(0, 1))):  # sometimes one out-of-range index too
+            for m in draw(st.lists(st.sampled_from(ids), max_size=3, unique=True)):
+                owned[m].append((t, p))
+    return {m: Member(subs[m], owned[m], gens[m]) for m in ids}, topics
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@budget(0.06)
+@given(group=conflicted_groups(), seed=st.integers(0, 2**32))
+def test_generation_conflicts(strategy, group, seed):
+    members, topics = group
+    kw = {"lags": {}} if strategy == "lag-aware" else {}
+    result = assign(strategy, members, topics, **kw)
+    check_round(strategy, members, topics, result)
+    O.check_deterministic(_fn(strategy, **kw), members, topics, random.Random(seed), baseline=result, tries=1)
+    if strategy in STICKY:
+        O.check_convergence(_fn(strategy, **kw), members, topics, result, 6)
+    count("conflicts", strategy)
+
+
+# --------------------------------------------------------------------------------------------
+# Racks (rack-aware sticky strategies)
+# --------------------------------------------------------------------------------------------
+
+RACKS = ["r0", "r1", "r2"]
+
+
+@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@budget(0.04)
+@given(data=st.data())
+def test_racks_keep_balance_and_validity(strategy, data):
+    members, topics = data.draw(groups(max_members=6, max_topics=3, max_partitions=8))
+    members = {m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
+               for m, x in members.items()}
+    racks = {(t, p): data.draw(st.lists(st.sampled_from(RACKS), min_size=0, max_size=2, unique=True))
+             for t, n in topics.items() for p in range(n)}
+    result = assign(strategy, members, topics, partition_racks=racks)
+    O.check_validity(members, topics, result)
+    withheld = O.check_withholding_justified(members, topics, result) if strategy in COOPERATIVE else set()
+    if strategy in COOPERATIVE:
+        O.check_cooperative_safety(O.raw_owned(members), result)
+    else:
+        O.check_completeness(members, topics, result)
+    if not withheld:
+        if O.is_uniform(members, topics):
+            O.check_uniform_balance(result)
+        else:
+            O.check_optimal_balance(members, topics, result)
+    O.check_convergence(lambda ms, ts: assign(strategy, ms, ts, partition_racks=racks), members, topics, result, 100)
+    count("racks", strategy)
+
+
+@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@budget(0.04)
+@given(data=st.data())
+def test_racks_on_every_partition_change_nothing(strategy, data):
+    """KIP-881: rack logic applies only if not every partition has a replica on every rack."""
+    members, topics = data.draw(groups(max_members=6, max_topics=3, max_partitions=8))
+    members = {m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
+               for m, x in members.items()}
+    everywhere = data.draw(st.lists(st.sampled_from(RACKS), min_size=1, unique=True))
+    racks = {(t, p): list(everywhere) for t, n in topics.items() for p in range(n)}
+    plain = assign(strategy, members, topics)
+    with_racks = assign(strategy, members, topics, partition_racks=racks)
+    assert O.as_sets(with_racks) == O.as_sets(plain)
+    count("racks_everywhere", strategy)
