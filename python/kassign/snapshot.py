@@ -299,13 +299,23 @@ def _fallback_decode_assignment(data: bytes) -> Any:
 
 
 def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
-    """The generation carried in user data by cooperative-sticky (int32) and sticky (v1)."""
+    """The generation carried in user data by cooperative-sticky (int32) and sticky (v1), decoded
+    with kassign.protocol when present; -1 when absent or undecodable (as Java does)."""
     if not user_data:
         return -1
     try:
-        if protocol == "cooperative-sticky" and len(user_data) >= 4:
-            return int(struct.unpack(">i", user_data[:4])[0])
+        from kassign.protocol import decode_generation, decode_sticky_user_data  # type: ignore[attr-defined]
+    except ImportError:
+        decode_generation = decode_sticky_user_data = None
+    try:
+        if protocol == "cooperative-sticky":
+            if decode_generation is not None:
+                return int(decode_generation(user_data))
+            return int(struct.unpack(">i", user_data[:4])[0]) if len(user_data) >= 4 else -1
         if protocol == "sticky":
+            if decode_sticky_user_data is not None:
+                gen = decode_sticky_user_data(user_data)[1]
+                return -1 if gen is None else int(gen)
             r = _Reader(user_data)
             r.partitions()
             return r.i32() if not r.at_end() else -1
