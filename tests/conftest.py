@@ -14,3 +14,5 @@ settings.register_profile(
     "long", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+pytest_plugins = ["kafka_broker"]
