@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv develop demo test test-rust test-python bench bench-smoke bench-full clean
+.PHONY: venv develop demo test test-rust test-python test-long bench bench-smoke bench-full clean
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -37,6 +37,13 @@ test-python: develop
 
 # All tests: Rust unit tests, then the Python suite (unit, property, broker, Spark).
 test: test-rust test-python
+
+# The long reliability run (RELIABILITY.md): the property suite under the `long` hypothesis profile
+# (>= 100k cases in total). Case counts per test are appended to out/cases-long.jsonl.
+test-long: develop
+	mkdir -p out
+	HYPOTHESIS_PROFILE=long KASSIGN_CASE_LOG=$(abspath out/cases-long.jsonl) \
+		$(PY) -m pytest -q tests/test_oracles_selftest.py $(wildcard tests/test_properties*.py)
 
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
