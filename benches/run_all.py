@@ -258,6 +258,9 @@ def run(args) -> dict:
     if args.resume and path.exists():
         data = json.loads(path.read_text())
     data.setdefault("cells", {})
+    old = data.get("meta")
+    if old and "meta_runs" not in data:
+        data["meta_runs"] = [{k: old.get(k) for k in ("started", "finished", "command", "load_start", "load_end")}]
     if args.redo:
         data["cells"] = {k: v for k, v in data["cells"].items()
                          if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies)}
@@ -274,6 +277,10 @@ def run(args) -> dict:
         "descriptions": {s.name: s.description for s in shapes},
         "np": {s.name: s.np for s in shapes if s.np},
     }
+    runs = data.get("meta_runs", [])
+    runs.append({"started": data["meta"]["started"], "command": data["meta"]["command"],
+                 "load_start": data["meta"]["load_start"]})
+    data["meta_runs"] = runs
     cells = data["cells"]
     supports = {(c, s): C.python_supports(c, s) for c in C.PYTHON_CONTENDERS for s in strategies}
     tmpdir = Path(tempfile.mkdtemp(prefix="kassign-bench-"))
@@ -309,6 +316,7 @@ def run(args) -> dict:
                         doc = json.loads(Path(file).read_text())
                     res["quality"] = C.quality(doc, C.read_assignment(Path(out_file).read_text()))
                 res["load"] = loadavg()
+                res["kassign_commit"] = data["meta"]["versions"].get("kassign commit")
                 cells[key] = res
                 shown = fmt_time(res["median"]) if res["status"] == "ok" else res["status"] + (
                     f": {res.get('error')}" if res.get("error") else "")
@@ -316,6 +324,7 @@ def run(args) -> dict:
                 save(path, data)
     data["meta"]["load_end"] = loadavg()
     data["meta"]["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    runs[-1].update(load_end=data["meta"]["load_end"], finished=data["meta"]["finished"])
     save(path, data)
     return data
 
@@ -450,11 +459,12 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
       "` (see benches/run_all.py). Every number below was measured by that command on the machine "
       "described here; nothing is copied from elsewhere.")
     w("")
-    w(f"- Run: {meta.get('started')} → {meta.get('finished', 'unfinished')}; command `{meta['command']}`")
+    for r in data.get("meta_runs") or [dict(meta, load_end=meta.get("load_end"))]:
+        w(f"- Run {r.get('started')} → {r.get('finished', 'unfinished')}: `{r['command']}`; load average "
+          f"(1/5/15 min) {r.get('load_start')} at start, {r.get('load_end', '?')} at end.")
     m = meta["machine"]
     w(f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM, {m['os']}, CPython {m['python']}.")
-    w(f"- Load average (1/5/15 min) at start {meta['load_start']}, at end {meta.get('load_end', '?')}. "
-      "The machine is shared with other engineers' builds and tests, so timings carry that noise; "
+    w("- The machine is shared with other engineers' builds and tests, so timings carry that noise; "
       "every figure is a median, and each cell records the load when it ran (results JSON).")
     w("- Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
     if meta.get("unavailable"):
