@@ -10,4 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {}
+from . import fair, failover, lag_aware
+
+PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {
+    lag_aware.NAME: lag_aware.assign,
+    fair.NAME: fair.assign,
+    failover.NAME: failover.assign,
+}

@@ -1,0 +1,69 @@
+"""``failover``: active/passive consumption by priority (the streamthoughts FailoverAssignor).
+
+Each member advertises a priority in its subscription user data: exactly 4 bytes, a big-endian
+signed int32 (priority 10 is ``00 00 00 0a``). For every topic, the subscriber with the highest
+priority gets all of the topic's partitions; equal priorities go to the smallest member id. When
+that member leaves, the next one takes over; when it comes back, it takes the topic back.
+
+Deliberate differences from the streamthoughts implementation (and the blog post it came from):
+
+* Per topic, among subscribers. There, one winner takes every partition of every subscribed
+  topic, even topics it does not subscribe to itself; here a member only ever gets topics it
+  subscribes to, so members with different subscriptions can each be active for their topics.
+* Missing or malformed user data (None, or not exactly 4 bytes) ranks below every valid priority,
+  including -2**31. There, user data is read unchecked and short or missing data crashes the
+  group leader. (Bytes beyond the first 4 are also rejected, not ignored.)
+* Ties break by member id, so the result is deterministic; there, ties follow HashMap order.
+* No default priority is invented here: a member that wants one sends it. (The repository's
+  configuration default is Integer.MIN_VALUE; the blog post shows Integer.MAX_VALUE.)
+
+The strategy takes no options.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Optional
+
+from .._types import Member, TopicPartition
+from ._greedy import build_result, subscribers_by_topic
+
+NAME = "failover"
+
+_INT32 = struct.Struct(">i")
+
+
+def priority(user_data: Optional[bytes]) -> Optional[int]:
+    """The priority in a member's user data, or None when it is missing or malformed."""
+    if user_data is None or len(user_data) != 4:
+        return None
+    return int(_INT32.unpack(user_data)[0])
+
+
+def _rank_key(user_data: Optional[bytes]) -> tuple[int, int]:
+    """Sort key where larger is better: valid priorities above every missing/malformed one."""
+    p = priority(user_data)
+    return (0, 0) if p is None else (1, p)
+
+
+def assign(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Optional[dict[tuple[str, int], int]] = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[TopicPartition]]:
+    """The ``failover`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
+    if options:
+        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
+    ids = sorted(members)
+    keys = [_rank_key(members[m].user_data) for m in ids]
+    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    owners: dict[str, list[int]] = {}
+    for t, s in subs.items():
+        # Highest key wins; among equal keys the smallest index (member id), since max() keeps
+        # the first maximum and ``s`` is ascending.
+        winner = max(s, key=keys.__getitem__)
+        owners[t] = [winner] * partitions_per_topic[t]
+    return build_result(list(members), ids, owners)

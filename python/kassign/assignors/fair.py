@@ -1,0 +1,61 @@
+"""``fair``: KIP-49's fair partition assignment (apache/kafka PRs #146 and #979, never merged).
+
+Round-robin can pile partitions onto a few members when subscriptions differ. ``fair`` tracks how
+many partitions each member holds across all topics and gives every partition to the least-loaded
+member that subscribes to its topic (ties: smallest member id). Topics are placed most
+constrained first: fewest subscribers, then more partitions, then name; partitions of a topic in
+ascending order.
+
+KIP-49's example: T1=2, T2=1, T3=2, T4=1, T5=2 partitions; C1 and C4 subscribe T1..T5, C2 and C3
+subscribe T1, T3, T5. Order T2, T4, T1, T3, T5 gives C1 [T2-0, T3-0], C2 [T1-0, T3-1],
+C3 [T1-1, T5-0], C4 [T4-0, T5-1].
+
+Differences from the PR: topics a member subscribes to that have no metadata (absent from
+``partitions_per_topic``) are skipped instead of raising; ties never depend on map order.
+The strategy takes no options.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .._types import Member, TopicPartition
+from ._greedy import Balancer, build_result, subscribers_by_topic
+
+NAME = "fair"
+
+
+def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]) -> list[str]:
+    """The topics ``fair`` places, in placement order (subscribed topics with >= 1 partition)."""
+    ids = sorted(members)
+    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    return sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
+
+
+def assign(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Optional[dict[tuple[str, int], int]] = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[TopicPartition]]:
+    """The ``fair`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
+    if options:
+        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
+    ids = sorted(members)
+    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
+    bal = Balancer(len(ids))
+    pools = [bal.pool(subs[t]) for t in topics]
+    pick = bal.pick
+    place = bal.place
+    owners: dict[str, list[int]] = {}
+    for t, pool in zip(topics, pools):
+        own = [0] * partitions_per_topic[t]
+        for p in range(len(own)):
+            j = pick(pool)
+            place(j, 0)
+            own[p] = j
+        owners[t] = own
+    return build_result(list(members), ids, owners)
