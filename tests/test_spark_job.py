@@ -224,6 +224,20 @@ def _broker(request):
         pytest.skip("the kafka_broker fixture (tests/kafka_broker.py) is not available")
 
 
+def _retry(fn, timeout=60.0):
+    """Retry while the fresh broker's group coordinator comes up (__consumer_offsets)."""
+    from kafka.errors import CoordinatorNotAvailableError, NotCoordinatorError
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return fn()
+        except (CoordinatorNotAvailableError, NotCoordinatorError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 class _Member:
     """A kafka-python consumer that joins the group, pauses its partitions and keeps heartbeating."""
 
@@ -256,7 +270,8 @@ class _Member:
 
 @pytest.mark.broker
 def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_path):
-    bootstrap = _broker(request).bootstrap
+    broker = _broker(request)
+    bootstrap = broker.bootstrap
     from kafka import KafkaAdminClient, KafkaProducer
     from kafka.structs import OffsetAndMetadata
     from kafka.structs import TopicPartition as KTP
@@ -264,9 +279,9 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     from kassign.snapshot import check_snapshot, collect
 
     spark = request.getfixturevalue("spark")
-    topic, group, empty = "fleet-t", "fleet-g", "fleet-empty"
+    topic, group, empty = (broker.unique_name(p) for p in ("fleet-t", "fleet-g", "fleet-empty"))
+    broker.create_topic(topic, partitions=4)
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    admin.create_topics({topic: {"num_partitions": 4, "replication_factor": 1}}, wait_for_metadata=True)
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     ends = {0: 100, 1: 10, 2: 0, 3: 50}
     for p, n in ends.items():
@@ -276,8 +291,9 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     producer.close()
     # committed offsets while nobody is in the groups: fleet-g p3 stays uncommitted
     committed = {0: 5, 1: 5, 2: 0}
-    admin.alter_group_offsets(group, {KTP(topic, p): OffsetAndMetadata(o, "", -1) for p, o in committed.items()})
-    admin.alter_group_offsets(empty, {KTP(topic, 0): OffsetAndMetadata(40, "", -1)})
+    _retry(lambda: admin.alter_group_offsets(
+        group, {KTP(topic, p): OffsetAndMetadata(o, "", -1) for p, o in committed.items()}))
+    _retry(lambda: admin.alter_group_offsets(empty, {KTP(topic, 0): OffsetAndMetadata(40, "", -1)}))
     members = [_Member(bootstrap, group, topic), _Member(bootstrap, group, topic, instance="static-1")]
     try:
         deadline = time.monotonic() + 60

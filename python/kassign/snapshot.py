@@ -324,6 +324,16 @@ def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
     return -1
 
 
+def _as_bytes(value: Any) -> Optional[bytes]:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):  # a client that decoded the bytes as latin-1 text
+        return value.encode("latin-1")
+    return None
+
+
 def _admin_client(bootstrap_servers: str, **config: Any) -> Any:
     from kafka import KafkaAdminClient
 
@@ -337,6 +347,10 @@ def _admin_client(bootstrap_servers: str, **config: Any) -> Any:
             results = {}
             for group in response.groups:
                 d = group.to_dict()
+                # to_dict() turns the metadata bytes into str; keep the wire bytes
+                for md, raw in zip(d.get("members", []), group.members):
+                    md["member_metadata"] = _as_bytes(raw.member_metadata)
+                    md["member_assignment"] = _as_bytes(raw.member_assignment)
                 code = d.pop("error_code")
                 msg = d.pop("error_message", "")
                 d["error"] = str(Errors.for_code(code)(msg)) if code else None
