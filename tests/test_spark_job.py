@@ -347,3 +347,33 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
         assert e["status"] == "error" and "no members" in e["error"] and e["state"] == "Empty"
     # the group runs kafka-python's range: kassign's range keeps every partition where it is
     assert rows[(group, "range")]["moves"] == 0 and rows[(group, "range")]["kept"] == 4
+
+
+@pytest.mark.broker
+def test_snapshot_cli_against_a_real_broker(request, tmp_path):
+    broker = _broker(request)
+    topic = broker.create_topic(broker.unique_name("fleet-cli-t"), partitions=3)
+    group = broker.unique_name("fleet-cli-g")
+    from kafka import KafkaAdminClient
+    from kafka.structs import OffsetAndMetadata
+    from kafka.structs import TopicPartition as KTP
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        _retry(lambda: admin.alter_group_offsets(group, {KTP(topic, 1): OffsetAndMetadata(0, "", -1)}))
+    finally:
+        admin.close()
+    out = tmp_path / "snap"
+    r = subprocess.run([sys.executable, "-m", "kassign", "snapshot", "--bootstrap-servers", broker.bootstrap,
+                        "--out", str(out), "--cluster", "cli"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "describe groups [" in r.stderr and "log offsets [" in r.stderr  # progress bars
+    assert f"wrote {out}" in r.stdout
+    from kassign.snapshot import check_snapshot
+
+    check_snapshot(str(out))
+    groups = pq.read_table(out / "groups.parquet").to_pylist()
+    # a group that only ever had offsets committed for it: Empty, no protocol type yet
+    assert {"cluster": "cli", "group_id": group, "state": "Empty", "protocol_type": "", "protocol": ""} in groups
+    parts = [p for p in pq.read_table(out / "partitions.parquet").to_pylist() if p["topic"] == topic]
+    assert sorted(p["partition"] for p in parts) == [0, 1, 2]
