@@ -1,0 +1,316 @@
+"""Shared machinery of the client adapters (:mod:`kassign.kafka_python`, :mod:`kassign.aiokafka`).
+
+* What each strategy puts on the wire (:func:`encode_member_metadata`), byte-compatible with
+  Apache Kafka's Java consumers.
+* How the leader turns a member's wire metadata into a :class:`kassign.Member`
+  (:func:`member_from_wire`): never raising; a member whose history cannot be decoded is logged and
+  treated as having none, so one bad member never fails a rebalance.
+* Per-consumer assignor state (:class:`ConsumerState`, :func:`state_for`): kept per consumer even
+  when one assignor class or instance is shared by several consumers in a process.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import kassign
+from kassign import protocol
+from kassign._types import Member, TopicPartition
+
+log = logging.getLogger("kassign.adapters")
+
+#: Strategy name -> how it carries history on the wire.
+#:   "coop": subscription v3 owned partitions + generation field, 4-byte generation user data
+#:   "sticky": StickyAssignorUserData v1 (Java's eager StickyAssignor), empty owned list
+#:   "priority": failover's int32 priority user data
+#:   None: no history
+HISTORY = {
+    "range": None,
+    "roundrobin": None,
+    "sticky": "sticky",
+    "cooperative-sticky": "coop",
+    "lag-aware": None,
+    "fair": None,
+    "failover": "priority",
+}
+
+
+@dataclass
+class ConsumerState:
+    """What one consumer's assignor remembers between rebalances."""
+
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int = -1
+    assigned: bool = False  # False until the first assignment (Java sends null sticky user data then)
+    history: list[tuple[int, tuple[TopicPartition, ...]]] = field(default_factory=list)
+
+    def record(self, partitions: Iterable[Any], generation: int) -> None:
+        self.owned = tuple(sorted({TopicPartition(tp[0], tp[1]) for tp in partitions}))
+        self.generation = generation
+        self.assigned = True
+
+
+#: Coordinator classes of the clients, whose instances identify one consumer.
+_COORDINATOR_MODULES = ("kafka.coordinator.", "aiokafka.consumer.group_coordinator")
+
+
+def current_consumer(max_depth: int = 8) -> Any:
+    """The client coordinator object (one per consumer) calling into the assignor, or None.
+
+    The clients call ``metadata``/``on_assignment``/``assign`` from methods of their group
+    coordinator; its ``self`` identifies the consumer. aiokafka's join helper
+    (``CoordinatorGroupRebalance``) is mapped to the coordinator it serves.
+    """
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None and depth < max_depth:
+        obj = frame.f_locals.get("self")
+        if obj is not None:
+            module = type(obj).__module__ or ""
+            if module.startswith(_COORDINATOR_MODULES):
+                inner = getattr(obj, "_coordinator", None)
+                if inner is not None and (type(inner).__module__ or "").startswith(_COORDINATOR_MODULES):
+                    return inner
+                return obj
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+class StateStore:
+    """Per-consumer :class:`ConsumerState`, keyed weakly by the consumer's coordinator.
+
+    Calls made outside a client (tests, benchmarks, direct use) share one default state per store.
+    """
+
+    def __init__(self) -> None:
+        self._by_consumer: "weakref.WeakKeyDictionary[Any, ConsumerState]" = weakref.WeakKeyDictionary()
+        self.default = ConsumerState()
+
+    def get(self, consumer: Any) -> ConsumerState:
+        if consumer is None:
+            return self.default
+        try:
+            state = self._by_consumer.get(consumer)
+            if state is None:
+                state = self._by_consumer[consumer] = ConsumerState()
+            return state
+        except TypeError:  # not weak-referenceable
+            return self.default
+
+    def __len__(self) -> int:
+        return len(self._by_consumer)
+
+
+def encode_member_metadata(
+    strategy: str,
+    topics: Iterable[str],
+    state: ConsumerState,
+    *,
+    rack: Optional[str] = None,
+    priority: Optional[int] = None,
+    embed_owned_in_user_data: bool = False,
+) -> bytes:
+    """The subscription bytes a member sends in JoinGroup, matching Java's for the same strategy.
+
+    * cooperative-sticky: v3 with the owned partitions, generation field and 4-byte generation
+      user data (``embed_owned_in_user_data`` appends the owned list after the int32, for leaders
+      that cannot read the v1+ fields; Java reads only the first four bytes).
+    * sticky: v3 with an empty owned list, the generation field and StickyAssignorUserData v1
+      (null before the first assignment).
+    * failover: v3 with the int32 priority as user data (none when ``priority`` is None).
+    * the others: v3 with topics (and rack) only.
+    """
+    kind = HISTORY.get(strategy)
+    topics = sorted(set(topics))
+    if kind == "coop":
+        user_data = protocol.encode_generation(state.generation)
+        if embed_owned_in_user_data:
+            user_data += protocol.encode_sticky_user_data(state.owned)
+        return protocol.encode_subscription(topics, user_data, state.owned, state.generation, rack)
+    if kind == "sticky":
+        user_data = protocol.encode_sticky_user_data(state.owned, state.generation) if state.assigned else None
+        return protocol.encode_subscription(topics, user_data, (), state.generation, rack)
+    if kind == "priority":
+        user_data = protocol.encode_priority(priority) if priority is not None else None
+        return protocol.encode_subscription(topics, user_data, (), -1, rack)
+    return protocol.encode_subscription(topics, None, (), -1, rack)
+
+
+def _coop_history(user_data: Optional[bytes], owned: tuple[TopicPartition, ...], generation: int,
+                  member_id: str) -> tuple[tuple[TopicPartition, ...], int]:
+    # Java: a v2+ generation >= 0 wins; otherwise the user data's int32 (undecodable -> -1).
+    if generation < 0 and user_data is not None:
+        try:
+            generation = protocol.decode_generation(user_data)
+        except (kassign.ProtocolError, TypeError) as exc:
+            log.warning("member %s: undecodable cooperative-sticky user data (%s); generation -1", member_id, exc)
+            generation = -1
+    if not owned and user_data is not None and len(user_data) > 4:
+        # kassign's aiokafka members append their owned list (the leader may not see the v1 fields).
+        try:
+            embedded, _ = protocol.decode_sticky_user_data(user_data[4:])
+            owned = tuple(embedded)
+        except (kassign.ProtocolError, TypeError):
+            pass
+    return owned, generation
+
+
+def _sticky_history(user_data: Optional[bytes], owned: tuple[TopicPartition, ...], generation: int,
+                    member_id: str) -> tuple[tuple[TopicPartition, ...], int]:
+    # Java's StickyAssignor: user data wins; null/empty -> the subscription's fields; undecodable
+    # -> no history.
+    if not user_data:
+        return owned, generation
+    try:
+        parts, gen = protocol.decode_sticky_user_data(user_data)
+    except (kassign.ProtocolError, TypeError) as exc:
+        log.warning("member %s: undecodable sticky user data (%s); treated as having no history", member_id, exc)
+        return (), -1
+    return tuple(parts), (gen if gen is not None else -1)
+
+
+def member_from_wire(
+    strategy: str,
+    member_id: str,
+    topics: Any,
+    user_data: Any = None,
+    owned_partitions: Any = (),
+    generation: Any = -1,
+    rack: Any = None,
+    group_instance_id: Any = None,
+) -> Member:
+    """Build the leader's view of one member from its (already split) subscription fields.
+
+    Never raises: anything malformed is logged and dropped (the member keeps its subscription and
+    gets no history; an unreadable subscription gives an empty one, so the member still gets an
+    entry - with nothing - in the assignment).
+    """
+    try:
+        topic_list = [t for t in (topics or ()) if isinstance(t, str)]
+    except TypeError:
+        log.warning("member %s: unreadable topic list %r; treated as subscribing to nothing", member_id, topics)
+        topic_list = []
+    if isinstance(user_data, (bytearray, memoryview)):
+        user_data = bytes(user_data)
+    if user_data is not None and not isinstance(user_data, bytes):
+        user_data = None
+    rack = rack if isinstance(rack, str) and rack else None
+    instance = group_instance_id if isinstance(group_instance_id, str) and group_instance_id else None
+    try:
+        owned = tuple(TopicPartition(tp[0], int(tp[1])) for tp in owned_partitions or ())
+    except (TypeError, ValueError, IndexError):
+        log.warning("member %s: unreadable owned partitions; treated as having no history", member_id)
+        owned = ()
+    if not isinstance(generation, int) or isinstance(generation, bool):
+        generation = -1
+    kind = HISTORY.get(strategy)
+    if kind == "coop":
+        owned, generation = _coop_history(user_data, owned, generation, member_id)
+    elif kind == "sticky":
+        owned, generation = _sticky_history(user_data, owned, generation, member_id)
+    else:
+        owned, generation = (), -1
+    try:
+        return Member(topic_list, owned, generation if generation >= 0 else -1, rack, instance, user_data)
+    except (TypeError, ValueError) as exc:
+        log.warning("member %s: invalid history (%s); treated as having no history", member_id, exc)
+        return Member(topic_list, (), -1, rack, instance, user_data)
+
+
+def member_from_subscription_bytes(strategy: str, member_id: str, data: Any,
+                                   group_instance_id: Optional[str] = None) -> Member:
+    """Decode raw subscription bytes with :mod:`kassign.protocol`; undecodable -> no topics, logged."""
+    try:
+        sub = protocol.decode_subscription(data)
+    except (kassign.ProtocolError, TypeError) as exc:
+        log.warning("member %s: undecodable subscription (%s); it gets no partitions", member_id, exc)
+        return Member([], group_instance_id=group_instance_id)
+    return member_from_wire(strategy, member_id, sub.topics, sub.user_data, sub.owned_partitions,
+                            sub.generation, sub.rack, group_instance_id)
+
+
+def partitions_per_topic(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
+    """Partition counts from a client's ClusterMetadata; topics without metadata are skipped."""
+    out: dict[str, int] = {}
+    for topic in sorted(set(topics)):
+        parts = cluster.partitions_for_topic(topic)
+        if not parts:
+            if parts is None:
+                log.warning("no partition metadata for topic %s; it is not assigned this round", topic)
+            continue
+        count = max(parts) + 1
+        if count != len(parts):
+            log.warning("topic %s: partition ids %s are not contiguous; assigning the %d known ones",
+                        topic, sorted(parts), len(parts))
+        out[topic] = count
+    return out
+
+
+def partition_racks(cluster: Any, counts: Mapping[str, int]) -> Optional[dict[tuple[str, int], list[str]]]:
+    """(topic, partition) -> racks of all its replicas, from client metadata (best effort, or None)."""
+    try:
+        partitions = getattr(cluster, "_partitions", None)
+        if not partitions:
+            return None
+        out: dict[tuple[str, int], list[str]] = {}
+        for topic in counts:
+            for p, meta in (partitions.get(topic) or {}).items():
+                replicas = getattr(meta, "replicas", None)
+                if replicas is None:
+                    replicas = getattr(meta, "replica_nodes", None) or ()
+                racks = set()
+                for node in replicas:
+                    broker = cluster.broker_metadata(node)
+                    rack = getattr(broker, "rack", None)
+                    if rack:
+                        racks.add(rack)
+                if racks:
+                    out[(topic, p)] = sorted(racks)
+        return out or None
+    except Exception as exc:  # metadata internals differ between client versions; racks are optional
+        log.debug("no partition rack metadata: %s", exc)
+        return None
+
+
+def check_strategy(strategy: str) -> None:
+    if strategy not in kassign.STRATEGIES:
+        raise ImportError(
+            f"kassign strategy {strategy!r} is not in this build (available: {', '.join(kassign.STRATEGIES)})"
+        )
+
+
+def run_assignment(
+    strategy: str,
+    members: dict[str, Member],
+    cluster: Any,
+    options: Mapping[str, Any],
+) -> dict[str, list[TopicPartition]]:
+    """kassign.assign over the decoded members and the client's metadata (racks when relevant)."""
+    topics = {t for m in members.values() for t in m.topics}
+    counts = partitions_per_topic(cluster, topics)
+    racks = partition_racks(cluster, counts) if any(m.rack for m in members.values()) else None
+    result = kassign.assign(strategy, members, counts, partition_racks=racks, **dict(options))
+    for member_id in members:
+        result.setdefault(member_id, [])
+    return result
+
+
+def group_by_topic(partitions: Iterable[TopicPartition]) -> list[tuple[str, list[int]]]:
+    """[(topic, [partition, ...]), ...] sorted, the shape the clients' assignment structs take."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    return [(t, sorted(ps)) for t, ps in sorted(by_topic.items())]
+
+
+def client_missing(client: str, extra: str, exc: ImportError) -> ImportError:
+    return ImportError(
+        f"kassign.{extra.replace('-', '_')} needs the {client} client, which is not installed: "
+        f"pip install kassign[{extra}]  ({exc})"
+    )

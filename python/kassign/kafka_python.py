@@ -1,0 +1,265 @@
+"""Drop-in partition assignors for kafka-python 3.0.x.
+
+Swap one line of consumer configuration::
+
+    from kafka import KafkaConsumer
+    from kassign.kafka_python import CooperativeStickyAssignor
+
+    consumer = KafkaConsumer("orders", group_id="billing",
+                             partition_assignment_strategy=[CooperativeStickyAssignor])
+
+Classes (protocol name in brackets): :class:`RangeAssignor` ("range"), :class:`RoundRobinAssignor`
+("roundrobin"), :class:`StickyAssignor` ("sticky"), :class:`CooperativeStickyAssignor`
+("cooperative-sticky"), :class:`LagAwareAssignor` ("lag-aware"), :class:`FairAssignor` ("fair"),
+:class:`FailoverAssignor` ("failover"). Each is a subclass of kafka-python's
+``AbstractPartitionAssignor`` and can be configured as a class (kafka-python instantiates it) or
+as a configured instance::
+
+    FailoverAssignor(priority=10)
+    LagAwareAssignor(lag_provider=provider, mode="global")
+    CooperativeStickyAssignor(rack="eu-west-1a")   # kafka-python does not pass client_rack on
+
+Wire compatibility with Java consumers (same names, same bytes):
+
+* every member sends a ``ConsumerProtocolSubscription`` v3, with ``rack_id`` when ``rack`` is set;
+* cooperative-sticky sends its owned partitions, the generation field and 4-byte generation user
+  data, and supports the COOPERATIVE protocol (and EAGER, when combined with eager assignors);
+* sticky sends ``StickyAssignorUserData`` v1 (owned partitions + generation; null before the first
+  assignment), the generation field and an empty owned list;
+* failover sends its priority as a big-endian int32 user data.
+
+As leader, every member's metadata is decoded into a :class:`kassign.Member` (history for the sticky
+strategies as Java reads it); a member whose history cannot be decoded is logged and treated as
+having none - one bad member never fails the rebalance. State (owned partitions, generation) is
+kept per consumer, even when one instance is shared by several consumers in a process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Optional
+
+from ._adapter_common import client_missing
+
+try:
+    from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
+    raise client_missing("kafka-python", "kafka-python", _exc) from None
+
+import kassign
+
+from ._adapter_common import (
+    StateStore,
+    current_consumer,
+    encode_member_metadata,
+    group_by_topic,
+    log,
+    member_from_wire,
+    run_assignment,
+)
+
+__all__ = [
+    "CooperativeStickyAssignor",
+    "FailoverAssignor",
+    "FairAssignor",
+    "LagAwareAssignor",
+    "RangeAssignor",
+    "RoundRobinAssignor",
+    "StickyAssignor",
+]
+
+#: Assignment version written (Java writes v3; every version has the same body).
+ASSIGNMENT_VERSION = 3
+
+
+class KassignAssignor(AbstractPartitionAssignor):
+    """Base class: a kassign strategy behind kafka-python's assignor interface.
+
+    Arguments:
+        rack: this consumer's rack (``client.rack``), sent in the subscription (v3) for rack-aware
+            strategies. kafka-python does not hand its ``client_rack`` setting to assignors, so pass
+            it here too.
+        **options: strategy options passed to :func:`kassign.assign` by the leader.
+    """
+
+    name = "kassign"
+    strategy = ""
+    version = 3
+
+    def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
+        if self.strategy not in kassign.STRATEGIES:
+            raise ImportError(
+                f"kassign strategy {self.strategy!r} is not in this build (available: {', '.join(kassign.STRATEGIES)})"
+            )
+        if rack is not None and not isinstance(rack, str):
+            raise TypeError(f"rack: expected a str or None, got {type(rack).__name__}")
+        self.rack = rack or None
+        self.options = dict(options)
+        self._states = StateStore()
+
+    # -- member side ---------------------------------------------------------------------------
+    def _state(self) -> Any:
+        return self._states.get(current_consumer())
+
+    def _metadata_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    def metadata(self, topics: Iterable[str]) -> bytes:
+        """The JoinGroup subscription bytes (Java's format for this strategy)."""
+        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, **self._metadata_kwargs())
+
+    def on_assignment(self, assignment: Any, generation: int) -> None:
+        """Remember this consumer's partitions and generation (history for the next rebalance)."""
+        state = self._state()
+        partitions = assignment.partitions() if hasattr(assignment, "partitions") else assignment
+        state.record(partitions, generation if isinstance(generation, int) else -1)
+
+    @property
+    def owned_partitions(self) -> tuple[kassign.TopicPartition, ...]:
+        """Partitions of the last assignment (of the consumer calling, or of direct calls)."""
+        return self._state().owned
+
+    @property
+    def generation(self) -> int:
+        return self._state().generation
+
+    # -- leader side ---------------------------------------------------------------------------
+    def _member(self, member: Any) -> kassign.Member:
+        md = getattr(member, "metadata", None)
+        member_id = getattr(member, "member_id", "?")
+        owned = []
+        for entry in getattr(md, "owned_partitions", None) or ():
+            try:
+                owned.extend((entry.topic, p) for p in entry.partitions)
+            except (AttributeError, TypeError):
+                log.warning("member %s: unreadable owned partitions entry %r", member_id, entry)
+        return member_from_wire(
+            self.name,
+            member_id,
+            getattr(md, "topics", None),
+            getattr(md, "user_data", None),
+            owned,
+            getattr(md, "generation_id", -1),
+            getattr(md, "rack_id", None),
+            getattr(member, "group_instance_id", None),
+        )
+
+    def assign(self, cluster: Any, members: Any) -> dict[str, Any]:
+        """Leader: decode every member and assign with kassign.
+
+        Arguments:
+            cluster: kafka-python ``ClusterMetadata``.
+            members: ``JoinGroupResponseMember`` list (``member_id``, ``group_instance_id``,
+                decoded ``metadata``).
+        Returns:
+            {member_id: ConsumerProtocolAssignment} (v3, null user data, as Java's built-ins).
+        """
+        decoded: dict[str, kassign.Member] = {}
+        for member in members:
+            decoded[member.member_id] = self._member(member)
+        result = run_assignment(self.strategy, decoded, cluster, self.options)
+        return {
+            member_id: ConsumerProtocolAssignment(
+                version=ASSIGNMENT_VERSION, assigned_partitions=group_by_topic(parts), user_data=None
+            )
+            for member_id, parts in result.items()
+        }
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"{type(self).__name__}(rack={self.rack!r}{extra})"
+
+
+class RangeAssignor(KassignAssignor):
+    """``range``: per topic, contiguous ranges over the subscribers (static members first)."""
+
+    name = "range"
+    strategy = "range"
+
+
+class RoundRobinAssignor(KassignAssignor):
+    """``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."""
+
+    name = "roundrobin"
+    strategy = "roundrobin"
+
+
+class StickyAssignor(KassignAssignor):
+    """``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in
+    ``StickyAssignorUserData`` v1, as Java's ``StickyAssignor``."""
+
+    name = "sticky"
+    strategy = "sticky"
+
+
+class CooperativeStickyAssignor(KassignAssignor):
+    """``cooperative-sticky`` (KIP-429): sticky, and a partition that changes owner is withheld for
+    one round so no two members own it at once. Wire-compatible with Java's
+    ``CooperativeStickyAssignor``."""
+
+    name = "cooperative-sticky"
+    strategy = "cooperative-sticky"
+
+    def supported_protocols(self) -> list[Any]:
+        return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
+
+    def metadata(self, topics: Iterable[str]) -> bytes:
+        consumer = current_consumer()
+        state = self._states.get(consumer)
+        if getattr(consumer, "_rebalance_protocol", None) == RebalanceProtocol.EAGER:
+            # Combined with eager assignors the consumer revokes everything before joining, so it
+            # owns nothing (Java sends its then-empty assigned partitions); keep the generation.
+            from ._adapter_common import ConsumerState
+
+            state = ConsumerState(owned=(), generation=state.generation, assigned=state.assigned)
+        return encode_member_metadata(self.name, topics, state, rack=self.rack)
+
+
+class LagAwareAssignor(KassignAssignor):
+    """``lag-aware``: spreads consumer lag evenly (partition counts first).
+
+    Arguments:
+        lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),
+            asked by the leader for the lag of every partition; without it every lag is 0.
+        **options: ``mode`` ("per-topic" or "global"), ``max_skew``.
+    """
+
+    name = "lag-aware"
+    strategy = "lag-aware"
+
+    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+        if lag_provider is not None:
+            options["lag_provider"] = lag_provider
+        super().__init__(rack=rack, **options)
+
+
+class FairAssignor(KassignAssignor):
+    """``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."""
+
+    name = "fair"
+    strategy = "fair"
+
+
+class FailoverAssignor(KassignAssignor):
+    """``failover``: the highest-priority subscriber of a topic gets all its partitions.
+
+    Arguments:
+        priority: this consumer's priority (int32; higher wins). None = lowest.
+    """
+
+    name = "failover"
+    strategy = "failover"
+
+    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
+        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
+                                     or not -(2**31) <= priority < 2**31):
+            raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
+        super().__init__(rack=rack, **options)
+        self.priority = priority
+
+    def _metadata_kwargs(self) -> dict[str, Any]:
+        return {"priority": self.priority}
+
+    def __repr__(self) -> str:
+        return f"FailoverAssignor(priority={self.priority!r}, rack={self.rack!r})"
