@@ -157,6 +157,7 @@ def test_failover_priority_user_data():
     assert protocol.decode_priority(None) is None
     assert protocol.decode_priority(b"") is None
     assert protocol.decode_priority(h("00 0a")) is None
+    assert protocol.decode_priority(h("00 00 00 0a 00")) is None  # malformed: not exactly 4 bytes
 
 
 # ------------------------------------------------------------------------------- versions
@@ -404,4 +405,11 @@ def test_decoders_raise_only_protocol_error(data):
             fn(data)
         except ProtocolError:
             pass
-    assert protocol.decode_priority(data) in ((None,) if len(data) < 4 else (struct.unpack(">i", data[:4])[0],))
+    assert protocol.decode_priority(data) == (struct.unpack(">i", data)[0] if len(data) == 4 else None)
+
+
+@given(data=st.none() | st.binary(max_size=8))
+def test_decode_priority_agrees_with_the_failover_strategy(data):
+    from kassign.assignors import failover
+
+    assert protocol.decode_priority(data) == failover.priority(data)

@@ -74,4 +74,4 @@ def decode_generation(data: _BytesLike) -> int:
     """Cooperative-sticky generation from the first four bytes; ProtocolError if shorter."""
 
 def decode_priority(data: _BytesLike) -> int | None:
-    """Failover priority from the first four bytes; None if shorter."""
+    """Failover priority from exactly four bytes; None for any other length."""

@@ -291,8 +291,8 @@ def encode_priority(priority: int) -> bytes:
 
 
 def decode_priority(data: Optional[BytesLike]) -> Optional[int]:
-    """Decode ``failover`` user data: the big-endian int32 in the first four bytes, or None
-    (lowest priority) when ``data`` is None or shorter than four bytes."""
+    """Decode ``failover`` user data: exactly four bytes, a big-endian int32; None (lowest
+    priority) when ``data`` is None or has any other length, as the ``failover`` strategy reads it."""
     if data is None:
         return None
     return _core.decode_priority(data)

@@ -743,10 +743,12 @@ pub fn decode_generation(data: &[u8]) -> Result<i32, DecodeError> {
     Reader::new(data).read_i32("cooperative user data generation (int32)")
 }
 
-/// Failover user data: the first four bytes as a big-endian int32 priority; `None` (lowest
-/// priority) when fewer than four bytes are present.
+/// Failover user data: exactly four bytes, a big-endian int32 priority; `None` (lowest priority)
+/// for any other length. Stricter than the generation: the `failover` strategy ranks such a member
+/// last, and this decoder must agree with it (the streamthoughts original reads unchecked).
 pub fn decode_priority(data: &[u8]) -> Option<i32> {
-    Reader::new(data).read_i32("failover priority (int32)").ok()
+    let bytes: [u8; 4] = data.try_into().ok()?;
+    Some(i32::from_be_bytes(bytes))
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -955,6 +957,7 @@ mod tests {
         assert_eq!(decode_priority(&[0, 0, 0, 0x0a]), Some(10));
         assert_eq!(decode_priority(&[0x80, 0, 0, 0]), Some(i32::MIN));
         assert_eq!(decode_priority(&[0, 0]), None);
+        assert_eq!(decode_priority(&[0, 0, 0, 0x0a, 0]), None);
         assert_eq!(decode_priority(&[]), None);
     }
 

@@ -171,7 +171,7 @@ fn decode_generation(data: &Bound<'_, PyAny>) -> PyResult<i32> {
     protocol::decode_generation(&bytes).map_err(decode_error)
 }
 
-/// Failover user data: the priority in its first four bytes, or None if shorter.
+/// Failover user data: the priority in exactly four bytes, or None for any other length.
 #[pyfunction]
 fn decode_priority(data: &Bound<'_, PyAny>) -> PyResult<Option<i32>> {
     let bytes = bytes_arg(data, "data")?;
