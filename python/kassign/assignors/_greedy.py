@@ -26,7 +26,8 @@ its true count with its true lag.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
+from itertools import repeat
 from typing import Sequence
 
 
@@ -44,27 +45,31 @@ class _Pool:
 class Balancer:
     """Counts and lags of ``n`` members, with least-loaded selection over eligible subsets."""
 
-    __slots__ = ("count", "lag", "_version", "_pools_of", "_pools", "_max_count")
+    __slots__ = ("count", "lag", "_version", "_pools_of", "_pools", "_keep", "_max_count")
 
     def __init__(self, n: int, count: int = 0, lags: Sequence[int] | None = None) -> None:
         self.count = [count] * n
         self.lag = list(lags) if lags is not None else [0] * n
         self._version = [0] * n
         self._pools_of: list[list[_Pool]] = [[] for _ in range(n)]
-        self._pools: dict[tuple[int, ...], _Pool] = {}
+        self._pools: dict[int, _Pool] = {}
+        self._keep: list[tuple[int, ...]] = []
         self._max_count = count
 
     def pool(self, members: tuple[int, ...]) -> _Pool:
-        """The pool of an eligible set (a non-empty tuple of member indices), interned.
+        """The pool of an eligible set (a non-empty tuple of member indices), interned by identity
+        (pass the same tuple object for the same set, as :func:`subscribers_by_topic` returns).
 
         Must be called for every eligible set before the first :meth:`place`.
         """
-        p = self._pools.get(members)
+        key = id(members)
+        p = self._pools.get(key)
         if p is None:
             if not members:
                 raise ValueError("an eligible set must not be empty")
             p = _Pool(members, self._max_count, self.lag)
-            self._pools[members] = p
+            self._pools[key] = p
+            self._keep.append(members)  # keeps ``id(members)`` unique while this Balancer lives
             for i in members:
                 self._pools_of[i].append(p)
         return p
@@ -131,9 +136,18 @@ def build_result(
 
     new = tuple.__new__
     lists: list[list[TopicPartition]] = [[] for _ in sorted_ids]
+    appends = [lst.append for lst in lists]
     for topic in sorted(owners):
-        for p, o in enumerate(owners[topic]):
-            lists[o].append(new(TopicPartition, (topic, p)))
+        own = owners[topic]
+        n = len(own)
+        # TopicPartition tuples built in C (map/zip), not one Python call per partition.
+        tps = list(map(new, repeat(TopicPartition, n), zip(repeat(topic, n), range(n))))
+        first = own[0] if own else 0
+        if own.count(first) == n:  # one owner (failover, small topics): no per-item dispatch
+            lists[first].extend(tps)
+        else:
+            for o, tp in zip(own, tps):
+                appends[o](tp)
     rank = {m: k for k, m in enumerate(sorted_ids)}
     return {m: lists[rank[m]] for m in members}
 
@@ -144,11 +158,91 @@ def subscribers_by_topic(
     """topic -> indices of its subscribers (ascending), for topics with metadata and >= 1 partition.
 
     Topics a member subscribes to that are missing from ``partitions_per_topic`` have no metadata
-    and are skipped, as are topics with 0 partitions.
+    and are skipped, as are topics with 0 partitions. Topics with the same subscribers share one
+    tuple object (so callers can intern eligible sets by identity). Members with equal
+    subscriptions are handled together: the work is per distinct subscription, not per member.
     """
-    subs: dict[str, list[int]] = {}
+    classes: dict[Sequence[str], list[int]] = {}
     for i, topics in enumerate(topics_of):
+        classes.setdefault(topics, []).append(i)
+    class_lists = list(classes.values())
+    by_topic: dict[str, list[int]] = {}
+    for c, topics in enumerate(classes):
         for t in topics:
             if partitions_per_topic.get(t, 0) > 0:
-                subs.setdefault(t, []).append(i)
-    return {t: tuple(v) for t, v in subs.items()}
+                lst = by_topic.get(t)
+                if lst is None:
+                    by_topic[t] = [c]
+                else:
+                    lst.append(c)
+    interned: dict[tuple[int, ...], tuple[int, ...]] = {}
+    out: dict[str, tuple[int, ...]] = {}
+    for t, cs in by_topic.items():
+        key = tuple(cs)
+        members = interned.get(key)
+        if members is None:
+            if len(cs) == 1:
+                members = tuple(class_lists[cs[0]])
+            else:
+                members = tuple(sorted(i for c in cs for i in class_lists[c]))
+            interned[key] = members
+        out[t] = members
+    return out
+
+
+def deal_global(
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int = 0,
+) -> dict[str, list[int]]:
+    """Place every partition of ``subs``' topics with counts and lags kept across all topics.
+
+    Order: topics with the fewest subscribers first, then lag descending, then topics with more
+    partitions, then topic name, then partition. Each partition goes to the member
+    :meth:`Balancer.pick` chooses among its topic's subscribers. ``arrays`` holds the lag of each
+    partition of the topics that have any (absent topics: all 0). Returns topic -> owner indices.
+    With no lags this is KIP-49's ``fair``.
+    """
+    # Topic order of KIP-49: fewest subscribers, then more partitions, then name. Partitions are
+    # numbered g = 0..G-1 in (topic rank, partition) order, so sorting by g is sorting by them.
+    topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
+    sizes = [partitions_per_topic[t] for t in topics]
+    starts = [0] * len(topics)
+    for r in range(1, len(topics)):
+        starts[r] = starts[r - 1] + sizes[r - 1]
+    total = starts[-1] + sizes[-1] if topics else 0
+    lag_of = [0] * total
+    for r, t in enumerate(topics):
+        if t in arrays:
+            lag_of[starts[r] : starts[r] + sizes[r]] = arrays[t]
+    topic_of = [r for r in range(len(topics)) for _ in range(sizes[r])]
+    if arrays:
+        # Placement order (fewest subscribers, lag descending, g) as one integer key per partition.
+        width = max(lag_of) + 1
+        n_subs = [len(subs[t]) for t in topics]
+        keys = [(n_subs[topic_of[g]] * width + width - 1 - lag_of[g]) * total + g for g in range(total)]
+        keys.sort()
+        order = [key % total for key in keys]
+    else:
+        order = range(total)
+    owner_of = [0] * total
+    eligible = [subs[t] for t in topics]
+    if skew == 0 and len({id(e) for e in eligible}) == 1:
+        # One eligible set (equal subscriptions): a plain heap of (count, lag, member).
+        heap = [(0, 0, i) for i in eligible[0]]  # ascending, so already a heap
+        for g in order:
+            c, lag, j = heap[0]
+            heapreplace(heap, (c + 1, lag + lag_of[g], j))
+            owner_of[g] = j
+    else:
+        bal = Balancer(n_members)
+        pools = [bal.pool(e) for e in eligible]
+        pick = bal.pick
+        place = bal.place
+        for g in order:
+            j = pick(pools[topic_of[g]], skew)
+            place(j, lag_of[g])
+            owner_of[g] = j
+    return {t: owner_of[starts[r] : starts[r] + sizes[r]] for r, t in enumerate(topics)}

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .._types import Member, TopicPartition
-from ._greedy import Balancer, build_result, subscribers_by_topic
+from ._greedy import build_result, deal_global, subscribers_by_topic
 
 NAME = "fair"
 
@@ -45,17 +45,5 @@ def assign(
         raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
     ids = sorted(members)
     subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
-    bal = Balancer(len(ids))
-    pools = [bal.pool(subs[t]) for t in topics]
-    pick = bal.pick
-    place = bal.place
-    owners: dict[str, list[int]] = {}
-    for t, pool in zip(topics, pools):
-        own = [0] * partitions_per_topic[t]
-        for p in range(len(own)):
-            j = pick(pool)
-            place(j, 0)
-            own[p] = j
-        owners[t] = own
+    owners = deal_global(len(ids), subs, partitions_per_topic, {})
     return build_result(list(members), ids, owners)

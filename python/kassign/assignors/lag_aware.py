@@ -45,7 +45,7 @@ from heapq import heapify, heapreplace
 from typing import Any, Optional
 
 from .._types import Member, TopicPartition
-from ._greedy import Balancer, build_result, subscribers_by_topic
+from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
 
 NAME = "lag-aware"
 MODES = ("per-topic", "global")
@@ -104,30 +104,37 @@ def assign(
     if mode == "per-topic":
         owners = _per_topic(subs, partitions_per_topic, lags, max_skew)
     else:
-        owners = _global(len(ids), subs, partitions_per_topic, lags, max_skew)
+        owners = deal_global(len(ids), subs, partitions_per_topic, _lag_arrays(subs, partitions_per_topic, lags), max_skew)
     return build_result(list(members), ids, owners)
 
 
-def _topic_lags(topic: str, n: int, lags: Lags) -> Optional[list[int]]:
-    """Lag of each partition of ``topic``, or None when they are all zero."""
+def _lag_arrays(
+    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], lags: Lags
+) -> dict[str, list[int]]:
+    """topic -> lag of each partition, for the placed topics that have some non-zero lag."""
     if not lags:
-        return None
+        return {}
+    arrays = {}
     get = lags.get
-    tl = [get((topic, p), 0) for p in range(n)]
-    return tl if any(tl) else None
+    for t in subs:
+        arr = [get((t, p), 0) for p in range(partitions_per_topic[t])]
+        if any(arr):
+            arrays[t] = arr
+    return arrays
 
 
 def _per_topic(
     subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], lags: Lags, skew: int
 ) -> dict[str, list[int]]:
     owners: dict[str, list[int]] = {}
+    arrays = _lag_arrays(subs, partitions_per_topic, lags)
     for topic, s in subs.items():
         n = partitions_per_topic[topic]
         k = len(s)
-        tl = _topic_lags(topic, n, lags)
+        tl = arrays.get(topic)
         if tl is None:
             # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
-            owners[topic] = [s[p % k] for p in range(n)]
+            owners[topic] = (s * (n // k + 1))[:n]
             continue
         # Lag descending; sort stability (kept under reverse=True) leaves ties partition-ascending.
         order = sorted(range(n), key=tl.__getitem__, reverse=True)
@@ -147,50 +154,11 @@ def _per_topic(
             else:
                 bal = Balancer(k, count=1, lags=[tl[order[j]] for j in range(k)])
                 pool = bal.pool(tuple(range(k)))
+                pick = bal.pick
+                place = bal.place
                 for p in order[k:]:
-                    j = bal.pick(pool, skew)
-                    bal.place(j, tl[p])
+                    j = pick(pool, skew)
+                    place(j, tl[p])
                     own[p] = s[j]
         owners[topic] = own
-    return owners
-
-
-def _global(
-    n_members: int,
-    subs: dict[str, tuple[int, ...]],
-    partitions_per_topic: dict[str, int],
-    lags: Lags,
-    skew: int,
-) -> dict[str, list[int]]:
-    # Topic order of KIP-49: fewest subscribers, then more partitions, then name.
-    topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
-    bal = Balancer(n_members)
-    pools = [bal.pool(subs[t]) for t in topics]
-    owners = {t: [0] * partitions_per_topic[t] for t in topics}
-    owner_lists = [owners[t] for t in topics]
-    pick = bal.pick
-    place = bal.place
-    topic_lags = [_topic_lags(t, partitions_per_topic[t], lags) for t in topics]
-    if not any(tl is not None for tl in topic_lags):
-        for r, t in enumerate(topics):
-            pool = pools[r]
-            own = owner_lists[r]
-            for p in range(len(own)):
-                j = pick(pool, skew)
-                place(j, 0)
-                own[p] = j
-        return owners
-    order = []
-    for r, t in enumerate(topics):
-        tl = topic_lags[r]
-        ns = len(subs[t])
-        if tl is None:
-            order.extend((ns, 0, r, p, 0) for p in range(partitions_per_topic[t]))
-        else:
-            order.extend((ns, -lag, r, p, lag) for p, lag in enumerate(tl))
-    order.sort()
-    for _, _, r, p, lag in order:
-        j = pick(pools[r], skew)
-        place(j, lag)
-        owner_lists[r][p] = j
     return owners
