@@ -413,6 +413,32 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBrok
         broker.stop()
 
 
+#: The shared workload of the churn tests: 2 topics x 24 partitions, 100k numbered messages.
+NUMBERED_TOPICS = 2
+NUMBERED_PARTITIONS = 24
+NUMBERED_MESSAGES = 100_000
+
+
+class NumberedTopics:
+    def __init__(self, topics: list[str], partitions: int, count: int) -> None:
+        self.topics = topics
+        self.count = count
+        self.partitions = {(t, p) for t in topics for p in range(partitions)}
+
+
+@pytest.fixture(scope="session")
+def numbered_topics(kafka_broker: KafkaBroker) -> NumberedTopics:
+    """2 topics x 24 partitions holding messages b"0" .. b"99999" (produced once per session)."""
+    topics = [kafka_broker.unique_name(f"numbered-{c}") for c in "ab"[:NUMBERED_TOPICS]]
+    kafka_broker.create_topics(topics, NUMBERED_PARTITIONS)
+    started = time.monotonic()
+    counts = kafka_broker.produce_numbered(topics, NUMBERED_MESSAGES)
+    sys.stderr.write(f"[kafka_broker] produced {sum(counts.values())} messages in {time.monotonic() - started:.1f}s\n")
+    ends = kafka_broker.end_offsets(topics)
+    assert sum(ends.values()) == NUMBERED_MESSAGES, ends
+    return NumberedTopics(topics, NUMBERED_PARTITIONS, NUMBERED_MESSAGES)
+
+
 @pytest.fixture(scope="session")
 def java_consumer() -> str:
     """Classpath of the Java consumer in tests/java-consumer (built once, cached)."""
@@ -429,3 +455,246 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             f"broker {_BROKER.bootstrap} alive={_BROKER.alive()} logs kept in {_BROKER.log_dir}\n"
             f"--- tail of {_BROKER.server_log} ---\n{_BROKER.tail_log()}",
         ))
+
+
+# ------------------------------------------------------------------------------------------------
+# Consumer-group runs: worker processes (tests/consumer_worker.py, tests/java-consumer) and their
+# JSON-lines event logs.
+
+WORKER_SCRIPT = TESTS_DIR / "consumer_worker.py"
+
+
+class Worker:
+    """One consumer process and its event log."""
+
+    def __init__(self, name: str, proc: subprocess.Popen[bytes], events: Path, kind: str) -> None:
+        self.name = name
+        self.proc = proc
+        self.events_path = events
+        self.kind = kind
+        self.started = time.time()
+        self.killed_at: Optional[float] = None
+        self.closed_at: Optional[float] = None
+        self._offset = 0
+        self._events: list[dict[str, Any]] = []
+
+    @property
+    def live(self) -> bool:
+        return self.killed_at is None and self.closed_at is None and self.proc.poll() is None
+
+    def events(self) -> list[dict[str, Any]]:
+        """All complete event lines so far (read incrementally)."""
+        import json
+
+        try:
+            with open(self.events_path, "rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return self._events
+        end = data.rfind(b"\n") + 1
+        for line in data[:end].splitlines():
+            if line.strip():
+                self._events.append(json.loads(line))
+        self._offset += end
+        return self._events
+
+    def last(self, ev: str, since: float = 0.0) -> Optional[dict[str, Any]]:
+        for e in reversed(self.events()):
+            if e["ev"] == ev and e["t"] >= since:
+                return e
+        return None
+
+
+class GroupRun:
+    """A consumer group made of worker processes, with churn operations and checks.
+
+    Every process is bounded (``max_runtime``) and stopped by :meth:`stop_all` (SIGTERM, then SIGKILL).
+    """
+
+    def __init__(self, broker: KafkaBroker, group: str, topics: list[str], work_dir: Path,
+                 session_timeout_ms: int = 6000, max_runtime: float = 400.0) -> None:
+        self.broker = broker
+        self.group = group
+        self.topics = topics
+        self.work_dir = work_dir
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.session_timeout_ms = session_timeout_ms
+        self.max_runtime = max_runtime
+        self.workers: dict[str, Worker] = {}
+
+    def _spawn(self, name: str, cmd: list[str], kind: str) -> Worker:
+        if name in self.workers:
+            raise ValueError(f"worker {name} exists")
+        events = self.work_dir / f"{name}.jsonl"
+        stderr = open(self.work_dir / f"{name}.stderr", "wb")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen(cmd, stdout=stderr, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, start_new_session=True)
+        stderr.close()
+        worker = Worker(name, proc, events, kind)
+        self.workers[name] = worker
+        return worker
+
+    def start_python(self, name: str, strategy: str, client: str = "kafka-python", *, rate: float = 0.0,
+                     builtin: bool = False, priority: Optional[int] = None, extra: tuple[str, ...] = ()) -> Worker:
+        cmd = [sys.executable, str(WORKER_SCRIPT), "--bootstrap", self.broker.bootstrap, "--group", self.group,
+               "--topics", ",".join(self.topics), "--client", client, "--strategy", strategy, "--name", name,
+               "--events", str(self.work_dir / f"{name}.jsonl"), "--session-timeout-ms",
+               str(self.session_timeout_ms), "--rate", str(rate), "--max-runtime", str(self.max_runtime), *extra]
+        if builtin:
+            cmd.append("--builtin")
+        if priority is not None:
+            cmd += ["--priority", str(priority)]
+        return self._spawn(name, cmd, client)
+
+    def start_java(self, name: str, classpath: str, *, rate: float = 0.0) -> Worker:
+        java = require_tool("java")
+        cmd = [java, "-Xmx160m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
+               "kassign.tests.JavaConsumer", "--bootstrap", self.broker.bootstrap, "--group", self.group,
+               "--topics", ",".join(self.topics), "--name", name, "--events", str(self.work_dir / f"{name}.jsonl"),
+               "--session-timeout-ms", str(self.session_timeout_ms), "--rate", str(rate),
+               "--max-runtime", str(self.max_runtime)]
+        return self._spawn(name, cmd, "java")
+
+    def kill(self, name: str) -> float:
+        """SIGKILL: a crash. Returns the time of the kill."""
+        w = self.workers[name]
+        w.killed_at = time.time()
+        w.proc.kill()
+        w.proc.wait(10)
+        return w.killed_at
+
+    def close(self, name: str, timeout: float = 40.0) -> float:
+        """SIGTERM: graceful close (the worker leaves the group). Returns when the process exited."""
+        w = self.workers[name]
+        w.proc.send_signal(signal.SIGTERM)
+        try:
+            w.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            w.proc.kill()
+            w.proc.wait(10)
+            raise AssertionError(f"worker {name} did not close within {timeout}s")
+        w.closed_at = time.time()
+        return w.closed_at
+
+    def stop_all(self) -> None:
+        for name, w in self.workers.items():
+            if w.proc.poll() is None:
+                w.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 40
+        for name, w in self.workers.items():
+            try:
+                w.proc.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                w.proc.kill()
+                w.proc.wait(10)
+            if w.killed_at is None and w.closed_at is None:
+                w.closed_at = time.time()
+
+    def live(self) -> list[Worker]:
+        return [w for w in self.workers.values() if w.live]
+
+    def check_alive(self) -> None:
+        for w in self.workers.values():
+            if w.killed_at is None and w.closed_at is None and w.proc.poll() is not None:
+                err = (self.work_dir / f"{w.name}.stderr").read_text(errors="replace")[-3000:]
+                raise AssertionError(f"worker {w.name} exited unexpectedly with {w.proc.returncode}:\n{err}")
+
+    def snapshot(self, since: float) -> Optional[dict[str, tuple[int, frozenset[tuple[str, int]]]]]:
+        """Each live worker's latest tick after ``since``: {name: (generation, partitions)}, or None
+        when some live worker has not ticked since."""
+        out = {}
+        for w in self.live():
+            tick = w.last("tick", since)
+            if tick is None:
+                return None
+            out[w.name] = (tick["gen"], frozenset((t, p) for t, p in tick["parts"]))
+        return out
+
+    def wait_stable(self, all_partitions: set[tuple[str, int]], timeout: float = 90.0,
+                    settle: float = 1.0) -> dict[str, frozenset[tuple[str, int]]]:
+        """Wait until every live worker reports the same generation and together they own every
+        partition exactly once, unchanged for ``settle`` seconds. Returns {worker: partitions}."""
+        deadline = time.monotonic() + timeout
+        since = time.time()
+        stable_since: Optional[float] = None
+        stable_view: Any = None
+        last: Any = None
+        while time.monotonic() < deadline:
+            self.check_alive()
+            snap = self.snapshot(since)
+            ok = False
+            if snap:
+                gens = {g for g, _ in snap.values()}
+                owned = [tp for _, parts in snap.values() for tp in parts]
+                ok = (len(gens) == 1 and min(gens) > 0 and len(owned) == len(set(owned))
+                      and set(owned) == all_partitions)
+            last = snap
+            if ok:
+                if stable_view != snap:
+                    stable_view, stable_since = snap, time.monotonic()
+                elif time.monotonic() - stable_since >= settle:
+                    return {name: parts for name, (_, parts) in snap.items()}
+            else:
+                stable_view = stable_since = None
+            time.sleep(0.2)
+        summary = {k: (g, len(p)) for k, (g, p) in (last or {}).items()}
+        raise AssertionError(f"group {self.group} not stable after {timeout}s: {summary}; logs in {self.work_dir}")
+
+    def consumed(self) -> set[int]:
+        values: set[int] = set()
+        for w in self.workers.values():
+            for e in w.events():
+                if e["ev"] == "records":
+                    values.update(e["values"])
+        return values
+
+    def wait_consumed(self, count: int, timeout: float = 120.0) -> set[int]:
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.consumed()
+            if len(got) >= count or time.monotonic() > deadline:
+                return got
+            self.check_alive()
+            time.sleep(0.5)
+
+    def leaders(self) -> list[tuple[float, str]]:
+        """(time, worker) of every group assignment run, in time order."""
+        return sorted((e["t"], w.name) for w in self.workers.values() for e in w.events() if e["ev"] == "led")
+
+    def ownership_intervals(self, end: float) -> dict[tuple[str, int], list[tuple[float, float, str]]]:
+        """Per partition, the [start, end) intervals during which each worker owned it, from the
+        listener callbacks; ownership ends at revoke/lost, at ``released`` (a graceful close stops
+        processing before leaving the group), at a SIGKILL, or at ``end``."""
+        out: dict[tuple[str, int], list[tuple[float, float, str]]] = {}
+        for w in self.workers.values():
+            open_since: dict[tuple[str, int], float] = {}
+            stop = w.killed_at if w.killed_at is not None else end
+            for e in w.events():
+                parts = [(t, p) for t, p in e.get("parts", ())]
+                if e["ev"] == "assigned":
+                    for tp in parts:
+                        open_since.setdefault(tp, e["t"])
+                elif e["ev"] in ("revoked", "lost", "released"):
+                    for tp in parts:
+                        if tp in open_since:
+                            out.setdefault(tp, []).append((open_since.pop(tp), e["t"], w.name))
+            for tp, t0 in open_since.items():
+                out.setdefault(tp, []).append((t0, stop, w.name))
+        return out
+
+
+def overlapping_ownership(intervals: dict[tuple[str, int], list[tuple[float, float, str]]]
+                          ) -> list[tuple[tuple[str, int], tuple[float, float, str], tuple[float, float, str]]]:
+    """Pairs of intervals in which two different workers owned the same partition at once."""
+    bad = []
+    for tp, ivs in intervals.items():
+        ivs = sorted(ivs)
+        for i, a in enumerate(ivs):
+            for b in ivs[i + 1:]:
+                if b[0] >= a[1]:
+                    break
+                if a[2] != b[2]:
+                    bad.append((tp, a, b))
+    return bad
