@@ -1,0 +1,270 @@
+"""Drop-in partition assignors for aiokafka 0.14.
+
+Swap one line of consumer configuration::
+
+    from aiokafka import AIOKafkaConsumer
+    from kassign.aiokafka import StickyAssignor
+
+    consumer = AIOKafkaConsumer("orders", group_id="billing",
+                                partition_assignment_strategy=(StickyAssignor,))
+
+Classes (protocol name in brackets): :class:`RangeAssignor` ("range"), :class:`RoundRobinAssignor`
+("roundrobin"), :class:`StickyAssignor` ("sticky"), :class:`CooperativeStickyAssignor`
+("cooperative-sticky"), :class:`LagAwareAssignor` ("lag-aware"), :class:`FairAssignor` ("fair"),
+:class:`FailoverAssignor` ("failover"). They implement aiokafka's classmethod-style
+``AbstractPartitionAssignor`` and work both as classes (as aiokafka's own assignors are configured)
+and as configured instances (``FailoverAssignor(priority=10)``).
+
+Differences from the kafka-python adapter, all forced by aiokafka:
+
+* **Eager only.** aiokafka has no cooperative rebalancing (it revokes everything before every
+  join), so :class:`CooperativeStickyAssignor` here gives the complete sticky assignment in one
+  round (nothing is withheld; a withheld partition would stay unowned, since aiokafka members
+  never run the follow-up round). It sends Java's cooperative-sticky subscription bytes, so a
+  Java or kafka-python leader reads its history, but do not mix it with consumers running the
+  COOPERATIVE protocol: with aiokafka as leader they could see a partition move directly.
+* **History in user data.** aiokafka's leader decodes every member's subscription as v0 (topics and
+  user data only), so sticky history travels in the user data: ``StickyAssignorUserData`` v1 for
+  "sticky" (as Java), and for "cooperative-sticky" the 4-byte generation Java reads followed by the
+  owned partitions (Java ignores the trailing bytes). Racks and static member ids do not reach an
+  aiokafka leader.
+* **Per-consumer state.** aiokafka's own sticky assignor keeps its state on the class, shared by all
+  consumers of a process (aio-libs/aiokafka#1175). Here state is kept per consumer (keyed by the
+  consumer's group coordinator) whether a class or an instance is configured, and the generation is
+  read from the coordinator (aiokafka never reports it to assignors, #1176).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional
+
+from ._adapter_common import client_missing
+
+try:
+    from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+    from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
+except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
+    raise client_missing("aiokafka", "aiokafka", _exc) from None
+
+import kassign
+
+from ._adapter_common import (
+    ConsumerState,
+    StateStore,
+    current_consumer,
+    encode_member_metadata,
+    group_by_topic,
+    member_from_wire,
+    run_assignment,
+)
+
+__all__ = [
+    "CooperativeStickyAssignor",
+    "FailoverAssignor",
+    "FairAssignor",
+    "LagAwareAssignor",
+    "RangeAssignor",
+    "RoundRobinAssignor",
+    "StickyAssignor",
+]
+
+ASSIGNMENT_VERSION = 3
+
+
+class hybridmethod:
+    """A method bound to the instance when called on one, else to the class (aiokafka calls
+    assignor methods on whatever object was configured, usually the class)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return self.fn.__get__(owner if obj is None else obj, owner)
+
+
+def _store(target: Any) -> StateStore:
+    """The StateStore of an instance, or of a class used directly (one per class, never inherited)."""
+    if isinstance(target, type):
+        store = target.__dict__.get("_class_states")
+        if store is None:
+            store = StateStore()
+            setattr(target, "_class_states", store)
+        return store
+    return target._states
+
+
+class KassignAssignor(AbstractPartitionAssignor):
+    """Base class: a kassign strategy behind aiokafka's assignor interface.
+
+    Arguments:
+        rack: this consumer's rack, sent in the subscription (v3) for Java/kafka-python leaders.
+        **options: strategy options passed to :func:`kassign.assign` by the leader.
+    """
+
+    name = "kassign"
+    strategy = ""
+    #: Used when the class itself is configured (not an instance).
+    rack: Optional[str] = None
+    options: Mapping[str, Any] = {}
+    priority: Optional[int] = None
+
+    def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
+        if rack is not None and not isinstance(rack, str):
+            raise TypeError(f"rack: expected a str or None, got {type(rack).__name__}")
+        type(self)._check_available()
+        self.rack = rack or None
+        self.options = dict(options)
+        self._states = StateStore()
+
+    @classmethod
+    def _check_available(cls) -> None:
+        if cls.strategy not in kassign.STRATEGIES:
+            raise ImportError(
+                f"kassign strategy {cls.strategy!r} is not in this build (available: {', '.join(kassign.STRATEGIES)})"
+            )
+
+    # -- member side ---------------------------------------------------------------------------
+    @hybridmethod
+    def metadata(self, topics: Iterable[str]) -> bytes:
+        """The JoinGroup subscription bytes (Java's format for this strategy)."""
+        state = _store(self).get(current_consumer())
+        return encode_member_metadata(self.name, topics, state, rack=self.rack, priority=self.priority,
+                                      embed_owned_in_user_data=True)
+
+    @hybridmethod
+    def on_assignment(self, assignment: Any) -> None:
+        """Remember this consumer's partitions, and the generation from its coordinator."""
+        consumer = current_consumer()
+        state = _store(self).get(consumer)
+        generation = getattr(consumer, "generation", -1)
+        partitions = assignment.partitions() if hasattr(assignment, "partitions") else assignment
+        state.record(partitions, generation if isinstance(generation, int) and generation >= 0 else state.generation)
+
+    @hybridmethod
+    def on_generation_assignment(self, generation: int) -> None:
+        """Set the generation (aiokafka 0.14 never calls this; kept for callers that do)."""
+        _store(self).get(current_consumer()).generation = generation
+
+    def state(self, consumer: Any = None) -> ConsumerState:
+        """This instance's state for ``consumer`` (a coordinator; None = direct calls)."""
+        return _store(self).get(consumer)
+
+    # -- leader side ---------------------------------------------------------------------------
+    @hybridmethod
+    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
+        """Leader: decode every member (v0 as aiokafka gives them) and assign with kassign.
+
+        Returns:
+            {member_id: ConsumerProtocolMemberAssignment} (v3, null user data).
+        """
+        if isinstance(self, type):
+            self._check_available()
+        decoded = {
+            member_id: member_from_wire(self.name, member_id, getattr(md, "subscription", None),
+                                        getattr(md, "user_data", None))
+            for member_id, md in members.items()
+        }
+        result = run_assignment(self._compute_strategy, decoded, cluster, self.options)
+        return {
+            member_id: ConsumerProtocolMemberAssignment(ASSIGNMENT_VERSION, group_by_topic(parts), None)
+            for member_id, parts in result.items()
+        }
+
+    #: The kassign strategy the leader runs (cooperative-sticky runs its eager counterpart).
+    _compute_strategy = ""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "strategy" in cls.__dict__ and "_compute_strategy" not in cls.__dict__:
+            cls._compute_strategy = cls.strategy
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"{type(self).__name__}(rack={self.rack!r}{extra})"
+
+
+class RangeAssignor(KassignAssignor):
+    """``range``: per topic, contiguous ranges over the subscribers."""
+
+    name = "range"
+    strategy = "range"
+
+
+class RoundRobinAssignor(KassignAssignor):
+    """``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."""
+
+    name = "roundrobin"
+    strategy = "roundrobin"
+
+
+class StickyAssignor(KassignAssignor):
+    """``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in
+    ``StickyAssignorUserData`` v1 (Java's format)."""
+
+    name = "sticky"
+    strategy = "sticky"
+
+
+class CooperativeStickyAssignor(KassignAssignor):
+    """``cooperative-sticky`` run eagerly (aiokafka has no cooperative protocol): the complete
+    sticky assignment in one round. See the module docstring before mixing with other clients."""
+
+    name = "cooperative-sticky"
+    strategy = "cooperative-sticky"
+    _compute_strategy = "sticky"
+
+    @classmethod
+    def _check_available(cls) -> None:
+        if "sticky" not in kassign.STRATEGIES:
+            raise ImportError(
+                f"kassign strategy 'sticky' is not in this build (available: {', '.join(kassign.STRATEGIES)})"
+            )
+
+
+class LagAwareAssignor(KassignAssignor):
+    """``lag-aware``: spreads consumer lag evenly (partition counts first).
+
+    Arguments:
+        lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`).
+        **options: ``mode`` ("per-topic" or "global"), ``max_skew``.
+    """
+
+    name = "lag-aware"
+    strategy = "lag-aware"
+
+    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+        if lag_provider is not None:
+            options["lag_provider"] = lag_provider
+        super().__init__(rack=rack, **options)
+
+
+class FairAssignor(KassignAssignor):
+    """``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."""
+
+    name = "fair"
+    strategy = "fair"
+
+
+class FailoverAssignor(KassignAssignor):
+    """``failover``: the highest-priority subscriber of a topic gets all its partitions.
+
+    Arguments:
+        priority: this consumer's priority (int32; higher wins). None (and the class used
+            directly) = lowest.
+    """
+
+    name = "failover"
+    strategy = "failover"
+
+    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
+        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
+                                     or not -(2**31) <= priority < 2**31):
+            raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
+        super().__init__(rack=rack, **options)
+        self.priority = priority
+
+    def __repr__(self) -> str:
+        return f"FailoverAssignor(priority={self.priority!r}, rack={self.rack!r})"
