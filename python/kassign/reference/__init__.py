@@ -1,0 +1,55 @@
+"""Pure-Python reference implementations (the oracle for differential tests and the "pure-Python
+version" in benchmarks).
+
+``kassign.reference.assign`` has the signature of :func:`kassign.assign` and returns the same
+assignment as the Rust core for ``sticky`` and ``cooperative-sticky`` (tests compare them on
+random groups). It is readable rather than fast: see :mod:`kassign.reference.sticky` for the
+algorithm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional
+
+from .._types import Member, TopicPartition
+from . import sticky
+from ._problem import Problem
+
+STRATEGIES = ("sticky", "cooperative-sticky")
+
+__all__ = ["STRATEGIES", "assign"]
+
+
+def assign(
+    strategy: str,
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    *,
+    lags: Optional[Mapping[tuple[str, int], int]] = None,
+    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    **options: Any,
+) -> dict[str, list[TopicPartition]]:
+    """Pure-Python ``sticky`` / ``cooperative-sticky``; same contract as :func:`kassign.assign`."""
+    from .. import _check_members, _check_partition_racks, _check_partitions
+
+    if not isinstance(strategy, str):
+        raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy: the reference implements {', '.join(STRATEGIES)}, not {strategy!r}")
+    if options:
+        raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+    checked = _check_members(members)
+    partitions = _check_partitions(partitions_per_topic)
+    racks = _check_partition_racks(partition_racks)
+    prob = Problem(checked, partitions, racks)
+    owner = sticky.assign(prob, cooperative=strategy == "cooperative-sticky")
+    out: list[list[TopicPartition]] = [[] for _ in prob.ids]
+    base = prob.topic_base
+    for t, name in enumerate(prob.topics):
+        for p in range(base[t], base[t + 1]):
+            m = owner[p]
+            if m >= 0:
+                out[m].append(TopicPartition(name, p - base[t]))
+    by_id = dict(zip(prob.ids, out))
+    return {m: by_id[m] for m in checked}

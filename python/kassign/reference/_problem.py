@@ -1,0 +1,79 @@
+"""The interned problem the reference algorithms work on, built exactly as the Rust core builds it.
+
+Topics are sorted by name; partitions get flat ids (topic base + index), so flat-id order is
+(topic, partition) order. Members are sorted by id; their index is the tie-break everywhere.
+Owned partitions are filtered to existing topics and in-range indexes and deduplicated.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Iterable, Mapping, Optional
+
+from .._types import Member
+
+
+class Problem:
+    __slots__ = (
+        "topics", "topic_len", "topic_base", "ids", "members", "subs", "raw_subs", "owned",
+        "generation", "rack", "partition_racks", "num_partitions",
+    )
+
+    def __init__(
+        self,
+        members: Mapping[str, Member],
+        partitions_per_topic: Mapping[str, int],
+        partition_racks: Iterable[tuple[str, int, Iterable[str]]] = (),
+    ) -> None:
+        self.topics = sorted(partitions_per_topic)
+        index = {t: i for i, t in enumerate(self.topics)}
+        self.topic_len = [partitions_per_topic[t] for t in self.topics]
+        self.topic_base = [0]
+        for n in self.topic_len:
+            self.topic_base.append(self.topic_base[-1] + n)
+        self.num_partitions = self.topic_base[-1]
+        self.ids = sorted(members)
+        self.members = [members[m] for m in self.ids]
+        self.raw_subs = [frozenset(m.topics) for m in self.members]
+        self.subs = [sorted(index[t] for t in s if t in index) for s in self.raw_subs]
+        self.owned: list[list[int]] = []
+        for m in self.members:
+            flat = set()
+            for t, p in m.owned_partitions:
+                ti = index.get(t)
+                if ti is not None and 0 <= p < self.topic_len[ti]:
+                    flat.add(self.topic_base[ti] + p)
+            self.owned.append(sorted(flat))
+        self.generation = [m.generation for m in self.members]
+        self.rack: list[Optional[str]] = [m.rack or None for m in self.members]
+        self.partition_racks: Optional[list[frozenset[str]]] = None
+        racks = list(partition_racks)
+        if racks:
+            pr: list[set[str]] = [set() for _ in range(self.num_partitions)]
+            for t, p, rs in racks:
+                ti = index.get(t)
+                if ti is not None and 0 <= p < self.topic_len[ti]:
+                    pr[self.topic_base[ti] + p].update(r for r in rs if r)
+            self.partition_racks = [frozenset(s) for s in pr]
+
+    def topic_of(self, flat: int) -> int:
+        return bisect_right(self.topic_base, flat) - 1
+
+    def uniform(self) -> bool:
+        """Java's constrained-path test: every member's raw topic set is the same."""
+        return len(set(self.raw_subs)) <= 1
+
+    def rack_aware(self) -> bool:
+        """KIP-881 conditions: some member has a rack, member and partition racks intersect, and
+        not every partition has a replica on every rack that appears."""
+        if self.partition_racks is None:
+            return False
+        member_racks = {r for r in self.rack if r is not None}
+        if not member_racks:
+            return False
+        all_racks: set[str] = set()
+        for rs in self.partition_racks:
+            all_racks |= rs
+        if not (member_racks & all_racks):
+            return False
+        return any(len(rs) < len(all_racks) for rs in self.partition_racks)
