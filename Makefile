@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv develop demo test test-rust test-python test-long bench bench-smoke bench-full clean
+.PHONY: venv develop demo test test-rust test-python test-long bench bench-smoke bench-full bench-rebalance clean
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -56,6 +56,12 @@ bench-smoke: develop
 
 bench-full: develop
 	$(PY) benches/run_all.py
+
+# Rebalance time of a 30-member group on the real broker (tests/broker/rebalance_bench.py): kassign's
+# assignors vs kafka-python's built-in sticky. Not part of `make test` (a few minutes on 2 cores).
+bench-rebalance: develop
+	mkdir -p out
+	$(PY) tests/broker/rebalance_bench.py --members 30 --trials 5 --json out/rebalance.json
 
 clean:
 	rm -rf $(VENV) target

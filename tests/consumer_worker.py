@@ -12,6 +12,7 @@ SIGKILL never loses a consumed message from the log):
   close (SIGTERM), i.e. before it leaves the group;
 * ``assigned`` / ``revoked`` / ``lost``: the rebalance-listener callbacks, with their partitions;
 * ``led``: this member's assignor ran the group assignment (it is the leader);
+* ``joining``: the client asked the assignor for its JoinGroup metadata (kafka-python instances);
 * ``tick``: every ``--tick`` seconds, generation, member id and the current assignment;
 * ``records``: the numbered values consumed by one poll.
 
@@ -95,7 +96,11 @@ def _assignor(args: argparse.Namespace, log: EventLog) -> Any:
     def assign(self: Any, cluster: Any, members: Any) -> Any:
         return _timed(log, lambda: super(logged, self).assign(cluster, members), len(members))
 
-    logged = type("Logged" + base.__name__, (base,), {"assign": assign})
+    def metadata(self: Any, topics: Any) -> Any:
+        log.write("joining")  # the client builds its JoinGroup request right after this
+        return super(logged, self).metadata(topics)
+
+    logged = type("Logged" + base.__name__, (base,), {"assign": assign, "metadata": metadata})
     return logged(**kwargs)
 
 
