@@ -3,13 +3,15 @@
 use crate::model::{Assignment, InputError, Problem};
 
 /// Strategies computed by the Rust core, in the order `kassign.STRATEGIES` lists them.
-pub const RUST_STRATEGIES: &[&str] = &["range", "roundrobin"];
+pub const RUST_STRATEGIES: &[&str] = &["range", "roundrobin", "sticky", "cooperative-sticky"];
 
 /// Run a Rust strategy on an interned problem.
 pub fn run(strategy: &str, problem: &Problem) -> Result<Assignment, InputError> {
     match strategy {
         "range" => Ok(crate::range::assign(problem)),
         "roundrobin" => Ok(crate::roundrobin::assign(problem)),
+        "sticky" => Ok(crate::sticky::assign(problem, false)),
+        "cooperative-sticky" => Ok(crate::sticky::assign(problem, true)),
         other => Err(InputError::UnknownStrategy(other.to_string())),
     }
 }

@@ -1,0 +1,105 @@
+//! Constrained path: every member subscribes to the same topics. Linear in partitions + members
+//! (plus sorting the claims of members over quota).
+
+use std::collections::VecDeque;
+
+use super::rack::{self, Slots};
+use super::{keep_order, Claims, Placer};
+use crate::model::{MemberIdx, PartId, Problem, NO_OWNER};
+
+struct Quota<'p, 'a> {
+    place: &'p mut Placer<'a>,
+    q: u32,
+    extra: u32,
+}
+
+impl Slots for Quota<'_, '_> {
+    fn key(&self, m: MemberIdx) -> Option<u32> {
+        let c = self.place.count[m as usize];
+        if c < self.q || (c == self.q && self.extra > 0) {
+            Some(c)
+        } else {
+            None
+        }
+    }
+    fn take(&mut self, m: MemberIdx, p: PartId) {
+        if self.place.count[m as usize] == self.q {
+            self.extra -= 1;
+        }
+        self.place.give(m, p);
+    }
+}
+
+/// Quotas q = P div N and q + 1 for P mod N members; keep claims up to quota (extra slots to the
+/// members, in index order, that hold more than q), then deal the pool in (topic, partition)
+/// order round-robin over members below q, then one each to the exactly-q queue.
+pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> Vec<u32> {
+    let n = problem.members.len() as u32;
+    let mut place = Placer::new(problem, claims, cooperative);
+    if n == 0 {
+        return place.owner;
+    }
+    let topics = &problem.subs[problem.members[0].sub as usize];
+    let total: u32 = topics.iter().map(|&t| problem.topic_len[t as usize]).sum();
+    let q = total / n;
+    let mut extra = total % n;
+    let rack_on = problem.rack_aware();
+    let mut mine: Vec<PartId> = Vec::new();
+    for (m, member) in problem.members.iter().enumerate() {
+        let m = m as MemberIdx;
+        mine.clear();
+        mine.extend(member.owned.iter().copied().filter(|&p| claims.win[p as usize] == m));
+        let mut keep = mine.len();
+        if keep as u32 > q {
+            keep_order(problem, m, &mut mine, rack_on);
+            if extra > 0 {
+                extra -= 1;
+                keep = q as usize + 1;
+            } else {
+                keep = q as usize;
+            }
+        }
+        for &p in &mine[..keep] {
+            place.keep(m, p);
+        }
+    }
+    let mut pool: Vec<PartId> = Vec::with_capacity((total as usize).saturating_sub(0));
+    for &t in topics {
+        for p in problem.topic_range(t) {
+            if place.owner[p as usize] == NO_OWNER {
+                pool.push(p);
+            }
+        }
+    }
+    if rack_on && !pool.is_empty() {
+        let mut placed = vec![false; problem.num_partitions() as usize];
+        let all: Vec<MemberIdx> = (0..n).collect();
+        let mut quota = Quota { place: &mut place, q, extra };
+        rack::pass(problem, &pool, &all, &mut quota, &mut placed);
+        extra = quota.extra;
+        pool.retain(|&p| !placed[p as usize]);
+    }
+    let _ = extra;
+    let mut under: Vec<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] < q).collect();
+    let mut exact: VecDeque<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] == q).collect();
+    let mut it = pool.into_iter();
+    let mut next: Vec<MemberIdx> = Vec::with_capacity(under.len());
+    while !under.is_empty() {
+        next.clear();
+        for &m in &under {
+            let p = it.next().expect("sticky: pool shorter than the quotas (internal error)");
+            place.give(m, p);
+            if place.count[m as usize] < q {
+                next.push(m);
+            } else {
+                exact.push_back(m);
+            }
+        }
+        std::mem::swap(&mut under, &mut next);
+    }
+    for p in it {
+        let m = exact.pop_front().expect("sticky: no member left for an extra slot (internal error)");
+        place.give(m, p);
+    }
+    place.owner
+}
