@@ -17,13 +17,46 @@ import kassign
 from kassign import Member, quality, synth
 from kassign.snapshot import MEMBERS_SCHEMA, OFFSETS_SCHEMA, SnapshotError
 
-pytest.importorskip("pyspark")
+# PySpark is an optional extra and Spark needs Java 17+: without them these tests skip on a
+# developer's machine, but in CI (requirements-dev.txt has pyspark, the machine has Java) a missing
+# one is a failure, never a silent skip.
+_missing = []
+try:
+    import pyspark  # noqa: F401
+except ImportError:
+    _missing.append("pyspark (pip install 'kassign[spark]')")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    pytest.skip("Spark needs Java 17+", allow_module_level=True)
+    _missing.append("Java 17+")
+if _missing:
+    if os.environ.get("CI"):
+        raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
+    pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
 
 from kassign.spark.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
+
+#: Upper bound of this whole module (Spark session, fixtures and tests), so a hung Spark job fails
+#: CI instead of eating its 90 minutes. The module takes about 4 minutes on a loaded 2-core machine
+#: (docs/fleet.md); subprocesses have timeouts of their own.
+MODULE_TIMEOUT_S = int(os.environ.get("KASSIGN_SPARK_TEST_TIMEOUT", "1200"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _bounded_time():
+    import signal
+
+    def expire(signum, frame):
+        raise TimeoutError(f"the Spark tests exceeded {MODULE_TIMEOUT_S}s (KASSIGN_SPARK_TEST_TIMEOUT)")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(MODULE_TIMEOUT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
 
 STRATEGIES = tuple(kassign.STRATEGIES)
 BAD_GROUPS = {

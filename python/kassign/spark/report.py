@@ -242,7 +242,8 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
 def _html_table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # wide tables (many strategies or columns) scroll inside the page instead of being cut off
+    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Optional[str]:
@@ -300,7 +301,8 @@ def write_report(run: Any, out_dir: str) -> str:
         "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}"
         "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
         "td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}img{max-width:100%}"
-        "figcaption{font-size:0.9em;color:#555}code{background:#f3f3f3;padding:1px 4px}",
+        "figcaption{font-size:0.9em;color:#555}code{background:#f3f3f3;padding:1px 4px}"
+        ".scroll{overflow-x:auto;max-width:100%}",
         "</style></head><body>",
         "<h1>kassign fleet report</h1>",
         f"<p>Snapshot <code>{html.escape(run.snapshot)}</code>: {len(groups):,} groups, {n_members:,} members. "
