@@ -42,13 +42,18 @@ def _window(run: GroupRun, name: str, ev: str, t0: float, t1: float) -> set[tupl
 
 @pytest.mark.parametrize("strategy", AVAILABLE)
 def test_churn_every_message_consumed_every_partition_owned(kafka_broker, numbered_topics, strategy, tmp_path):
+    run_churn(kafka_broker, numbered_topics, strategy, tmp_path / "workers")
+
+
+def run_churn(kafka_broker, numbered_topics, strategy: str, work_dir, builtin: bool = False) -> None:
+    """The churn scenario and its checks (``builtin``: kafka-python's own assignor, to check the
+    harness itself against a known-good implementation)."""
     parts = numbered_topics.partitions
-    run = GroupRun(kafka_broker, kafka_broker.unique_name(f"churn-{strategy}"), numbered_topics.topics,
-                   tmp_path / "workers")
+    run = GroupRun(kafka_broker, kafka_broker.unique_name(f"churn-{strategy}"), numbered_topics.topics, work_dir)
     rate = 2500.0 if strategy == "failover" else 500.0
 
     def start(name: str) -> None:
-        run.start_python(name, strategy, rate=rate,
+        run.start_python(name, strategy, rate=rate, builtin=builtin,
                          priority=PRIORITIES[name] if strategy == "failover" else None)
 
     steps: list[tuple[str, float, float, dict]] = []
