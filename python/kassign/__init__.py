@@ -18,6 +18,10 @@ from .assignors import PYTHON_STRATEGIES
 
 __version__: str = _core.__version__
 
+#: Largest total partition count accepted (the Rust core's MAX_PARTITIONS, rust/src/model.rs).
+_MAX_PARTITIONS = 100_000_000
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
 _CANONICAL_ORDER = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover")
 _RUST_STRATEGIES = frozenset(_core.rust_strategies())
 _AVAILABLE = _RUST_STRATEGIES | frozenset(PYTHON_STRATEGIES)
@@ -75,6 +79,14 @@ def _check_partitions(partitions_per_topic: Any) -> dict[str, int]:
         if count > 2**31 - 1:
             raise ValueError(f"partitions_per_topic[{topic!r}]: partition count {count} exceeds the int32 range")
         out[topic] = count
+    total = sum(out.values())
+    if total > _MAX_PARTITIONS:
+        # Checked here for every strategy (the Rust core checks again): the Python strategies
+        # would otherwise try to allocate per-partition objects for any count until the process
+        # runs out of memory.
+        raise ValueError(
+            f"partitions_per_topic: {total} partitions in total exceeds the supported maximum of {_MAX_PARTITIONS}"
+        )
     return out
 
 
@@ -95,6 +107,8 @@ def _check_partition_racks(partition_racks: Any) -> list[tuple[str, int, list[st
         for r in rack_list:
             if not isinstance(r, str):
                 raise TypeError(f"partition_racks[{key!r}]: rack names must be str, got {r!r}")
+        if not _INT64_MIN <= key[1] <= _INT64_MAX:
+            raise ValueError(f"partition_racks: partition index {key[1]} of topic {key[0]!r} is out of range")
         out.append((key[0], key[1], rack_list))
     return out
 

@@ -28,6 +28,10 @@ def _as_topic_partition(value: Any, field_name: str) -> TopicPartition:
         raise TypeError(f"{field_name}: topic must be a str, got {type(tp.topic).__name__}")
     if not isinstance(tp.partition, int) or isinstance(tp.partition, bool):
         raise TypeError(f"{field_name}: partition must be an int, got {type(tp.partition).__name__}")
+    if not -(2**63) <= tp.partition < 2**63:
+        # Out-of-range indexes are legal (dropped) history, but not beyond what any wire format or
+        # the core can carry.
+        raise ValueError(f"{field_name}: partition index {tp.partition} of topic {tp.topic!r} is out of range")
     return tp
 
 

@@ -72,6 +72,28 @@ class Scenario:
         return doc
 
 
+class _Object(dict):
+    """A decoded JSON object that remembers keys it saw more than once (``json`` keeps the last
+    silently; a scenario with two members or topics of the same name is an error instead)."""
+
+    duplicates: list[str]
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    obj = _Object()
+    obj.duplicates = []
+    for k, v in pairs:
+        if k in obj and k not in obj.duplicates:
+            obj.duplicates.append(k)
+        obj[k] = v
+    return obj
+
+
+def _no_duplicates(obj: Any, where: str) -> None:
+    dups = getattr(obj, "duplicates", None)
+    _expect(not dups, where, f"duplicate keys {dups!r}")
+
+
 def _expect(cond: bool, where: str, what: str) -> None:
     if not cond:
         raise ScenarioError(f"{where}: {what}")
@@ -84,20 +106,24 @@ def _is_int(x: Any) -> bool:
 def parse_scenario(doc: Any) -> Scenario:
     """Validate a decoded JSON scenario and build kassign inputs from it."""
     _expect(isinstance(doc, Mapping), "scenario", "expected a JSON object")
+    _no_duplicates(doc, "scenario")
     _expect("topics" in doc, "scenario", "missing required key 'topics'")
     _expect("members" in doc, "scenario", "missing required key 'members'")
     unknown = set(doc) - {"topics", "members", "lags", "partition_racks", "options"}
     _expect(not unknown, "scenario", f"unknown keys {sorted(unknown)}")
     topics = doc["topics"]
     _expect(isinstance(topics, Mapping), "topics", "expected an object of topic -> partition count")
+    _no_duplicates(topics, "topics")
     for t, n in topics.items():
         _expect(_is_int(n) and n >= 0, f"topics.{t}", f"expected a non-negative integer, got {n!r}")
     members_doc = doc["members"]
     _expect(isinstance(members_doc, Mapping), "members", "expected an object of member id -> member")
+    _no_duplicates(members_doc, "members")
     members: dict[str, Member] = {}
     for mid, m in members_doc.items():
         where = f"members.{mid}"
         _expect(isinstance(m, Mapping), where, "expected an object")
+        _no_duplicates(m, where)
         bad = set(m) - {"topics", "owned", "generation", "rack", "group_instance_id", "user_data_hex"}
         _expect(not bad, where, f"unknown keys {sorted(bad)}")
         _expect("topics" in m, where, "missing required key 'topics'")
@@ -162,13 +188,14 @@ def parse_scenario(doc: Any) -> Scenario:
             racks[(row[0], row[1])] = list(row[2])
     options = doc.get("options") or {}
     _expect(isinstance(options, Mapping), "options", "expected an object")
+    _no_duplicates(options, "options")
     return Scenario(members, dict(topics), lags, racks, dict(options))
 
 
 def load_scenario(text: str) -> Scenario:
     """Parse scenario JSON text; malformed JSON is a :class:`ScenarioError`."""
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_object_pairs)
     except json.JSONDecodeError as e:
         raise ScenarioError(f"malformed JSON: {e}") from None
     return parse_scenario(doc)
