@@ -1,0 +1,122 @@
+"""The lag quality benchmark (benches/lag_quality.py, docs/lag_quality.md): facts that hold by
+construction on every input, checked on the benchmark's own seeded Zipf inputs and on random ones.
+
+Nothing here compares two strategies' ratios with each other (which one wins on a given input is
+a measurement, not a guarantee); only bounds that are theorems are asserted:
+
+* every complete assignment has max member lag >= the lower bound max(total/N, l1, lN + lN+1);
+* LPT (no count constraint) is an assignment too, so it is >= that bound;
+* lag-aware per-topic: per-topic count balance (max - min <= 1 of each topic), and in every topic
+  max - min member lag <= the topic's largest partition lag (partitions are dealt in lag-descending
+  rounds in which every member gets exactly one, so member i's k-th partition comes from round k);
+* lag-aware global, equal subscriptions: overall count balance and max - min member lag <= the
+  largest partition lag (the same round argument over all partitions).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+
+import kassign
+import oracles
+
+_spec = importlib.util.spec_from_file_location(
+    "lag_quality", Path(__file__).resolve().parent.parent / "benches" / "lag_quality.py"
+)
+lq = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lq)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return lq.measure()
+
+
+def _lower_bound_brute(lags, n):
+    """The bound from its definition, written independently of lq.lower_bound."""
+    values = sorted(lags.values())
+    total = sum(values)
+    cands = [total / n, values[-1]]
+    if len(values) > n:
+        cands.append(values[-n] + values[-n - 1])
+    return max(cands)
+
+
+def test_benchmark_covers_the_issue_rows(data):
+    labels = set(next(iter(data.values()))["rows"])
+    assert {"range", "roundrobin", "lag-aware per-topic", "lag-aware global"} <= labels
+    if "sticky" in kassign.STRATEGIES:
+        assert "sticky (fresh)" in labels
+    for cell in data.values():
+        assert sum(cell["topics"].values()) == lq.PARTITIONS and len(cell["members"]) == lq.MEMBERS
+
+
+def test_every_strategy_is_valid_complete_and_above_the_lower_bound(data):
+    for (shape, s), cell in data.items():
+        bound = cell["bound"]
+        assert bound == pytest.approx(_lower_bound_brute(cell["lags"], lq.MEMBERS))
+        assert bound <= cell["lpt"] + 1e-9
+        for label, result in cell["result"].items():
+            oracles.check_validity(cell["members"], cell["topics"], result)
+            oracles.check_completeness(cell["members"], cell["topics"], result)
+            per = lq.member_lags(result, cell["lags"])
+            assert sum(per.values()) == sum(cell["lags"].values())
+            assert max(per.values()) >= bound - 1e-9, (shape, s, label)
+            assert cell["rows"][label]["ratio"] == pytest.approx(max(per.values()) / cell["mean"])
+
+
+def _per_topic_lag_spread_ok(members, topics, lags, result):
+    for t in topics:
+        per = {m: sum(lags[(tp[0], tp[1])] for tp in tps if tp[0] == t) for m, tps in result.items()}
+        top = max((lags[(t, p)] for p in range(topics[t])), default=0)
+        assert max(per.values()) - min(per.values()) <= top, (t, per, top)
+
+
+def _check_lag_aware(members, topics, lags):
+    per_topic = kassign.assign("lag-aware", members, topics, lags=lags)
+    oracles.check_validity(members, topics, per_topic)
+    oracles.check_completeness(members, topics, per_topic)
+    oracles.check_per_topic_balance(members, topics, per_topic)
+    _per_topic_lag_spread_ok(members, topics, lags, per_topic)
+
+    glob = kassign.assign("lag-aware", members, topics, lags=lags, mode="global")
+    oracles.check_validity(members, topics, glob)
+    oracles.check_completeness(members, topics, glob)
+    oracles.check_uniform_balance(glob)
+    per = lq.member_lags(glob, lags)
+    assert max(per.values()) - min(per.values()) <= max(lags.values(), default=0)
+
+
+def test_lag_aware_guarantees_on_the_benchmark_inputs(data):
+    for cell in data.values():
+        _check_lag_aware(cell["members"], cell["topics"], cell["lags"])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lag_aware_guarantees_on_random_zipf_inputs(seed):
+    rnd = random.Random(seed)
+    n_topics = rnd.randint(1, 12)
+    topics = {f"t{i}": rnd.randint(0, 40) for i in range(n_topics)}
+    members = lq.group(topics, rnd.randint(1, 30))
+    lags = lq.zipf_lags(topics, rnd.choice([0.0, 0.5, 1.0, 1.5, 2.5]), seed)
+    _check_lag_aware(members, topics, lags)
+
+
+def test_lpt_and_bound_on_a_hand_example():
+    # 3 members, lags 7 5 4 3 3 2 (total 24): bound max(8, 7, l3 + l4 = 4 + 3) = 8; LPT:
+    # 7 | 5 | 4 -> 3 to 4 (7) -> 3 to 5 (8) -> 2 to 7 (9): max 9.
+    lags = {("t", i): v for i, v in enumerate([7, 5, 4, 3, 3, 2])}
+    assert lq.lower_bound(lags, 3) == 8
+    assert lq.lpt_max(lags, 3) == 9
+
+
+def test_table_prints_every_row(capsys):
+    assert lq.main([]) == 0
+    out = capsys.readouterr().out
+    for label, strategy, _ in lq.CONTENDERS:
+        assert (label in out) == (strategy in kassign.STRATEGIES)
+    assert "lower bound" in out and "LPT" in out
