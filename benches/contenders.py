@@ -409,11 +409,17 @@ ALL_CONTENDERS = tuple(PYTHON_CONTENDERS) + tuple(PEER_CONTENDERS)
 
 
 def python_supports(contender: str, strategy: str) -> bool:
-    """Cheap availability check (no scenario needed)."""
+    """Cheap availability check (no scenario needed).
+
+    False only when the contender says it has no such strategy (its prepare function returns
+    None: kassign without that strategy in ``kassign.STRATEGIES``, ``kassign.reference`` not
+    importable, a library without that assignor). A prepare function that raises is a real error:
+    the cell is run, so the report shows the error instead of hiding it as "n/a".
+    """
     try:
         return PYTHON_CONTENDERS[contender][0]({"topics": {"t": 1}, "members": {"m": {"topics": ["t"]}}}, strategy) is not None
-    except Exception:
-        return False
+    except Exception:  # noqa: BLE001
+        return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,7 +445,8 @@ def build_go() -> Path:
     if not GO_BIN.exists() or GO_BIN.stat().st_mtime < newest:
         import subprocess
 
-        subprocess.run(["go", "build", "-o", str(GO_BIN), "."], cwd=GO_DIR, check=True)
+        # -buildvcs=false: the harness lives inside the kassign checkout; no VCS stamping needed.
+        subprocess.run(["go", "build", "-buildvcs=false", "-o", str(GO_BIN), "."], cwd=GO_DIR, check=True)
     return GO_BIN
 
 

@@ -192,7 +192,7 @@ def versions(have_java: bool, have_go: bool) -> dict[str, str]:
         v["kassign strategies"] = ", ".join(kassign.STRATEGIES)
     except Exception as e:  # noqa: BLE001
         v["kassign strategies"] = f"import failed: {e}"
-    v["kassign commit"] = _cmd_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
+    v["kassign commit"] = kassign_commit()
     v["rustc"] = _cmd_output(["rustc", "--version"])
     if have_java:
         j = json.loads(_cmd_output(C.java_command("1g") + ["version"]) or "{}")
@@ -203,6 +203,20 @@ def versions(have_java: bool, have_go: bool) -> dict[str, str]:
         v["franz-go"] = g.get("franz_go", "?")
         v["Go"] = g.get("go", "?")
     return v
+
+
+def kassign_commit() -> str:
+    """HEAD's short hash, with "+dirty" when rust/ or python/ have uncommitted changes (the code
+    measured is then not exactly that commit)."""
+    head = _cmd_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
+    dirty = _cmd_output(["git", "-C", str(REPO), "status", "--porcelain", "--", "rust", "python", "Cargo.toml",
+                         "Cargo.lock"])
+    return head + ("+dirty" if dirty else "")
+
+
+def depends_on_kassign(contender: str) -> bool:
+    """Cells of kassign's own contenders are tied to the kassign build; the peers' are not."""
+    return contender.startswith("kassign")
 
 
 def loadavg() -> str:
@@ -264,6 +278,7 @@ def run(args) -> dict:
     if args.redo:
         data["cells"] = {k: v for k, v in data["cells"].items()
                          if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies)}
+    old_versions = (old or {}).get("versions", {})
     data["meta"] = {
         "mode": "smoke" if args.smoke else "full",
         "started": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -277,6 +292,10 @@ def run(args) -> dict:
         "descriptions": {s.name: s.description for s in shapes},
         "np": {s.name: s.np for s in shapes if s.np},
     }
+    # A resumed run that leaves out a peer keeps the versions that peer's cached cells were measured with.
+    for k, v in old_versions.items():
+        data["meta"]["versions"].setdefault(k, v)
+    current_commit = data["meta"]["versions"].get("kassign commit")
     runs = data.get("meta_runs", [])
     runs.append({"started": data["meta"]["started"], "command": data["meta"]["command"],
                  "load_start": data["meta"]["load_start"]})
@@ -293,16 +312,23 @@ def run(args) -> dict:
             for contender in contenders:
                 key = cell_key(name, strategy, contender)
                 if args.resume and key in cells and cells[key]["status"] in ("ok", "cap", "mem", "unsupported", "error"):
-                    continue
+                    # Peer cells stay valid whatever kassign's commit; kassign's own are redone when
+                    # they were measured on another build (for example before a strategy landed).
+                    if not depends_on_kassign(contender) or cells[key].get("kassign_commit") == current_commit:
+                        continue
                 if contender in unavailable:
                     cells[key] = {"status": "error", "error": unavailable[contender]}
                     continue
                 if contender in C.PYTHON_CONTENDERS and not supports[(contender, strategy)]:
                     cells[key] = {"status": "unsupported"}
+                    if depends_on_kassign(contender):
+                        cells[key]["kassign_commit"] = current_commit
                     continue
-                inferred = _dominated_by_cap(cells, sizes, name, strategy, contender)
+                inferred = _dominated_by_cap(cells, sizes, name, strategy, contender, current_commit)
                 if inferred:
                     cells[key] = {"status": "cap", "inferred_from": inferred}
+                    if depends_on_kassign(contender):
+                        cells[key]["kassign_commit"] = current_commit
                     print(f"{name:34s} {strategy:18s} {contender:22s} > cap (inferred from {inferred})", flush=True)
                     continue
                 out_file = str(tmpdir / "assignment.json")
@@ -316,7 +342,8 @@ def run(args) -> dict:
                         doc = json.loads(Path(file).read_text())
                     res["quality"] = C.quality(doc, C.read_assignment(Path(out_file).read_text()))
                 res["load"] = loadavg()
-                res["kassign_commit"] = data["meta"]["versions"].get("kassign commit")
+                if depends_on_kassign(contender):
+                    res["kassign_commit"] = current_commit
                 cells[key] = res
                 shown = fmt_time(res["median"]) if res["status"] == "ok" else res["status"] + (
                     f": {res.get('error')}" if res.get("error") else "")
@@ -329,12 +356,15 @@ def run(args) -> dict:
     return data
 
 
-def _dominated_by_cap(cells: dict, sizes: dict, name: str, strategy: str, contender: str) -> Optional[str]:
+def _dominated_by_cap(cells: dict, sizes: dict, name: str, strategy: str, contender: str,
+                      commit: Optional[str] = None) -> Optional[str]:
     shape, rnd = name.split("/")
     p, n = sizes[shape]
     for key, res in cells.items():
         sc, st, co = key.split("|")
         if st != strategy or co != contender or res.get("status") not in ("cap", "mem") or res.get("inferred_from"):
+            continue
+        if depends_on_kassign(co) and res.get("kassign_commit") != commit:
             continue
         sh2, rnd2 = sc.split("/")
         if rnd2 != rnd or sh2 not in sizes:
@@ -373,7 +403,7 @@ def cell_text(res: Optional[dict], cap: float, base: Optional[float]) -> str:
         return ""
     st = res.get("status")
     if st == "unsupported":
-        return "—"
+        return "n/a"
     if st == "cap":
         return f"> {cap:g} s" + (" (inf.)" if res.get("inferred_from") else "")
     if st == "mem":
@@ -481,7 +511,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
       "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a scenario "
       "of the same round with no more partitions and no more members. Python contenders run under a "
-      f"{meta['memory_gb']:g} GiB address-space limit (`> mem`). `—` = the contender has no such strategy. "
+      f"{meta['memory_gb']:g} GiB address-space limit (`> mem`). `n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; for `kassign-reference`: not in `kassign.reference` or that module absent). "
       "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
       "subscriptions).")
     w("- Ratios in brackets are contender time / `kassign` time (end-to-end `kassign.assign`): above 1× "
@@ -620,7 +650,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
                 for c in contenders:
                     r = cells.get(cell_key(f"{shape}/{rnd}", st, c))
                     row.append(cell_text(r, cap, None if c == "kassign" else bmed))
-                if any(x not in ("", "—") for x in row):
+                if any(x not in ("", "n/a") for x in row):
                     w(f"| {rnd} | {st} | " + " | ".join(row) + " |")
         w("")
         w("Quality (spread / topic / moves vs lb / unassigned):")
