@@ -36,6 +36,19 @@ pub struct MemberInput {
     pub group_instance_id: Option<String>,
 }
 
+/// A member whose subscription is an index into a shared list of subscriptions (the columnar
+/// shape the Python boundary passes: many members, few distinct subscriptions).
+#[derive(Clone, Debug, Default)]
+pub struct MemberColumns {
+    pub id: String,
+    /// Index into the `subscriptions` passed to [`Problem::build_interned`].
+    pub sub: usize,
+    pub owned: Vec<(String, i64)>,
+    pub generation: i32,
+    pub rack: Option<String>,
+    pub group_instance_id: Option<String>,
+}
+
 /// Errors in the caller's input (not in odd-but-legal history, which is filtered silently).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InputError {
@@ -119,6 +132,42 @@ impl Problem {
         members: Vec<MemberInput>,
         partition_racks: Vec<(String, i64, Vec<String>)>,
     ) -> Result<Problem, InputError> {
+        let mut subscriptions: Vec<Vec<String>> = Vec::new();
+        let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+        let mut cols = Vec::with_capacity(members.len());
+        for m in members {
+            let mut raw = m.topics;
+            raw.sort();
+            raw.dedup();
+            let sub = match index.get(&raw) {
+                Some(&s) => s,
+                None => {
+                    subscriptions.push(raw.clone());
+                    index.insert(raw, subscriptions.len() - 1);
+                    subscriptions.len() - 1
+                }
+            };
+            cols.push(MemberColumns {
+                id: m.id,
+                sub,
+                owned: m.owned,
+                generation: m.generation,
+                rack: m.rack,
+                group_instance_id: m.group_instance_id,
+            });
+        }
+        Problem::build_interned(topics, subscriptions, cols, partition_racks)
+    }
+
+    /// Build the interned problem from members whose subscriptions index `subscriptions` (each a
+    /// list of topic names in any order, duplicates allowed). Equal subscriptions may repeat in
+    /// the list; they are merged here.
+    pub fn build_interned(
+        topics: Vec<(String, i64)>,
+        subscriptions: Vec<Vec<String>>,
+        members: Vec<MemberColumns>,
+        partition_racks: Vec<(String, i64, Vec<String>)>,
+    ) -> Result<Problem, InputError> {
         if members.len() > MAX_MEMBERS {
             return Err(InputError::TooManyMembers(members.len()));
         }
@@ -158,6 +207,16 @@ impl Problem {
                 return Err(InputError::DuplicateMember(w[0].id.clone()));
             }
         }
+        // The given subscriptions, normalised (sorted, deduplicated) and merged when equal.
+        let mut normal: Vec<Option<Vec<String>>> = subscriptions
+            .into_iter()
+            .map(|mut raw| {
+                raw.sort();
+                raw.dedup();
+                Some(raw)
+            })
+            .collect();
+        let mut given_to_sub: Vec<SubId> = vec![SubId::MAX; normal.len()];
 
         let mut racks: Vec<String> = Vec::new();
         let mut rack_index: HashMap<String, RackId> = HashMap::new();
@@ -176,33 +235,54 @@ impl Problem {
         let mut sub_index: HashMap<Vec<String>, SubId> = HashMap::new();
         let mut out_members = Vec::with_capacity(members.len());
         for m in members {
-            let mut raw = m.topics;
-            raw.sort();
-            raw.dedup();
-            let sub = match sub_index.get(&raw) {
-                Some(&s) => s,
-                None => {
-                    let s = subs.len() as SubId;
-                    let ids: Vec<TopicId> = raw
-                        .iter()
-                        .filter_map(|t| topic_index.get(t.as_str()).copied())
-                        .collect();
-                    subs.push(ids);
-                    sub_raw.push(raw.clone());
-                    sub_index.insert(raw, s);
-                    s
-                }
-            };
+            let given = m.sub;
+            if given >= given_to_sub.len() {
+                return Err(InputError::Invalid(format!(
+                    "members[{:?}]: subscription index {given} out of range",
+                    m.id
+                )));
+            }
+            if given_to_sub[given] == SubId::MAX {
+                let raw = normal[given].take().unwrap_or_default();
+                let s = match sub_index.get(&raw) {
+                    Some(&s) => s,
+                    None => {
+                        let s = subs.len() as SubId;
+                        let ids: Vec<TopicId> = raw
+                            .iter()
+                            .filter_map(|t| topic_index.get(t.as_str()).copied())
+                            .collect();
+                        subs.push(ids);
+                        sub_raw.push(raw.clone());
+                        sub_index.insert(raw, s);
+                        s
+                    }
+                };
+                given_to_sub[given] = s;
+            }
+            let sub = given_to_sub[given];
             let mut owned: Vec<PartId> = Vec::with_capacity(m.owned.len());
+            // Owned lists usually come grouped by topic: look a name up once per run of equal names.
+            let mut last: Option<(&str, Option<TopicId>)> = None;
             for (t, p) in &m.owned {
-                if let Some(&tid) = topic_index.get(t.as_str()) {
+                let tid = match last {
+                    Some((name, tid)) if name == t.as_str() => tid,
+                    _ => {
+                        let tid = topic_index.get(t.as_str()).copied();
+                        last = Some((t.as_str(), tid));
+                        tid
+                    }
+                };
+                if let Some(tid) = tid {
                     if *p >= 0 && (*p as u64) < topic_len[tid as usize] as u64 {
                         owned.push(topic_base[tid as usize] + *p as u32);
                     }
                 }
             }
-            owned.sort_unstable();
-            owned.dedup();
+            if !owned.windows(2).all(|w| w[0] < w[1]) {
+                owned.sort_unstable();
+                owned.dedup();
+            }
             let rack = match m.rack.as_deref() {
                 None | Some("") => None,
                 Some(r) => Some(intern_rack(r, &mut racks)),

@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
-use crate::model::{InputError, MemberInput, Problem};
+use crate::model::{InputError, MemberColumns, Problem};
 
 create_exception!(
     kassign,
@@ -61,7 +61,8 @@ struct Members {
 }
 
 impl Members {
-    fn into_inputs(self) -> Result<Vec<MemberInput>, InputError> {
+    /// (subscriptions, members) for [`Problem::build_interned`]; subscriptions stay shared.
+    fn into_columns(self) -> Result<(Vec<Vec<String>>, Vec<MemberColumns>), InputError> {
         let n = self.ids.len();
         if [
             self.subs.len(),
@@ -85,21 +86,16 @@ impl Members {
         for ((((id, sub), owned), generation), (rack, group_instance_id)) in
             cols.zip(self.racks.into_iter().zip(self.instance_ids))
         {
-            let topics = self
-                .subscriptions
-                .get(sub)
-                .ok_or_else(|| InputError::Invalid(format!("members: subscription index {sub} out of range")))?
-                .clone();
-            out.push(MemberInput {
+            out.push(MemberColumns {
                 id,
-                topics,
+                sub,
                 owned: owned.unwrap_or_default(),
                 generation,
                 rack,
                 group_instance_id,
             });
         }
-        Ok(out)
+        Ok((self.subscriptions, out))
     }
 }
 
@@ -133,8 +129,8 @@ fn assign<'py>(
     let strategy = strategy.to_string();
     let ids_order: Vec<String> = members.ids.clone();
     let (problem, result) = run_detached(py, move || {
-        let inputs = members.into_inputs()?;
-        let problem = Problem::build(topics, inputs, partition_racks)?;
+        let (subscriptions, columns) = members.into_columns()?;
+        let problem = Problem::build_interned(topics, subscriptions, columns, partition_racks)?;
         let result = crate::strategy::run(&strategy, &problem)?;
         Ok::<_, InputError>((problem, result))
     })?

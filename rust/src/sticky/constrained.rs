@@ -74,7 +74,11 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
     if rack_on && !pool.is_empty() {
         let mut placed = vec![false; problem.num_partitions() as usize];
         let all: Vec<MemberIdx> = (0..n).collect();
-        let mut quota = Quota { place: &mut place, q, extra };
+        let mut quota = Quota {
+            place: &mut place,
+            q,
+            extra,
+        };
         rack::pass(problem, &pool, &all, &mut quota, &mut placed);
         extra = quota.extra;
         pool.retain(|&p| !placed[p as usize]);
@@ -87,7 +91,9 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
     while !under.is_empty() {
         next.clear();
         for &m in &under {
-            let p = it.next().expect("sticky: pool shorter than the quotas (internal error)");
+            let p = it
+                .next()
+                .expect("sticky: pool shorter than the quotas (internal error)");
             place.give(m, p);
             if place.count[m as usize] < q {
                 next.push(m);
@@ -98,7 +104,9 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
         std::mem::swap(&mut under, &mut next);
     }
     for p in it {
-        let m = exact.pop_front().expect("sticky: no member left for an extra slot (internal error)");
+        let m = exact
+            .pop_front()
+            .expect("sticky: no member left for an extra slot (internal error)");
         place.give(m, p);
     }
     place.owner

@@ -106,7 +106,16 @@ impl Classes {
         }
         let mut order: Vec<u32> = (0..topics.len() as u32).collect();
         order.sort_by_key(|&c| (start[c as usize + 1] - start[c as usize], c));
-        Classes { topics, size, start, edge_member, edge_class, inc_start, inc, order }
+        Classes {
+            topics,
+            size,
+            start,
+            edge_member,
+            edge_class,
+            inc_start,
+            inc,
+            order,
+        }
     }
 
     #[inline]
@@ -673,7 +682,11 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
             }
         }
     }
-    let mut placed = if rack_on { vec![false; problem.num_partitions() as usize] } else { Vec::new() };
+    let mut placed = if rack_on {
+        vec![false; problem.num_partitions() as usize]
+    } else {
+        Vec::new()
+    };
     let mut room = vec![0u64; nm];
     let mut given = vec![0u32; nm];
     let mut pool: Vec<PartId> = Vec::new();
@@ -698,7 +711,11 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
             }
         }
         if rack_on && !pool.is_empty() {
-            let mut r = Room { place: &mut place, room: &mut room, given: &mut given };
+            let mut r = Room {
+                place: &mut place,
+                room: &mut room,
+                given: &mut given,
+            };
             rack::pass(problem, &pool, &ms, &mut r, &mut placed);
             pool.retain(|&p| !placed[p as usize]);
             ms.retain(|&m| room[m as usize] > 0);
@@ -707,7 +724,9 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
         while !ms.is_empty() {
             next.clear();
             for &m in &ms {
-                let p = it.next().expect("sticky: class pool shorter than its quotas (internal error)");
+                let p = it
+                    .next()
+                    .expect("sticky: class pool shorter than its quotas (internal error)");
                 place.give(m, p);
                 room[m as usize] -= 1;
                 if room[m as usize] > 0 {

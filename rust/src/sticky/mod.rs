@@ -75,7 +75,11 @@ impl Claims {
                 }
             }
         }
-        Claims { win, raw_first, raw_multi }
+        Claims {
+            win,
+            raw_first,
+            raw_multi,
+        }
     }
 
     /// Whether a member other than `m` lists `p` as owned.

@@ -1,0 +1,158 @@
+//! Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes: `Problem::build`
+//! (interning) and `strategy::run` (the assignment proper) are timed separately, median of
+//! several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
+//!
+//! Round 2 = every member but the first resubmits its round-1 partitions at generation 1 and a
+//! new member joins (the "one member changed" shape).
+
+use std::time::Instant;
+
+use kassign::model::{MemberColumns, Problem};
+use kassign::strategy;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn member(id: String, sub: usize, owned: Vec<(String, i64)>, generation: i32) -> MemberColumns {
+    MemberColumns {
+        id,
+        sub,
+        owned,
+        generation,
+        rack: None,
+        group_instance_id: None,
+    }
+}
+
+/// A scenario in the columnar shape `kassign.assign` passes to the core (shared subscriptions).
+struct Case {
+    name: String,
+    topics: Vec<(String, i64)>,
+    subscriptions: Vec<Vec<String>>,
+    members: Vec<MemberColumns>,
+}
+
+fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(String, i64)>>, Vec<String>) {
+    let mut build = Vec::new();
+    let mut run = Vec::new();
+    let mut owned_out = Vec::new();
+    let mut ids = Vec::new();
+    for i in 0..runs {
+        let (topics, subs, members) = (case.topics.clone(), case.subscriptions.clone(), case.members.clone());
+        let t0 = Instant::now();
+        let problem = Problem::build_interned(topics, subs, members, Vec::new()).unwrap();
+        let t1 = Instant::now();
+        let a = strategy::run(strategy, &problem).unwrap();
+        let t2 = Instant::now();
+        build.push((t1 - t0).as_secs_f64() * 1e3);
+        run.push((t2 - t1).as_secs_f64() * 1e3);
+        if i == 0 {
+            ids = problem.members.iter().map(|m| m.id.clone()).collect();
+            owned_out = a
+                .per_member
+                .iter()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|&p| {
+                            let (t, idx) = problem.split(p);
+                            (problem.topics[t as usize].clone(), idx as i64)
+                        })
+                        .collect()
+                })
+                .collect();
+        }
+    }
+    (median(build), median(run), owned_out, ids)
+}
+
+fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(String, i64)>>) -> Case {
+    let mut members: Vec<MemberColumns> = Vec::new();
+    let by_id: std::collections::HashMap<&str, &MemberColumns> =
+        case.members.iter().map(|m| (m.id.as_str(), m)).collect();
+    for (k, (id, o)) in ids.iter().zip(owned).enumerate() {
+        if k == 0 {
+            continue;
+        }
+        members.push(member(id.clone(), by_id[id.as_str()].sub, o, 1));
+    }
+    members.push(member("znew".to_string(), by_id[ids[0].as_str()].sub, Vec::new(), -1));
+    Case {
+        name: format!("{} round 2", case.name),
+        topics: case.topics.clone(),
+        subscriptions: case.subscriptions.clone(),
+        members,
+    }
+}
+
+fn main() {
+    let filter: Option<String> = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let mut cases: Vec<Case> = Vec::new();
+    let t1: Vec<String> = vec!["t".to_string()];
+    let _ = &t1;
+    cases.push(Case {
+        name: "2100 members x 2100 partitions (1 topic)".into(),
+        topics: vec![("t".into(), 2100)],
+        subscriptions: vec![t1],
+        members: (0..2100)
+            .map(|i| member(format!("c{i:05}"), 0, Vec::new(), -1))
+            .collect(),
+    });
+    let topics: Vec<String> = (0..500).map(|i| format!("topic{i:03}")).collect();
+    let tp: Vec<(String, i64)> = topics.iter().map(|t| (t.clone(), 2000)).collect();
+    cases.push(Case {
+        name: "500 topics x 2000 partitions, 2000 members, uniform".into(),
+        topics: tp.clone(),
+        subscriptions: vec![topics.clone()],
+        members: (0..2000)
+            .map(|i| member(format!("c{i:05}"), 0, Vec::new(), -1))
+            .collect(),
+    });
+    let only0 = vec![topics[0].clone()];
+    cases.push(Case {
+        name: "500 topics x 2000 partitions, 2000 members, last on topic 0 only".into(),
+        topics: tp,
+        subscriptions: vec![topics.clone(), only0],
+        members: (0..2000)
+            .map(|i| member(format!("c{i:05}"), usize::from(i == 1999), Vec::new(), -1))
+            .collect(),
+    });
+    let btopics: Vec<String> = (0..1000).map(|i| format!("t{i:04}")).collect();
+    cases.push(Case {
+        name: "10000 members, 5 subscription groups, 1000 topics x 50".into(),
+        topics: btopics.iter().map(|t| (t.clone(), 50)).collect(),
+        subscriptions: (0..5).map(|g| btopics[g * 200..g * 200 + 200].to_vec()).collect(),
+        members: (0..10000)
+            .map(|i| member(format!("c{i:05}"), i % 5, Vec::new(), -1))
+            .collect(),
+    });
+    println!("| case | strategy | build (ms) | assign (ms) | total core (ms) |");
+    println!("|---|---|---:|---:|---:|");
+    for case in &cases {
+        if let Some(f) = &filter {
+            if !case.name.contains(f.as_str()) {
+                continue;
+            }
+        }
+        for strategy in ["sticky", "cooperative-sticky"] {
+            let runs = if case.members.len() * case.topics.len() > 100_000 {
+                5
+            } else {
+                51
+            };
+            let (b, r, owned, ids) = time_case(strategy, case, runs);
+            println!("| {} | {} | {:.3} | {:.3} | {:.3} |", case.name, strategy, b, r, b + r);
+            let c2 = round2(case, &ids, owned);
+            let (b2, r2, _, _) = time_case(strategy, &c2, runs);
+            println!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} |",
+                c2.name,
+                strategy,
+                b2,
+                r2,
+                b2 + r2
+            );
+        }
+    }
+}
