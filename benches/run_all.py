@@ -205,12 +205,15 @@ def versions(have_java: bool, have_go: bool) -> dict[str, str]:
     return v
 
 
+#: The paths that make up the kassign build being measured.
+KASSIGN_PATHS = ("rust", "python", "Cargo.toml", "Cargo.lock", "pyproject.toml")
+
+
 def kassign_commit() -> str:
-    """HEAD's short hash, with "+dirty" when rust/ or python/ have uncommitted changes (the code
-    measured is then not exactly that commit)."""
-    head = _cmd_output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
-    dirty = _cmd_output(["git", "-C", str(REPO), "status", "--porcelain", "--", "rust", "python", "Cargo.toml",
-                         "Cargo.lock"])
+    """The last commit that changed kassign's code (not HEAD: commits to docs, tests or benches do
+    not change what is measured), with "+dirty" when that code has uncommitted changes."""
+    head = _cmd_output(["git", "-C", str(REPO), "log", "-1", "--format=%h", "--", *KASSIGN_PATHS])
+    dirty = _cmd_output(["git", "-C", str(REPO), "status", "--porcelain", "--", *KASSIGN_PATHS])
     return head + ("+dirty" if dirty else "")
 
 
