@@ -153,3 +153,74 @@ pub fn assign(problem: &Problem, cooperative: bool) -> Assignment {
     };
     Assignment::from_owner(problem, &owner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MemberInput;
+
+    fn member(id: &str, topics: &[&str], owned: &[(&str, i64)], generation: i32) -> MemberInput {
+        MemberInput {
+            id: id.into(),
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            owned: owned.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
+            generation,
+            rack: None,
+            group_instance_id: None,
+        }
+    }
+
+    fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
+        a.per_member
+            .iter()
+            .map(|ps| {
+                ps.iter()
+                    .map(|&x| {
+                        let (t, i) = p.split(x);
+                        format!("{}-{}", p.topics[t as usize], i)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fresh_uniform_group_is_dealt_round_robin() {
+        let topics = vec![("t1".to_string(), 3), ("t2".to_string(), 3)];
+        let p = Problem::build(
+            topics,
+            vec![member("c1", &["t1", "t2"], &[], -1), member("c2", &["t1", "t2"], &[], -1)],
+            vec![],
+        )
+        .unwrap();
+        let a = assign(&p, false);
+        assert_eq!(names(&p, &a), vec![vec!["t1-0", "t1-2", "t2-1"], vec!["t1-1", "t2-0", "t2-2"]]);
+    }
+
+    #[test]
+    fn equal_generation_claims_are_withheld_only_when_cooperative() {
+        let topics = vec![("t".to_string(), 3)];
+        let members = vec![
+            member("c1", &["t"], &[("t", 0), ("t", 1)], 2),
+            member("c2", &["t"], &[("t", 0), ("t", 2)], 2),
+            member("c3", &["t"], &[], -1),
+        ];
+        let p = Problem::build(topics, members, vec![]).unwrap();
+        assert_eq!(names(&p, &assign(&p, true)), vec![vec!["t-1"], vec!["t-2"], Vec::<&str>::new()]);
+        assert_eq!(names(&p, &assign(&p, false)), vec![vec!["t-1"], vec!["t-2"], vec!["t-0"]]);
+    }
+
+    #[test]
+    fn general_path_finds_the_chain_single_hop_misses() {
+        let topics: Vec<(String, i64)> = ["t0", "t1", "t2", "t3"].iter().map(|t| (t.to_string(), 1)).collect();
+        let members = vec![
+            member("c00", &["t0", "t2"], &[("t0", 0), ("t2", 0)], 1),
+            member("c01", &["t0", "t3"], &[("t3", 0)], 1),
+            member("c02", &["t1", "t2"], &[("t1", 0)], 1),
+            member("cNEW", &["t1", "t3"], &[], -1),
+        ];
+        let p = Problem::build(topics, members, vec![]).unwrap();
+        let a = assign(&p, false);
+        assert!(a.per_member.iter().all(|v| v.len() == 1), "{:?}", names(&p, &a));
+    }
+}
