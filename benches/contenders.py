@@ -4,7 +4,7 @@ Each contender runs in its own process (``python benches/contenders.py run ...``
 ones, the Java and Go harnesses for the peers) and speaks one line protocol on stdout::
 
     {"event": "ready", "setup_s": x}          inputs built (not timed)
-    {"event": "warmup"|"sample", "seconds": x} one call each
+    {"event": "warmup"|"sample", "seconds": x, "cpu": y} one call each (wall and process CPU seconds)
     {"event": "done", "median": x, "samples": [...]}
 
 so the driver (:mod:`run_all`) can cap every single call and report "> cap" instead of hanging.
@@ -497,26 +497,30 @@ def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget:
     # here; this keeps slow contenders within the time budget).
     spent_w, n_w = 0.0, 0
     while n_w < 1 or (spent_w < warmup and n_w < 50):
+        c = time.process_time()
         s = time.perf_counter()
         result = call()
         d = time.perf_counter() - s
+        cpu = time.process_time() - c
         spent_w += d
         n_w += 1
         _emit({"event": "warmup", "seconds": d})
         if d > 1.0:
             samples.append(d)
-            _emit({"event": "sample", "seconds": d, "from_warmup": True})
+            _emit({"event": "sample", "seconds": d, "cpu": cpu, "from_warmup": True})
             break
     spent = sum(samples)
     while not samples or (len(samples) < repeat and spent < budget) or (spent < min_time and len(samples) < 200):
         result = None
         gc.collect()
+        c = time.process_time()
         s = time.perf_counter()
         result = call()
         d = time.perf_counter() - s
+        cpu = time.process_time() - c
         spent += d
         samples.append(d)
-        _emit({"event": "sample", "seconds": d})
+        _emit({"event": "sample", "seconds": d, "cpu": cpu})
     if out:
         assignment = convert(result)
         Path(out).write_text(json.dumps({m: [[t, p] for t, p in tps] for m, tps in assignment.items()}))

@@ -25,6 +25,7 @@ import platform
 import queue
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
     t_err = threading.Thread(target=pump_err, daemon=True)
     t_err.start()
     samples: list[float] = []
+    cpus: list[float] = []
     warmups: list[float] = []
     ready = False
     done: Optional[dict] = None
@@ -108,6 +110,8 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
             warmups.append(ev["seconds"])
         elif kind == "sample":
             samples.append(ev["seconds"])
+            if isinstance(ev.get("cpu"), (int, float)) and ev["cpu"] >= 0:
+                cpus.append(ev["cpu"])
         elif kind == "done":
             done = ev
     proc.wait()
@@ -120,6 +124,9 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
     elif done is not None:
         out["status"] = "ok"
         out["median"] = done["median"]
+        if cpus:
+            out["cpu_samples"] = sorted(cpus)
+            out["cpu_median"] = statistics.median(cpus)
     elif status == "cap":
         # The call in flight ran past the cap. Earlier complete calls, if any, are kept for the record.
         out["status"] = "cap"

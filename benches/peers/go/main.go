@@ -30,6 +30,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -282,10 +283,13 @@ func main() {
 	}
 	emit("{\"event\": \"ready\", \"setup_s\": %g}", time.Since(t0).Seconds())
 	var plan map[string]map[string][]int32
+	var lastCPU float64
 	call := func() float64 {
+		c := processCPU()
 		s := time.Now()
 		p, err := balanceOnce(bal, members, sc.Topics)
 		d := time.Since(s).Seconds()
+		lastCPU = processCPU() - c
 		if err != nil {
 			die(1, "balance: %v", err)
 		}
@@ -306,7 +310,7 @@ func main() {
 		d := call()
 		spent += d
 		samples = append(samples, d)
-		emit("{\"event\": \"sample\", \"seconds\": %g}", d)
+		emit("{\"event\": \"sample\", \"seconds\": %g, \"cpu\": %g}", d, lastCPU)
 	}
 	if *outFile != "" {
 		if err := os.WriteFile(*outFile, assignmentJSON(members, plan), 0o644); err != nil {
@@ -321,4 +325,14 @@ func main() {
 	}
 	sj, _ := json.Marshal(samples)
 	emit("{\"event\": \"done\", \"median\": %g, \"samples\": %s}", median, sj)
+}
+
+// processCPU is the process's user + system CPU seconds (all threads, GC included), so a loaded
+// machine does not bill time spent waiting for a core.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

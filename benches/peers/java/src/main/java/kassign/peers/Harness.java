@@ -1,6 +1,7 @@
 package kassign.peers;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -313,18 +314,29 @@ public final class Harness {
         while (samples.isEmpty() || (samples.size() < repeat && spent < budget) || (spent < minTime && samples.size() < 200)) {
             ConsumerPartitionAssignor a = newAssignor(strategy);
             GroupSubscription g = buildGroup(sc, strategy, userData);
+            long c = processCpuNanos();
             long s = System.nanoTime();
             last = a.assign(cluster, g).groupAssignment();
             double sec = (System.nanoTime() - s) / 1e9;
+            double cpu = (processCpuNanos() - c) / 1e9;
             spent += sec;
             samples.add(sec);
-            out.println("{\"event\": \"sample\", \"seconds\": " + sec + "}");
+            out.println("{\"event\": \"sample\", \"seconds\": " + sec + ", \"cpu\": " + cpu + "}");
         }
         if (outFile != null) Files.writeString(Path.of(outFile), assignmentJson(sc, last));
         double[] sorted = samples.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2]
                 : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
         out.println("{\"event\": \"done\", \"median\": " + median + ", \"samples\": " + Arrays.toString(sorted) + "}");
+    }
+
+    /** CPU time of the whole JVM (all threads: the caller, GC, JIT), so a loaded machine does not bill waiting. */
+    static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
     }
 
     static void usage() {
