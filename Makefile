@@ -48,6 +48,10 @@ test-long: develop
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
 
+# Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes (no Python).
+bench-core:
+	cargo bench --bench core
+
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via tests/test_bench_smoke.py).
 # bench-full: the DESIGN.md section 6 grid; regenerates BENCHMARKS.md and benches/np_series.png.
