@@ -55,11 +55,12 @@ bench-core:
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via tests/test_bench_smoke.py).
 # bench-full: the DESIGN.md section 6 grid; regenerates BENCHMARKS.md and benches/np_series.png.
+# Extra run_all.py flags go in ARGS, e.g. `make bench-full ARGS=--resume` (keep cached cells).
 bench-smoke: develop
-	$(PY) benches/run_all.py --smoke
+	$(PY) benches/run_all.py --smoke $(ARGS)
 
 bench-full: develop
-	$(PY) benches/run_all.py
+	nice -n 10 $(PY) benches/run_all.py $(ARGS)
 
 # Rebalance time of a 30-member group on the real broker (tests/broker/rebalance_bench.py): kassign's
 # assignors vs kafka-python's built-in sticky. Not part of `make test` (a few minutes on 2 cores).
