@@ -466,16 +466,25 @@ def plot(data: dict, png: Path) -> None:
     import matplotlib.pyplot as plt
 
     cap = data["meta"]["cap_s"]
+    colors = {c: plt.get_cmap("tab10")(i % 10) for i, c in enumerate(C.ALL_CONTENDERS)}
     fig, axes = plt.subplots(2, 2, figsize=(12, 9), sharex=True)
     for ax, strategy in zip(axes.flat, C.STRATEGIES):
         for contender in C.ALL_CONTENDERS:
             k, pts = growth(data, contender, strategy)
-            if not pts:
+            # Cells past the cap (or the memory limit) are drawn on the cap line as "^", not dropped.
+            over = [n for shape, n in data["meta"]["np"].items()
+                    if (data["cells"].get(cell_key(f"{shape}/fresh", strategy, contender)) or {}).get("status")
+                    in ("cap", "mem")]
+            if not pts and not over:
                 continue
-            xs, ys = zip(*pts)
-            label = contender + (f" (slope {k:.2f})" if k is not None else "")
+            label = contender + (f" (slope {k:.2f})" if k is not None else "") + (" ^ = over cap" if over else "")
             style = "-o" if contender.startswith("kassign") else "--s"
-            ax.plot(xs, ys, style, label=label, markersize=4)
+            if pts:
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, style, label=label, markersize=4, color=colors[contender])
+                label = None
+            if over:
+                ax.plot(sorted(over), [cap] * len(over), "^", color=colors[contender], markersize=7, label=label)
         ax.axhline(cap, color="grey", linewidth=0.8, linestyle=":")
         ax.text(ax.get_xlim()[0] if ax.lines else 100, cap * 1.1, f"cap {cap:g} s", fontsize=7, color="grey")
         ax.set_xscale("log")
