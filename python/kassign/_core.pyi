@@ -30,6 +30,11 @@ def assign(
 ) -> list[list[_TP]]:
     """Run a Rust strategy; returns one sorted list per member, aligned with ``members.ids``."""
 
+def result_lists(
+    tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]
+) -> list[list[_TP]]:
+    """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
+
 def rust_strategies() -> list[str]:
     """Names of the strategies computed by the Rust core."""
 

@@ -53,20 +53,46 @@ struct Members {
     /// member => index into `subscriptions`
     subs: Vec<usize>,
     subscriptions: Vec<Vec<String>>,
-    /// member => owned (topic, partition) pairs; None when the member owns nothing
-    owned: Vec<Option<Vec<(String, i64)>>>,
+    /// member => owned (topic, partition) pairs; None when the member owns nothing. Converted
+    /// member by member in `convert_owned`, with short GIL releases between chunks.
+    owned: Vec<Option<Py<PyAny>>>,
     generations: Vec<i32>,
     racks: Vec<Option<String>>,
     instance_ids: Vec<Option<String>>,
 }
 
+/// Owned partitions of every member as Rust pairs. A million owned partitions take a while to
+/// convert; the GIL is released briefly every `YIELD_EVERY` of them so other threads run.
+fn convert_owned(py: Python<'_>, owned: &[Option<Py<PyAny>>]) -> PyResult<Vec<Vec<(String, i64)>>> {
+    let mut out = Vec::with_capacity(owned.len());
+    let mut done: usize = 0;
+    for o in owned {
+        match o {
+            None => out.push(Vec::new()),
+            Some(obj) => {
+                let v: Vec<(String, i64)> = obj.bind(py).extract()?;
+                done += v.len();
+                out.push(v);
+                if done >= YIELD_EVERY {
+                    done = 0;
+                    py.detach(|| ());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 impl Members {
     /// (subscriptions, members) for [`Problem::build_interned`]; subscriptions stay shared.
-    fn into_columns(self) -> Result<(Vec<Vec<String>>, Vec<MemberColumns>), InputError> {
+    fn into_columns(
+        self,
+        owned: Vec<Vec<(String, i64)>>,
+    ) -> Result<(Vec<Vec<String>>, Vec<MemberColumns>), InputError> {
         let n = self.ids.len();
         if [
             self.subs.len(),
-            self.owned.len(),
+            owned.len(),
             self.generations.len(),
             self.racks.len(),
             self.instance_ids.len(),
@@ -77,19 +103,14 @@ impl Members {
             return Err(InputError::Invalid("members: column lengths differ".into()));
         }
         let mut out = Vec::with_capacity(n);
-        let cols = self
-            .ids
-            .into_iter()
-            .zip(self.subs)
-            .zip(self.owned)
-            .zip(self.generations);
+        let cols = self.ids.into_iter().zip(self.subs).zip(owned).zip(self.generations);
         for ((((id, sub), owned), generation), (rack, group_instance_id)) in
             cols.zip(self.racks.into_iter().zip(self.instance_ids))
         {
             out.push(MemberColumns {
                 id,
                 sub,
-                owned: owned.unwrap_or_default(),
+                owned,
                 generation,
                 rack,
                 group_instance_id,
@@ -128,8 +149,15 @@ fn assign<'py>(
     let tuple_new = tuple_type.getattr("__new__")?;
     let strategy = strategy.to_string();
     let ids_order: Vec<String> = members.ids.clone();
+    let mut members = members;
+    let owned = convert_owned(py, &std::mem::take(&mut members.owned))?;
+    if owned.len() != ids_order.len() {
+        return Err(input_error(InputError::Invalid(
+            "members: column lengths differ".into(),
+        )));
+    }
     let (problem, result) = run_detached(py, move || {
-        let (subscriptions, columns) = members.into_columns()?;
+        let (subscriptions, columns) = members.into_columns(owned)?;
         let problem = Problem::build_interned(topics, subscriptions, columns, partition_racks)?;
         let result = crate::strategy::run(&strategy, &problem)?;
         Ok::<_, InputError>((problem, result))
@@ -142,7 +170,9 @@ fn assign<'py>(
         position.insert(m.id.as_str(), i);
     }
     let topic_names: Vec<Bound<'py, PyString>> = problem.topics.iter().map(|t| PyString::new(py, t)).collect();
+    let factory = TpFactory::new(&tp_class)?;
     let out = PyList::empty(py);
+    let mut made: usize = 0;
     for id in &ids_order {
         let parts = &result.per_member[position[id.as_str()]];
         let mut sorted = parts.clone();
@@ -154,15 +184,124 @@ fn assign<'py>(
                 t += 1;
             }
             let idx = p - problem.topic_base[t];
-            let pair = PyTuple::new(
-                py,
-                [topic_names[t].clone().into_any(), idx.into_pyobject(py)?.into_any()],
-            )?;
-            list.append(tuple_new.call1((&tp_class, pair))?)?;
+            list.append(factory.make(py, &topic_names[t], idx, &tuple_new, &tp_class)?)?;
+            made += 1;
+            if made % YIELD_EVERY == 0 {
+                // Let other Python threads (a consumer's heartbeat) run between chunks.
+                py.detach(|| ());
+            }
         }
         out.append(list)?;
     }
     Ok(out)
+}
+
+/// Per-member lists of `tp_class` instances from per-topic owner arrays, for the strategies
+/// written in Python: `owners[i][p]` is the member index (into the returned lists) owning
+/// partition `p` of `topics[i]`, or -1. Topics are visited in the given order, so lists come out
+/// sorted when `topics` is. Objects are built as in `assign` (GC-untracked, GIL released briefly
+/// between chunks).
+#[pyfunction]
+#[pyo3(signature = (tp_class, n_members, topics, owners))]
+fn result_lists<'py>(
+    py: Python<'py>,
+    tp_class: Bound<'py, PyType>,
+    n_members: usize,
+    topics: Vec<String>,
+    owners: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    if topics.len() != owners.len() {
+        return Err(PyValueError::new_err(
+            "result_lists: topics and owners differ in length",
+        ));
+    }
+    let tuple_type = py.get_type::<PyTuple>();
+    if !tp_class.is_subclass(&tuple_type)? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "tp_class: expected a tuple subclass",
+        ));
+    }
+    let tuple_new = tuple_type.getattr("__new__")?;
+    let factory = TpFactory::new(&tp_class)?;
+    let lists: Vec<Bound<'py, PyList>> = (0..n_members).map(|_| PyList::empty(py)).collect();
+    let mut made: usize = 0;
+    for (topic, own) in topics.iter().zip(owners) {
+        let own: Vec<i64> = own.extract()?;
+        let name = PyString::new(py, topic);
+        for (p, &o) in own.iter().enumerate() {
+            if o < 0 {
+                continue;
+            }
+            let list = lists
+                .get(o as usize)
+                .ok_or_else(|| PyValueError::new_err(format!("result_lists: owner {o} of {topic}-{p} out of range")))?;
+            list.append(factory.make(py, &name, p as u32, &tuple_new, &tp_class)?)?;
+            made += 1;
+            if made % YIELD_EVERY == 0 {
+                py.detach(|| ());
+            }
+        }
+    }
+    PyList::new(py, lists)
+}
+
+/// Result objects built between two short GIL releases (a few milliseconds of work).
+const YIELD_EVERY: usize = 16_384;
+
+/// Builds `tp_class` instances, a `tuple` subclass of (topic, partition) without an instance
+/// dict (`kassign.TopicPartition`). They are allocated directly and untracked by the cyclic GC: a
+/// tuple of a str and an int cannot be part of a reference cycle (CPython untracks exact tuples
+/// like these itself), and a million tracked results would otherwise trigger full collections
+/// that stall every thread. Other classes go through `tuple.__new__`.
+struct TpFactory {
+    direct: Option<*mut pyo3::ffi::PyTypeObject>,
+}
+
+impl TpFactory {
+    fn new(tp_class: &Bound<'_, PyType>) -> PyResult<TpFactory> {
+        let no_dict = tp_class.getattr("__dictoffset__")?.extract::<isize>()? == 0;
+        let plain_alloc = tp_class.getattr("__itemsize__")?.extract::<isize>()?
+            == std::mem::size_of::<*mut pyo3::ffi::PyObject>() as isize;
+        let direct = if no_dict && plain_alloc {
+            Some(tp_class.as_type_ptr())
+        } else {
+            None
+        };
+        Ok(TpFactory { direct })
+    }
+
+    fn make<'py>(
+        &self,
+        py: Python<'py>,
+        topic: &Bound<'py, PyString>,
+        idx: u32,
+        tuple_new: &Bound<'py, PyAny>,
+        tp_class: &Bound<'py, PyType>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use pyo3::ffi;
+        match self.direct {
+            Some(cls) => unsafe {
+                let obj = ffi::PyType_GenericAlloc(cls, 2);
+                if obj.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                let obj = Bound::from_owned_ptr(py, obj);
+                if ffi::PyTuple_SetItem(obj.as_ptr(), 0, topic.clone().into_ptr()) != 0 {
+                    return Err(PyErr::fetch(py));
+                }
+                let index = ffi::PyLong_FromUnsignedLong(idx as std::os::raw::c_ulong);
+                if index.is_null() || ffi::PyTuple_SetItem(obj.as_ptr(), 1, index) != 0 {
+                    return Err(PyErr::fetch(py));
+                }
+                ffi::PyObject_GC_UnTrack(obj.as_ptr().cast());
+                Ok(obj)
+            },
+            None => {
+                let pair = PyTuple::new(py, [topic.clone().into_any(), idx.into_pyobject(py)?.into_any()])?;
+                tuple_new.call1((tp_class, pair))
+            }
+        }
+    }
 }
 
 /// Panic inside the core on purpose, through the same guarded path every heavy call uses.
@@ -183,6 +322,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_function(wrap_pyfunction!(assign, m)?)?;
+    m.add_function(wrap_pyfunction!(result_lists, m)?)?;
     m.add_function(wrap_pyfunction!(rust_strategies, m)?)?;
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     crate::python_protocol::register(m)?;

@@ -27,7 +27,6 @@ its true count with its true lag.
 from __future__ import annotations
 
 from heapq import heappop, heappush, heapreplace
-from itertools import repeat
 from typing import Sequence
 
 
@@ -132,22 +131,13 @@ def build_result(
 
     ``owners`` maps each placed topic to the owner index (into ``sorted_ids``) of each partition.
     """
+    from .. import _core
     from .._types import TopicPartition
 
-    new = tuple.__new__
-    lists: list[list[TopicPartition]] = [[] for _ in sorted_ids]
-    appends = [lst.append for lst in lists]
-    for topic in sorted(owners):
-        own = owners[topic]
-        n = len(own)
-        # TopicPartition tuples built in C (map/zip), not one Python call per partition.
-        tps = list(map(new, repeat(TopicPartition, n), zip(repeat(topic, n), range(n))))
-        first = own[0] if own else 0
-        if own.count(first) == n:  # one owner (failover, small topics): no per-item dispatch
-            lists[first].extend(tps)
-        else:
-            for o, tp in zip(own, tps):
-                appends[o](tp)
+    # Built in Rust: GC-untracked TopicPartition objects (a million tracked ones make CPython run
+    # full collections that stall every thread) and short GIL releases between chunks.
+    topics = sorted(owners)
+    lists = _core.result_lists(TopicPartition, len(sorted_ids), topics, [owners[t] for t in topics])
     rank = {m: k for k, m in enumerate(sorted_ids)}
     return {m: lists[rank[m]] for m in members}
 
