@@ -189,12 +189,18 @@ mod tests {
         let topics = vec![("t1".to_string(), 3), ("t2".to_string(), 3)];
         let p = Problem::build(
             topics,
-            vec![member("c1", &["t1", "t2"], &[], -1), member("c2", &["t1", "t2"], &[], -1)],
+            vec![
+                member("c1", &["t1", "t2"], &[], -1),
+                member("c2", &["t1", "t2"], &[], -1),
+            ],
             vec![],
         )
         .unwrap();
         let a = assign(&p, false);
-        assert_eq!(names(&p, &a), vec![vec!["t1-0", "t1-2", "t2-1"], vec!["t1-1", "t2-0", "t2-2"]]);
+        assert_eq!(
+            names(&p, &a),
+            vec![vec!["t1-0", "t1-2", "t2-1"], vec!["t1-1", "t2-0", "t2-2"]]
+        );
     }
 
     #[test]
@@ -206,8 +212,14 @@ mod tests {
             member("c3", &["t"], &[], -1),
         ];
         let p = Problem::build(topics, members, vec![]).unwrap();
-        assert_eq!(names(&p, &assign(&p, true)), vec![vec!["t-1"], vec!["t-2"], Vec::<&str>::new()]);
-        assert_eq!(names(&p, &assign(&p, false)), vec![vec!["t-1"], vec!["t-2"], vec!["t-0"]]);
+        assert_eq!(
+            names(&p, &assign(&p, true)),
+            vec![vec!["t-1"], vec!["t-2"], Vec::<&str>::new()]
+        );
+        assert_eq!(
+            names(&p, &assign(&p, false)),
+            vec![vec!["t-1"], vec!["t-2"], vec!["t-0"]]
+        );
     }
 
     #[test]
