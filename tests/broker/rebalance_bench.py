@@ -5,7 +5,8 @@
 
 29 kafka-python consumer processes (tests/consumer_worker.py) form a stable group; then a 30th joins.
 Rebalance time = from the newcomer asking its assignor for JoinGroup metadata (right before it sends
-JoinGroup) until every member's rebalance listener has reported its new assignment. The newcomer then
+JoinGroup) until every member's rebalance listener has reported its new assignment (cooperative:
+until the last assignment callback of the follow-up round; members that keep everything get none). The newcomer then
 leaves gracefully and the next trial starts. Also reported: the leader's time inside ``assign``.
 
 Variants: kafka-python's own ``StickyPartitionAssignor`` ("kafka-python sticky") and kassign's
@@ -55,6 +56,7 @@ def measure(broker: kb.KafkaBroker, work: Path, topics: list[str], parts: set, l
             since = time.time()
             newcomer = run.start_python(f"new{trial}", strategy, builtin=builtin)
             run.wait_stable(parts, timeout=120)
+            stable = time.time()
             t0 = None
             deadline = time.monotonic() + 10
             while t0 is None and time.monotonic() < deadline:
@@ -62,13 +64,14 @@ def measure(broker: kb.KafkaBroker, work: Path, topics: list[str], parts: set, l
                 time.sleep(0.05)
             if t0 is None:
                 raise RuntimeError(f"{label}: the newcomer never logged 'joining'")
-            ends = []
-            for w in run.live():
-                t = first_after(w, "assigned", t0)
-                if t is None:
-                    raise RuntimeError(f"{label}: {w.name} has no 'assigned' after the join")
-                ends.append(t)
-            rebalance.append(max(ends) - t0)
+            # The last assignment callback of each member in this rebalance (eager: every member gets
+            # one; cooperative: members that keep all they had may get none, the newcomer gets its
+            # partitions in the follow-up round).
+            ends = {w.name: max((e["t"] for e in w.events() if e["ev"] == "assigned" and t0 <= e["t"] <= stable),
+                                default=None) for w in run.live()}
+            if ends[newcomer.name] is None:
+                raise RuntimeError(f"{label}: the newcomer has no 'assigned' after its join")
+            rebalance.append(max(t for t in ends.values() if t is not None) - t0)
             led = [e for w in run.live() for e in w.events() if e["ev"] == "led" and e["t"] >= t0]
             if led:
                 assign_s.append(max(e["seconds"] for e in led))
