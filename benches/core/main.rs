@@ -15,11 +15,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn member(id: String, sub: usize, owned: Vec<(String, i64)>, generation: i32) -> MemberColumns {
+/// Owned partitions as (index into the case's topics, partition), as the Python boundary passes them.
+fn member(id: String, sub: usize, owned_by_index: Vec<(u32, i64)>, generation: i32) -> MemberColumns {
     MemberColumns {
         id,
         sub,
-        owned,
+        owned: Vec::new(),
+        owned_by_index,
         generation,
         rack: None,
         group_instance_id: None,
@@ -34,7 +36,7 @@ struct Case {
     members: Vec<MemberColumns>,
 }
 
-fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(String, i64)>>, Vec<String>) {
+fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u32, i64)>>, Vec<String>) {
     let mut build = Vec::new();
     let mut run = Vec::new();
     let mut owned_out = Vec::new();
@@ -49,6 +51,12 @@ fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(St
         build.push((t1 - t0).as_secs_f64() * 1e3);
         run.push((t2 - t1).as_secs_f64() * 1e3);
         if i == 0 {
+            let given: std::collections::HashMap<&str, u32> = case
+                .topics
+                .iter()
+                .enumerate()
+                .map(|(k, (n, _))| (n.as_str(), k as u32))
+                .collect();
             ids = problem.members.iter().map(|m| m.id.clone()).collect();
             owned_out = a
                 .per_member
@@ -57,7 +65,8 @@ fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(St
                     ps.iter()
                         .map(|&p| {
                             let (t, idx) = problem.split(p);
-                            (problem.topics[t as usize].clone(), idx as i64)
+                            let name = &problem.topics[t as usize];
+                            (given[name.as_str()], idx as i64)
                         })
                         .collect()
                 })
@@ -67,7 +76,7 @@ fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(St
     (median(build), median(run), owned_out, ids)
 }
 
-fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(String, i64)>>) -> Case {
+fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
     let mut members: Vec<MemberColumns> = Vec::new();
     let by_id: std::collections::HashMap<&str, &MemberColumns> =
         case.members.iter().map(|m| (m.id.as_str(), m)).collect();

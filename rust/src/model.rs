@@ -44,6 +44,9 @@ pub struct MemberColumns {
     /// Index into the `subscriptions` passed to [`Problem::build_interned`].
     pub sub: usize,
     pub owned: Vec<(String, i64)>,
+    /// More owned partitions, as (index into the `topics` passed to [`Problem::build_interned`],
+    /// partition): the shape the Python boundary produces without allocating topic names.
+    pub owned_by_index: Vec<(u32, i64)>,
     pub generation: i32,
     pub rack: Option<String>,
     pub group_instance_id: Option<String>,
@@ -151,6 +154,7 @@ impl Problem {
                 id: m.id,
                 sub,
                 owned: m.owned,
+                owned_by_index: Vec::new(),
                 generation: m.generation,
                 rack: m.rack,
                 group_instance_id: m.group_instance_id,
@@ -171,17 +175,26 @@ impl Problem {
         if members.len() > MAX_MEMBERS {
             return Err(InputError::TooManyMembers(members.len()));
         }
-        let mut topics = topics;
+        let mut topics: Vec<(String, i64, u32)> = topics
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, n))| (name, n, i as u32))
+            .collect();
         topics.sort_by(|a, b| a.0.cmp(&b.0));
         for w in topics.windows(2) {
             if w[0].0 == w[1].0 {
                 return Err(InputError::DuplicateTopic(w[0].0.clone()));
             }
         }
+        // caller's topic index => TopicId
+        let mut given_topic = vec![0 as TopicId; topics.len()];
+        for (tid, t) in topics.iter().enumerate() {
+            given_topic[t.2 as usize] = tid as TopicId;
+        }
         let mut total: u64 = 0;
         let mut topic_len = Vec::with_capacity(topics.len());
         let mut topic_base = Vec::with_capacity(topics.len() + 1);
-        for (name, n) in &topics {
+        for (name, n, _) in &topics {
             if *n < 0 {
                 return Err(InputError::NegativePartitionCount(name.clone(), *n));
             }
@@ -193,7 +206,7 @@ impl Problem {
             topic_len.push(*n as u32);
         }
         topic_base.push(total as PartId);
-        let names: Vec<String> = topics.into_iter().map(|(n, _)| n).collect();
+        let names: Vec<String> = topics.into_iter().map(|(n, _, _)| n).collect();
         let topic_index: HashMap<&str, TopicId> = names
             .iter()
             .enumerate()
@@ -261,7 +274,14 @@ impl Problem {
                 given_to_sub[given] = s;
             }
             let sub = given_to_sub[given];
-            let mut owned: Vec<PartId> = Vec::with_capacity(m.owned.len());
+            let mut owned: Vec<PartId> = Vec::with_capacity(m.owned.len() + m.owned_by_index.len());
+            for &(ti, p) in &m.owned_by_index {
+                if let Some(&tid) = given_topic.get(ti as usize) {
+                    if p >= 0 && (p as u64) < topic_len[tid as usize] as u64 {
+                        owned.push(topic_base[tid as usize] + p as u32);
+                    }
+                }
+            }
             // Owned lists usually come grouped by topic: look a name up once per run of equal names.
             let mut last: Option<(&str, Option<TopicId>)> = None;
             for (t, p) in &m.owned {

@@ -61,23 +61,62 @@ struct Members {
     instance_ids: Vec<Option<String>>,
 }
 
-/// Owned partitions of every member as Rust pairs. A million owned partitions take a while to
-/// convert; the GIL is released briefly every `YIELD_EVERY` of them so other threads run.
-fn convert_owned(py: Python<'_>, owned: &[Option<Py<PyAny>>]) -> PyResult<Vec<Vec<(String, i64)>>> {
+/// Owned partitions of every member as (index into `topics`, partition), read straight from the
+/// Python tuples: topic names are borrowed and looked up once per run of the same str object, never
+/// copied. Unknown topics are dropped here (the model would drop them anyway). A million owned
+/// partitions take a while; the GIL is released briefly every `YIELD_EVERY` of them.
+fn convert_owned(
+    py: Python<'_>,
+    topics: &[(String, i64)],
+    owned: &[Option<Py<PyAny>>],
+) -> PyResult<Vec<Vec<(u32, i64)>>> {
+    let index: std::collections::HashMap<&str, u32> = topics
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| (t.as_str(), i as u32))
+        .collect();
     let mut out = Vec::with_capacity(owned.len());
     let mut done: usize = 0;
     for o in owned {
-        match o {
-            None => out.push(Vec::new()),
-            Some(obj) => {
-                let v: Vec<(String, i64)> = obj.bind(py).extract()?;
-                done += v.len();
-                out.push(v);
-                if done >= YIELD_EVERY {
-                    done = 0;
-                    py.detach(|| ());
-                }
+        let Some(obj) = o else {
+            out.push(Vec::new());
+            continue;
+        };
+        let seq = obj.bind(py);
+        let mut v: Vec<(u32, i64)> = Vec::with_capacity(seq.len().unwrap_or(0));
+        let mut last: Option<(*mut pyo3::ffi::PyObject, Option<u32>)> = None;
+        for item in seq.try_iter()? {
+            let item = item?;
+            let pair = item.cast::<PyTuple>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err("owned_partitions: expected (topic, partition) tuples")
+            })?;
+            if pair.len() != 2 {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "owned_partitions: expected (topic, partition) pairs",
+                ));
             }
+            let topic = pair.get_item(0)?;
+            let ti = match last {
+                Some((ptr, ti)) if ptr == topic.as_ptr() => ti,
+                _ => {
+                    let name = topic.cast::<PyString>().map_err(|_| {
+                        pyo3::exceptions::PyTypeError::new_err("owned_partitions: topic names must be str")
+                    })?;
+                    let ti = index.get(&*name.to_cow()?).copied();
+                    last = Some((topic.as_ptr(), ti));
+                    ti
+                }
+            };
+            let p: i64 = pair.get_item(1)?.extract()?;
+            if let Some(ti) = ti {
+                v.push((ti, p));
+            }
+        }
+        done += v.len();
+        out.push(v);
+        if done >= YIELD_EVERY {
+            done = 0;
+            py.detach(|| ());
         }
     }
     Ok(out)
@@ -85,10 +124,7 @@ fn convert_owned(py: Python<'_>, owned: &[Option<Py<PyAny>>]) -> PyResult<Vec<Ve
 
 impl Members {
     /// (subscriptions, members) for [`Problem::build_interned`]; subscriptions stay shared.
-    fn into_columns(
-        self,
-        owned: Vec<Vec<(String, i64)>>,
-    ) -> Result<(Vec<Vec<String>>, Vec<MemberColumns>), InputError> {
+    fn into_columns(self, owned: Vec<Vec<(u32, i64)>>) -> Result<(Vec<Vec<String>>, Vec<MemberColumns>), InputError> {
         let n = self.ids.len();
         if [
             self.subs.len(),
@@ -110,7 +146,8 @@ impl Members {
             out.push(MemberColumns {
                 id,
                 sub,
-                owned,
+                owned: Vec::new(),
+                owned_by_index: owned,
                 generation,
                 rack,
                 group_instance_id,
@@ -150,7 +187,7 @@ fn assign<'py>(
     let strategy = strategy.to_string();
     let ids_order: Vec<String> = members.ids.clone();
     let mut members = members;
-    let owned = convert_owned(py, &std::mem::take(&mut members.owned))?;
+    let owned = convert_owned(py, &topics, &std::mem::take(&mut members.owned))?;
     if owned.len() != ids_order.len() {
         return Err(input_error(InputError::Invalid(
             "members: column lengths differ".into(),
