@@ -58,7 +58,7 @@ import oracles as O  # noqa: E402
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 JAVA_DIR = REPO / "benches" / "peers" / "java"
 JAVA_JAR = JAVA_DIR / "target" / "kassign-java-harness.jar"
-MAX_ROUNDS = 4
+MAX_ROUNDS = 8
 DEFAULT_SEED = 20240808
 
 Doc = dict[str, Any]
@@ -350,6 +350,26 @@ def scenario_traits(doc: Doc) -> dict[str, Any]:
     return t
 
 
+def stale_unsubscribed_leaks(doc: Doc, java_result: Assignment) -> Optional[bool]:
+    """Java's general path hands a member a partition of a topic it no longer subscribes to when
+    the member listed it as owned at a generation below the group's maximum (observed in
+    kafka-clients 4.4.0; minimal case in docs/java_differential.md). True when *every* assignment
+    to a non-subscriber in ``java_result`` is such a leaked stale claim (None when there is none)."""
+    members = doc["members"]
+    top = max((spec.get("generation", -1) for spec in members.values()), default=-1)
+    leaks = 0
+    for m, tps in java_result.items():
+        spec = members[m]
+        owned = {tuple(tp) for tp in spec.get("owned", [])}
+        for tp in tps:
+            if tp[0] in spec["topics"]:
+                continue
+            if tuple(tp) not in owned or spec.get("generation", -1) >= top:
+                return False
+            leaks += 1
+    return True if leaks else None
+
+
 def _quota_keeper_tie(members, topics, resolved) -> bool:
     """Constrained path: more members validly own >= ceil(P/N) than there are q+1 slots, so Java's
     HashMap order picks which of them keep q+1 (REFERENCE.md 2.4)."""
@@ -384,6 +404,7 @@ def classify_sticky(
     *,
     kas_first: Optional[Assignment] = None,
     java_first: Optional[Assignment] = None,
+    java_rounds: Optional[int] = None,
 ) -> tuple[str, str, dict[str, Any]]:
     """(outcome, rule, figures) for sticky or cooperative-sticky (``*_final`` after convergence)."""
     members = _members(doc)
@@ -402,6 +423,10 @@ def classify_sticky(
     if bad is not None:
         if traits["out_of_range"]:
             return "java-invalid", "out-of-range claim (Java assigns a nonexistent partition or double-assigns)", fig
+        if "does not subscribe" in bad and stale_unsubscribed_leaks(doc, java_final):
+            return "java-invalid", "stale claim of an unsubscribed topic (Java's general path keeps it for a non-subscriber)", fig
+        if java_rounds is not None and java_rounds >= MAX_ROUNDS and "unassigned" in bad:
+            return "java-invalid", f"Java's cooperative rounds did not converge in {MAX_ROUNDS}", fig
         return "java-invalid", "unexplained: Java's result is invalid: " + bad, fig
     j = _quality(members, topics, resolved, java_final)
     fig["java"] = j
@@ -562,7 +587,8 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
         if jerr is None:
             rounds_hist["java"][java_coop_rounds[i]] += 1
         outcome, rule, fig = classify_sticky(doc, kfinal, java_coop_final[i], jerr,
-                                             kas_first=kfirst, java_first=java_coop_first[i])
+                                             kas_first=kfirst, java_first=java_coop_first[i],
+                                             java_rounds=java_coop_rounds[i])
         counts["cooperative-sticky"][outcome] += 1
         rules["cooperative-sticky"][rule] += 1
         if "java" in fig:
