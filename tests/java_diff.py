@@ -276,6 +276,14 @@ def kassign_assign(doc: Doc, strategy: str) -> Assignment:
     return {m: [(tp[0], tp[1]) for tp in tps] for m, tps in result.items()}
 
 
+def java_error(res: Mapping[str, Any]) -> Optional[str]:
+    if "assignment" in res:
+        return None
+    if "error" in res:
+        return f"{res['error']} at {res.get('where')}"
+    return f"timeout after {res.get('timeout')} s"
+
+
 def java_assignment(res: Mapping[str, Any]) -> Assignment:
     return {m: [(tp[0], tp[1]) for tp in tps] for m, tps in res["assignment"].items()}
 
@@ -341,6 +349,13 @@ def scenario_traits(doc: Doc) -> dict[str, Any]:
                 oor = True
             claims[tp].append(m)
     t["out_of_range"] = oor
+    # A member below the group's top generation listing a partition of an existing topic it does
+    # not subscribe to (Java's general path keeps it: leaks or NullPointerException).
+    top = max((spec.get("generation", -1) for spec in members.values()), default=-1)
+    t["stale_unsubscribed_claim"] = any(
+        spec.get("generation", -1) < top and tp[0] not in spec["topics"] and topics.get(tp[0], 0) > 0
+        for spec in members.values() for tp in spec.get("owned", [])
+    )
     t["duplicate_claim"] = dup
     # 3+ claimants of a partition (Java resolves them in HashMap order).
     t["three_claimants"] = any(len(v) >= 3 for v in claims.values())
@@ -415,15 +430,17 @@ def classify_sticky(
     k = _quality(members, topics, resolved, kas_final)
     fig: dict[str, Any] = {"kassign": k}
     if java_error is not None:
-        if traits["out_of_range"]:
+        if traits["out_of_range"] and "IllegalStateException" in java_error:
             return "java-exception", "out-of-range claim (Java throws; kassign drops it)", fig
+        if traits["stale_unsubscribed_claim"] and "GeneralAssignmentBuilder" in java_error:
+            return "java-exception", "stale claim of an unsubscribed topic (Java's general path throws NullPointerException)", fig
         return "java-exception", "unexplained: Java threw " + java_error[:200], fig
     assert java_final is not None
     bad = validity_error(members, topics, java_final)
     if bad is not None:
         if traits["out_of_range"]:
             return "java-invalid", "out-of-range claim (Java assigns a nonexistent partition or double-assigns)", fig
-        if "does not subscribe" in bad and stale_unsubscribed_leaks(doc, java_final):
+        if "does not subscribe" in bad and traits["stale_unsubscribed_claim"] and stale_unsubscribed_leaks(doc, java_final):
             return "java-invalid", "stale claim of an unsubscribed topic (Java's general path keeps it for a non-subscriber)", fig
         if java_rounds is not None and java_rounds >= MAX_ROUNDS and "unassigned" in bad:
             return "java-invalid", f"Java's cooperative rounds did not converge in {MAX_ROUNDS}", fig
@@ -515,14 +532,14 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
             if validity_error(_members(doc), doc["topics"], a, complete=False) is None:
                 pending.append((i, next_round_doc(doc, a)))
         else:
-            java_coop_error[i] = r.get("error") or f"timeout {r.get('timeout')}"
+            java_coop_error[i] = java_error(r)
     while pending:
         res = run_java([d for _, d in pending], [("cooperative-sticky",)] * len(pending))
         nxt_pending = []
         for (i, d), r in zip(pending, res):
             r = r["cooperative-sticky"]
             if "assignment" not in r:
-                java_coop_error[i] = "follow-up round: " + (r.get("error") or "timeout")
+                java_coop_error[i] = f"follow-up round {java_coop_rounds[i] + 1}: {java_error(r)}"
                 continue
             a = java_assignment(r)
             if O.as_sets(a) == O.as_sets(java_coop_final[i]):
@@ -561,7 +578,7 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
         if bad:
             kassign_invalid.append({"scenario": i, "strategy": "sticky", "error": bad, "doc": doc})
         r = java[i]["sticky"]
-        jerr = None if "assignment" in r else (r.get("error") or f"timeout {r.get('timeout')}")
+        jerr = java_error(r)
         outcome, rule, fig = classify_sticky(doc, kas, java_assignment(r) if jerr is None else None, jerr)
         counts["sticky"][outcome] += 1
         rules["sticky"][rule] += 1
