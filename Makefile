@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv develop demo test test-rust test-python test-long bench bench-smoke bench-full bench-rebalance clean
+.PHONY: venv develop demo test test-rust test-python test-long test-java-diff bench bench-smoke bench-full bench-rebalance clean
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -44,6 +44,13 @@ test-long: develop
 	mkdir -p out
 	HYPOTHESIS_PROFILE=long KASSIGN_CASE_LOG=$(abspath out/cases-long.jsonl) \
 		$(PY) -m pytest -q tests/test_oracles_selftest.py $(wildcard tests/test_properties*.py)
+
+# Differential testing against Apache Kafka's Java assignors on 10k seeded scenarios
+# (tests/java_diff.py; figures in docs/java_differential.md). `make test` runs 1500 of them.
+test-java-diff: develop
+	mkdir -p out
+	KASSIGN_DIFF_SCENARIOS=10000 KASSIGN_DIFF_JSON=$(abspath out/java-diff.json) \
+		$(PY) -m pytest -q -s tests/test_java_differential.py
 
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
