@@ -458,6 +458,7 @@ def classify_sticky(
     if k["sumsq"] > j["sumsq"] or (uniform and k["spread"] > j["spread"]):
         return "kassign-worse", f"kassign balance worse (sumsq {k['sumsq']} > {j['sumsq']} or spread {k['spread']} > {j['spread']})", fig
     if k["sumsq"] < j["sumsq"]:
+        fig["balance_costs_moves"] = k["moves"] > j["moves"]
         path = O.find_cost_reducing_path(members, topics, java_final)
         if path is None:  # cannot happen: a lower sum of squares exists, so Java's is not optimal
             return "unexplained", "Java's balance is worse but has no cost-reducing path (oracle inconsistency)", fig
@@ -582,6 +583,8 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
         outcome, rule, fig = classify_sticky(doc, kas, java_assignment(r) if jerr is None else None, jerr)
         counts["sticky"][outcome] += 1
         rules["sticky"][rule] += 1
+        if fig.get("balance_costs_moves"):
+            moves_total["sticky"]["better_balance_with_more_moves"] += 1
         if "java" in fig:
             moves_total["sticky"]["kassign"] += fig["kassign"]["moves"]
             moves_total["sticky"]["java"] += fig["java"]["moves"]
@@ -608,6 +611,8 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
                                              java_rounds=java_coop_rounds[i])
         counts["cooperative-sticky"][outcome] += 1
         rules["cooperative-sticky"][rule] += 1
+        if fig.get("balance_costs_moves"):
+            moves_total["cooperative-sticky"]["better_balance_with_more_moves"] += 1
         if "java" in fig:
             moves_total["cooperative-sticky"]["kassign"] += fig["kassign"]["moves"]
             moves_total["cooperative-sticky"]["java"] += fig["java"]["moves"]
