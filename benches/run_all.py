@@ -221,7 +221,18 @@ def kassign_commit() -> str:
     not change what is measured), with "+dirty" when that code has uncommitted changes."""
     head = _cmd_output(["git", "-C", str(REPO), "log", "-1", "--format=%h", "--", *KASSIGN_PATHS])
     dirty = _cmd_output(["git", "-C", str(REPO), "status", "--porcelain", "--", *KASSIGN_PATHS])
-    return head + ("+dirty" if dirty else "")
+    return head + ("+dirty" if dirty else "") + _extension_stamp()
+
+
+def _extension_stamp() -> str:
+    """When the compiled extension that `import kassign` loads was built: a rebuild of the same
+    commit (or of uncommitted changes) is another build to measure."""
+    out = _cmd_output([sys.executable, "-c", "import kassign._core as c, os; print(int(os.path.getmtime(c.__file__)))"])
+    try:
+        built = _dt.datetime.fromtimestamp(int(out), _dt.timezone.utc)
+    except ValueError:
+        return ""
+    return " ext " + built.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def depends_on_kassign(contender: str) -> bool:
@@ -544,7 +555,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     if commits:
         w("- kassign cells were measured on kassign code commit(s) " + ", ".join(f"`{c}`" for c in commits)
           + " (the last commit touching rust/, python/ or the build files; `+dirty` = with uncommitted "
-          "changes in the shared checkout at the time).")
+          "changes in the shared checkout at the time; `ext` = when the compiled extension was built).")
     w("- Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
     if meta.get("unavailable"):
         w("- Unavailable: " + "; ".join(f"{k}: {v}" for k, v in meta["unavailable"].items()))
