@@ -568,6 +568,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
       f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
       f"to 200, while under {meta.get('min_time_s', 1.0):g} s in total). Java: JIT warm-up of at least one call and up to a few "
       "seconds, then the same sampling. franz-go: the same. Figures are medians.")
+    w("- `not run` = the cell was not measured (a run cut short; `--resume` fills it in).")
     w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
       "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a scenario "
       "of the same round with no more partitions and no more members. Python contenders run under a "
@@ -761,9 +762,11 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
                     r = cells.get(cell_key(f"{shape}/{rnd}", st, c))
                     if c == "kassign" and r and r.get("status") == "unsupported":
                         row.append("n/a (pending)")
+                    elif r is None:
+                        row.append("not run")
                     else:
                         row.append(cell_text(r, cap, None if c == "kassign" else bmed, bcpu))
-                if any(x not in ("", "n/a") for x in row):
+                if any(x not in ("", "n/a", "not run") for x in row):
                     w(f"| {rnd} | {st} | " + " | ".join(row) + " |")
         w("")
         w("Quality (spread / topic / moves vs lb / unassigned):")
