@@ -164,3 +164,18 @@ def test_churn_replay_is_seeded():
     a = replay("roundrobin", members, ppt, start, rounds=6, seed=42)
     b = replay("roundrobin", members, ppt, start, rounds=6, seed=42)
     assert (a.moves, a.rebalances) == (b.moves, b.rebalances)
+
+
+def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
+    from kassign import synth
+    from kassign.spark import job
+
+    snap = tmp_path / "snap"
+    stats = synth.synth(5, str(snap), seed=3)
+    assert job.default_partitions(str(snap), 2) == 8
+    assert job.default_partitions(str(snap), 4) == 16
+    monkeypatch.setattr(job, "MEMBER_ROWS_PER_PARTITION", 10)
+    assert job.default_partitions(str(snap), 2) == max(8, -(-stats.members // 10))
+    monkeypatch.setattr(job, "MAX_DEFAULT_PARTITIONS", 9)
+    assert job.default_partitions(str(snap), 2) == 9
+    assert job.default_partitions("hdfs://nn/fleet", 2) == 8  # remote: not read here

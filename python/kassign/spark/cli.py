@@ -166,7 +166,7 @@ def add_fleet(sub: Any) -> None:
     p.add_argument("--auto-offset-reset", default="latest", choices=["latest", "earliest"],
                    help="lag of partitions without a committed offset: 0 (latest) or end - beginning")
     p.add_argument("--seed", type=int, default=0, help="seed of the churn replay (default 0)")
-    p.add_argument("--partitions", type=int, help="Spark shuffle partitions (default 4 x cores, at least 8)")
+    p.add_argument("--partitions", type=int, help="Spark shuffle partitions (default 4 x cores, at least 8, and one per 20,000 member rows)")
     p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress output")

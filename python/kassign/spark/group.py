@@ -231,8 +231,11 @@ def run_strategy(strategy: str, g: GroupInput) -> tuple[dict[str, list[TopicPart
     return result, (time.perf_counter() - t0) * 1000.0
 
 
+_NULL_ROW: dict[str, Any] = {f.name: None for f in RESULT_SCHEMA}
+
+
 def _empty_row(cluster: str, group_id: str, strategy: str) -> dict[str, Any]:
-    row: dict[str, Any] = {f.name: None for f in RESULT_SCHEMA}
+    row = dict(_NULL_ROW)
     row.update(cluster=cluster, group_id=group_id, strategy=strategy)
     return row
 

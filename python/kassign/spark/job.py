@@ -67,6 +67,28 @@ def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(strategies))
 
 
+#: Member rows per shuffle partition when the default partition count is scaled to the snapshot:
+#: about 100 groups (a few seconds of Python work) per task, so progress moves in small steps and
+#: no single Python worker holds a large share of the fleet.
+MEMBER_ROWS_PER_PARTITION = 20_000
+MAX_DEFAULT_PARTITIONS = 2_000
+
+
+def default_partitions(snapshot: str, parallelism: int) -> int:
+    """``spark.sql.shuffle.partitions`` when ``--partitions`` is not given: 4 x cores (at least 8),
+    or more for a big snapshot (one per ``MEMBER_ROWS_PER_PARTITION`` member rows, local paths)."""
+    base = max(8, 4 * parallelism)
+    if not _is_local_path(snapshot):
+        return base
+    try:
+        import pyarrow.dataset as ds
+
+        rows = ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows()
+    except Exception:  # unreadable here: Spark reports it
+        return base
+    return max(base, min(MAX_DEFAULT_PARTITIONS, -(-rows // MEMBER_ROWS_PER_PARTITION)))
+
+
 def _is_local_path(path: str) -> bool:
     return "://" not in path or path.startswith("file://")
 
@@ -314,8 +336,9 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         say(f"starting Spark ({cfg.master})")
         spark = spark_session(cfg)
     sc = spark.sparkContext
-    shuffle = cfg.shuffle_partitions or max(8, 4 * sc.defaultParallelism)
+    shuffle = cfg.shuffle_partitions or default_partitions(snapshot, sc.defaultParallelism)
     spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
+    say(f"{shuffle} shuffle partitions (tasks) for the per-group stage")
     counter = sc.accumulator(0)
     df = fleet_dataframe(spark, snapshot, strategies, churn=cfg.churn, with_assignment=cfg.with_assignment,
                          auto_offset_reset=cfg.auto_offset_reset, seed=cfg.seed, counter=counter)

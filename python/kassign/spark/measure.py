@@ -81,14 +81,12 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, object]:
     peak = {"total": 0, "jvm": 0, "python_workers": 0, "other": 0}
     peak_procs = 0
     samples = 0
-    kinds: dict[int, str] = {}
     while proc.poll() is None:
         parts = {"jvm": 0, "python_workers": 0, "other": 0}
         pids = _tree(proc.pid)
         for pid in pids:
-            if pid not in kinds:
-                kinds[pid] = _kind(pid)
-            parts[kinds[pid]] += _rss_kib(pid)
+            # read every time: spark-submit's launcher script exec()s the JVM under the same pid
+            parts[_kind(pid)] += _rss_kib(pid)
         total = sum(parts.values())
         peak["total"] = max(peak["total"], total)
         for k, v in parts.items():
