@@ -254,7 +254,8 @@ def run_java(docs: list[Doc], strategies_per_doc: list[tuple[str, ...]], timeout
     lines = []
     for k, (doc, strategies) in enumerate(zip(docs, strategies_per_doc)):
         lines.append(json.dumps({**doc, "id": k, "strategies": list(strategies)}))
-    cmd = [require("java"), "-Xmx1g", "-XX:+UseSerialGC", "-cp", str(jar), "kassign.peers.Differential",
+    # -OmitStackTraceInFastThrow: a hot exception keeps its stack (the classifier reads the frame).
+    cmd = [require("java"), "-Xmx1g", "-XX:+UseSerialGC", "-XX:-OmitStackTraceInFastThrow", "-cp", str(jar), "kassign.peers.Differential",
            "--timeout", str(timeout)]
     proc = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, check=False)
     if proc.returncode != 0:
