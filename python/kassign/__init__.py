@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
@@ -161,15 +162,25 @@ def assign(
     partitions = _check_partitions(partitions_per_topic)
     racks = _check_partition_racks(partition_racks)
     checked_lags = _check_lags(lags)
-    if strategy in PYTHON_STRATEGIES:
-        return PYTHON_STRATEGIES[strategy](
-            checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
-        )
-    if options:
+    if strategy not in PYTHON_STRATEGIES and options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
-    ids = list(checked_members)
-    result = _core.assign(strategy, list(partitions.items()), _Columns(checked_members), racks, TopicPartition)
-    return dict(zip(ids, result))
+    # The cyclic GC is paused while the result is built: creating ~1M result objects otherwise
+    # triggers full collections over the whole heap that hold the GIL for 60-600 ms each, stalling
+    # the consumer's heartbeat thread (RELIABILITY.md, GIL). The objects made here hold no cycles.
+    gc_was_enabled = gc.isenabled()
+    if gc_was_enabled:
+        gc.disable()
+    try:
+        if strategy in PYTHON_STRATEGIES:
+            return PYTHON_STRATEGIES[strategy](
+                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+            )
+        ids = list(checked_members)
+        result = _core.assign(strategy, list(partitions.items()), _Columns(checked_members), racks, TopicPartition)
+        return dict(zip(ids, result))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 class _Columns:
