@@ -249,3 +249,23 @@ def test_reference_rejects_other_strategies():
 def test_results_are_topic_partitions():
     r = kassign.assign("sticky", {"a": Member(["t"])}, {"t": 2})
     assert all(type(tp) is TopicPartition for tp in r["a"])
+
+
+# --------------------------------------------------------------------------------------------
+# Topics nobody subscribes to change nothing (every strategy)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", kassign.STRATEGIES)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(group=random_group(), extra=st.integers(1, 6), extra_racks=st.lists(st.sampled_from(RACKS + ["r9"]), max_size=3))
+def test_unsubscribed_topics_and_their_racks_change_nothing(strategy, group, extra, extra_racks):
+    """Java's assignors only see subscribed topics; so must every kassign strategy, including the
+    KIP-881 'does rack logic apply' test (a fleet snapshot lists every topic of the cluster)."""
+    members, topics, racks = group
+    unrelated = {f"zz-unsubscribed-{i}": extra for i in range(2)}
+    plain = kassign.assign(strategy, members, topics, partition_racks=racks)
+    more_racks = dict(racks or {})
+    more_racks.update({(t, p): list(extra_racks) for t in unrelated for p in range(extra)})
+    wider = kassign.assign(strategy, members, {**topics, **unrelated}, partition_racks=more_racks)
+    assert wider == plain

@@ -416,9 +416,10 @@ impl Problem {
         self.subs.len() <= 1
     }
 
-    /// Whether rack-aware logic applies (KIP-881 conditions, REFERENCE.md 2.6): some member has a
-    /// rack, member racks and partition racks intersect, and not every partition has a replica on
-    /// every rack that appears.
+    /// Whether rack-aware logic applies (KIP-881 conditions, REFERENCE.md 2.6), judged on the
+    /// partitions being assigned (topics some member subscribes to, as Java's assignors only see
+    /// those): some member has a rack, member racks and those partitions' racks intersect, and not
+    /// every such partition has a replica on every rack that appears among them.
     pub fn rack_aware(&self) -> bool {
         if self.partition_racks.is_empty() {
             return false;
@@ -427,15 +428,27 @@ impl Problem {
         if member_racks.is_empty() {
             return false;
         }
+        let mut subscribed = vec![false; self.topics.len()];
+        for m in &self.members {
+            for &t in &self.subs[m.sub as usize] {
+                subscribed[t as usize] = true;
+            }
+        }
+        let assigned = || {
+            (0..self.topics.len() as TopicId)
+                .filter(|&t| subscribed[t as usize])
+                .flat_map(|t| self.topic_range(t))
+                .map(|p| &self.partition_racks[p as usize])
+        };
         let mut all_racks: std::collections::BTreeSet<RackId> = std::collections::BTreeSet::new();
-        for rs in &self.partition_racks {
+        for rs in assigned() {
             all_racks.extend(rs.iter().copied());
         }
         if member_racks.is_disjoint(&all_racks) {
             return false;
         }
         let n = all_racks.len();
-        self.partition_racks.iter().any(|rs| rs.len() < n)
+        assigned().any(|rs| rs.len() < n)
     }
 }
 

@@ -64,16 +64,23 @@ class Problem:
         return len(set(self.raw_subs)) <= 1
 
     def rack_aware(self) -> bool:
-        """KIP-881 conditions: some member has a rack, member and partition racks intersect, and
-        not every partition has a replica on every rack that appears."""
+        """KIP-881 conditions, judged on the partitions being assigned (topics some member
+        subscribes to): some member has a rack, member and partition racks intersect, and not
+        every such partition has a replica on every rack that appears among them."""
         if self.partition_racks is None:
             return False
         member_racks = {r for r in self.rack if r is not None}
         if not member_racks:
             return False
+        subscribed = {t for s in self.subs for t in s}
+        assigned = [
+            self.partition_racks[p]
+            for t in sorted(subscribed)
+            for p in range(self.topic_base[t], self.topic_base[t + 1])
+        ]
         all_racks: set[str] = set()
-        for rs in self.partition_racks:
+        for rs in assigned:
             all_racks |= rs
         if not (member_racks & all_racks):
             return False
-        return any(len(rs) < len(all_racks) for rs in self.partition_racks)
+        return any(len(rs) < len(all_racks) for rs in assigned)
