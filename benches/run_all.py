@@ -578,8 +578,9 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
       "(not timed) the way each library's group leader receives them; then the assign call alone is "
       "timed. Python contenders: at least one warm-up call (a warm-up slower than 1 s counts as a "
       f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
-      f"to 200, while under {meta.get('min_time_s', 1.0):g} s in total). Java: JIT warm-up of at least one call and up to a few "
-      "seconds, then the same sampling. franz-go: the same. Figures are medians.")
+      f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). Java: JIT warm-up of at least one "
+      "call and up to a few seconds, then the same sampling. franz-go: the same. Figures are medians. Java runs "
+      "with `-Xmx10g -XX:+UseParallelGC`.")
     w("- `not run` = the cell was not measured (a run cut short; `--resume` fills it in).")
     w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
       "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a smaller "
