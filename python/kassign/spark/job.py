@@ -120,6 +120,10 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+# PySpark counts as an interpreter: Spark prints "Setting default log level to ..." unless the
+# logger of the class that first logs (the Py4J gateway) has a level of its own, equal to the root
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 """
 
 
