@@ -242,6 +242,7 @@ def test_cli_end_to_end(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert "groups ok" in r.stdout and "report:" in r.stdout
     assert "groups done" in r.stderr  # progress
+    assert "Setting default log level" not in r.stderr and " INFO " not in r.stderr  # quiet Spark
     res = pq.read_table(out / "results.parquet")
     assert res.num_rows == 8 * len(STRATEGIES)
     assert (out / "report.html").exists()
