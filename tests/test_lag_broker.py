@@ -190,7 +190,7 @@ def test_lag_aware_group_on_the_broker(kafka_broker, backlog):
                       enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=1,
                       fetch_max_bytes=1024, max_partition_fetch_bytes=1024,
                       partition_assignment_strategy=[LagAwareAssignor(lag_provider=provider)],
-                      session_timeout_ms=10000, heartbeat_interval_ms=500)
+                      session_timeout_ms=30000, heartbeat_interval_ms=1000)
         for i in range(3)
     ]
     stop = threading.Event()
@@ -205,12 +205,21 @@ def test_lag_aware_group_on_the_broker(kafka_broker, backlog):
 
     threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
     try:
-        for t in threads:
+        for t in threads:  # all at once: one rebalance, not one per consumer
             t.start()
-            time.sleep(0.5)
-        deadline = time.time() + 90
+        # Generous: every rebalance has the leader read offsets with a new admin client, which on a
+        # loaded 2-core machine can take seconds.
+        deadline = time.time() + 180
+        dumped = False
         stable = None
         while time.time() < deadline:
+            if not dumped and time.time() > deadline - 120:
+                # Not settled after 60 s: record where every thread is, for the failure report.
+                import faulthandler
+                import sys
+
+                faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+                dumped = True
             owned = [frozenset((tp.topic, tp.partition) for tp in c.assignment()) for c in consumers]
             if all(owned) and sum(map(len, owned)) == sum(counts.values()):
                 if stable == owned:
