@@ -207,28 +207,36 @@ fn assign<'py>(
         position.insert(m.id.as_str(), i);
     }
     let topic_names: Vec<Bound<'py, PyString>> = problem.topics.iter().map(|t| PyString::new(py, t)).collect();
-    let factory = TpFactory::new(&tp_class)?;
+    let longest = problem.topic_len.iter().copied().max().unwrap_or(0) as usize;
+    let factory = TpFactory::new(py, &tp_class, longest)?;
     let out = PyList::empty(py);
     let mut made: usize = 0;
     for id in &ids_order {
         let parts = &result.per_member[position[id.as_str()]];
-        let mut sorted = parts.clone();
-        sorted.sort_unstable();
-        let list = PyList::empty(py);
+        let sorted_copy;
+        let parts: &[u32] = if parts.windows(2).all(|w| w[0] < w[1]) {
+            parts
+        } else {
+            let mut v = parts.clone();
+            v.sort_unstable();
+            sorted_copy = v;
+            &sorted_copy
+        };
+        let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(parts.len());
         let mut t = 0usize;
-        for p in sorted {
+        for &p in parts {
             while problem.topic_base[t + 1] <= p {
                 t += 1;
             }
             let idx = p - problem.topic_base[t];
-            list.append(factory.make(py, &topic_names[t], idx, &tuple_new, &tp_class)?)?;
+            items.push(factory.make(py, &topic_names[t], idx, &tuple_new, &tp_class)?);
             made += 1;
             if made % YIELD_EVERY == 0 {
                 // Let other Python threads (a consumer's heartbeat) run between chunks.
                 py.detach(|| ());
             }
         }
-        out.append(list)?;
+        out.append(PyList::new(py, items)?)?;
     }
     Ok(out)
 }
@@ -259,7 +267,7 @@ fn result_lists<'py>(
         ));
     }
     let tuple_new = tuple_type.getattr("__new__")?;
-    let factory = TpFactory::new(&tp_class)?;
+    let factory = TpFactory::new(py, &tp_class, 0)?;
     let lists: Vec<Bound<'py, PyList>> = (0..n_members).map(|_| PyList::empty(py)).collect();
     let mut made: usize = 0;
     for (topic, own) in topics.iter().zip(owners) {
@@ -290,12 +298,18 @@ const YIELD_EVERY: usize = 16_384;
 /// tuple of a str and an int cannot be part of a reference cycle (CPython untracks exact tuples
 /// like these itself), and a million tracked results would otherwise trigger full collections
 /// that stall every thread. Other classes go through `tuple.__new__`.
-struct TpFactory {
+struct TpFactory<'py> {
     direct: Option<*mut pyo3::ffi::PyTypeObject>,
+    /// Partition index objects 0..n, shared by every result (ints above 256 are not cached by
+    /// CPython; a million results would otherwise allocate a million ints).
+    ints: Vec<Bound<'py, PyAny>>,
 }
 
-impl TpFactory {
-    fn new(tp_class: &Bound<'_, PyType>) -> PyResult<TpFactory> {
+/// At most this many shared index objects (a topic with more partitions allocates the rest).
+const MAX_SHARED_INTS: usize = 1 << 17;
+
+impl<'py> TpFactory<'py> {
+    fn new(py: Python<'py>, tp_class: &Bound<'py, PyType>, longest_topic: usize) -> PyResult<TpFactory<'py>> {
         let no_dict = tp_class.getattr("__dictoffset__")?.extract::<isize>()? == 0;
         let plain_alloc = tp_class.getattr("__itemsize__")?.extract::<isize>()?
             == std::mem::size_of::<*mut pyo3::ffi::PyObject>() as isize;
@@ -304,10 +318,21 @@ impl TpFactory {
         } else {
             None
         };
-        Ok(TpFactory { direct })
+        let n = if direct.is_some() {
+            longest_topic.min(MAX_SHARED_INTS)
+        } else {
+            0
+        };
+        let ints: Vec<Bound<'py, PyAny>> = (0..n as u32)
+            .map(|i| match i.into_pyobject(py) {
+                Ok(o) => o.into_any(),
+                Err(never) => match never {},
+            })
+            .collect();
+        Ok(TpFactory { direct, ints })
     }
 
-    fn make<'py>(
+    fn make(
         &self,
         py: Python<'py>,
         topic: &Bound<'py, PyString>,
@@ -326,7 +351,10 @@ impl TpFactory {
                 if ffi::PyTuple_SetItem(obj.as_ptr(), 0, topic.clone().into_ptr()) != 0 {
                     return Err(PyErr::fetch(py));
                 }
-                let index = ffi::PyLong_FromUnsignedLong(idx as std::os::raw::c_ulong);
+                let index = match self.ints.get(idx as usize) {
+                    Some(i) => i.clone().into_ptr(),
+                    None => ffi::PyLong_FromUnsignedLong(idx as std::os::raw::c_ulong),
+                };
                 if index.is_null() || ffi::PyTuple_SetItem(obj.as_ptr(), 1, index) != 0 {
                     return Err(PyErr::fetch(py));
                 }
