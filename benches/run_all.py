@@ -225,13 +225,18 @@ def kassign_commit() -> str:
     return head + ("+dirty" if dirty else "") + _extension_stamp()
 
 
+_EXTENSION_PATH: list[str] = []
+
+
 def _extension_stamp() -> str:
     """When the compiled extension that `import kassign` loads was built: a rebuild of the same
-    commit (or of uncommitted changes) is another build to measure."""
-    out = _cmd_output([sys.executable, "-c", "import kassign._core as c, os; print(int(os.path.getmtime(c.__file__)))"])
+    commit (or of uncommitted changes) is another build to measure. Read before every kassign
+    cell, so a rebuild in the middle of a run is seen."""
+    if not _EXTENSION_PATH:
+        _EXTENSION_PATH.append(_cmd_output([sys.executable, "-c", "import kassign._core as c; print(c.__file__)"]))
     try:
-        built = _dt.datetime.fromtimestamp(int(out), _dt.timezone.utc)
-    except ValueError:
+        built = _dt.datetime.fromtimestamp(int(os.path.getmtime(_EXTENSION_PATH[0])), _dt.timezone.utc)
+    except (OSError, ValueError):
         return ""
     return " ext " + built.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -335,6 +340,8 @@ def run(args) -> dict:
         for strategy in strategies:
             for contender in contenders:
                 key = cell_key(name, strategy, contender)
+                if depends_on_kassign(contender):
+                    current_commit = kassign_commit()
                 if args.resume and key in cells and cells[key]["status"] in ("ok", "cap", "mem", "unsupported", "error"):
                     # Peer cells stay valid whatever kassign's commit; kassign's own are redone when
                     # they were measured on another build (for example before a strategy landed).
