@@ -164,9 +164,11 @@ def assign(
     checked_lags = _check_lags(lags)
     if strategy not in PYTHON_STRATEGIES and options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
-    # The cyclic GC is paused while the result is built: creating ~1M result objects otherwise
-    # triggers full collections over the whole heap that hold the GIL for 60-600 ms each, stalling
-    # the consumer's heartbeat thread (RELIABILITY.md, GIL). The objects made here hold no cycles.
+    # The cyclic GC is paused while the result is built. Result TopicPartitions are made in Rust and
+    # untracked by the GC (rust/src/python.rs), but the Python strategies' intermediate containers
+    # for ~1M partitions would still trigger full collections over the whole heap that hold the GIL
+    # for 60-600 ms each, stalling the consumer's heartbeat thread (RELIABILITY.md, GIL). Nothing
+    # made here holds a cycle.
     gc_was_enabled = gc.isenabled()
     if gc_was_enabled:
         gc.disable()
