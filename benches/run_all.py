@@ -305,8 +305,11 @@ def run(args) -> dict:
     if old and "meta_runs" not in data:
         data["meta_runs"] = [{k: old.get(k) for k in ("started", "finished", "command", "load_start", "load_end")}]
     if args.redo:
+        # Only the selected scenarios and strategies (--scenarios / --strategies) are measured again.
+        chosen = set(names)
         data["cells"] = {k: v for k, v in data["cells"].items()
-                         if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies)}
+                         if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies
+                                 and k.split("|")[0] in chosen)}
     old_versions = (old or {}).get("versions", {})
     data["meta"] = {
         "mode": "smoke" if args.smoke else "full",
