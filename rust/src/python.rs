@@ -64,7 +64,7 @@ struct Members {
 /// Owned partitions of every member as (index into `topics`, partition), read straight from the
 /// Python tuples: topic names are borrowed and looked up once per run of the same str object, never
 /// copied. Unknown topics are dropped here (the model would drop them anyway). A million owned
-/// partitions take a while; the GIL is released briefly every `YIELD_EVERY` of them.
+/// partitions take a while; the GIL is handed over every few milliseconds (`GilYield`).
 fn convert_owned(
     py: Python<'_>,
     topics: &[(String, i64)],
@@ -77,6 +77,7 @@ fn convert_owned(
         .collect();
     let mut out = Vec::with_capacity(owned.len());
     let mut done: usize = 0;
+    let mut gil = GilYield::new();
     for o in owned {
         let Some(obj) = o else {
             out.push(Vec::new());
@@ -114,9 +115,9 @@ fn convert_owned(
         }
         done += v.len();
         out.push(v);
-        if done >= YIELD_EVERY {
+        if done >= CHECK_EVERY {
             done = 0;
-            py.detach(|| ());
+            gil.maybe_yield(py);
         }
     }
     Ok(out)
@@ -211,6 +212,7 @@ fn assign<'py>(
     let factory = TpFactory::new(py, &tp_class, longest)?;
     let out = PyList::empty(py);
     let mut made: usize = 0;
+    let mut gil = GilYield::new();
     for id in &ids_order {
         let parts = &result.per_member[position[id.as_str()]];
         let sorted_copy;
@@ -231,9 +233,9 @@ fn assign<'py>(
             let idx = p - problem.topic_base[t];
             items.push(factory.make(py, &topic_names[t], idx, &tuple_new, &tp_class)?);
             made += 1;
-            if made % YIELD_EVERY == 0 {
+            if made % CHECK_EVERY == 0 {
                 // Let other Python threads (a consumer's heartbeat) run between chunks.
-                py.detach(|| ());
+                gil.maybe_yield(py);
             }
         }
         out.append(PyList::new(py, items)?)?;
@@ -270,6 +272,7 @@ fn result_lists<'py>(
     let factory = TpFactory::new(py, &tp_class, 0)?;
     let lists: Vec<Bound<'py, PyList>> = (0..n_members).map(|_| PyList::empty(py)).collect();
     let mut made: usize = 0;
+    let mut gil = GilYield::new();
     for (topic, own) in topics.iter().zip(owners) {
         let own: Vec<i64> = own.extract()?;
         let name = PyString::new(py, topic);
@@ -282,16 +285,42 @@ fn result_lists<'py>(
                 .ok_or_else(|| PyValueError::new_err(format!("result_lists: owner {o} of {topic}-{p} out of range")))?;
             list.append(factory.make(py, &name, p as u32, &tuple_new, &tp_class)?)?;
             made += 1;
-            if made % YIELD_EVERY == 0 {
-                py.detach(|| ());
+            if made % CHECK_EVERY == 0 {
+                gil.maybe_yield(py);
             }
         }
     }
     PyList::new(py, lists)
 }
 
-/// Result objects built between two short GIL releases (a few milliseconds of work).
-const YIELD_EVERY: usize = 16_384;
+/// Objects converted between two looks at the clock (well under a millisecond of work).
+const CHECK_EVERY: usize = 4_096;
+
+/// Hands the GIL to waiting threads (a consumer's heartbeat) while a long conversion holds it.
+///
+/// Releasing and at once re-taking the GIL is not enough: CPython's waiting thread asks for a
+/// switch only after 5 ms without one, and every release and re-take restarts that wait, so
+/// frequent short releases can starve it for the whole conversion. Instead, after `SLICE` of
+/// holding, the GIL is released for `PAUSE` (the waiter takes it), then re-taken.
+struct GilYield {
+    last: std::time::Instant,
+}
+
+const SLICE: std::time::Duration = std::time::Duration::from_millis(4);
+const PAUSE: std::time::Duration = std::time::Duration::from_micros(200);
+
+impl GilYield {
+    fn new() -> GilYield {
+        GilYield { last: std::time::Instant::now() }
+    }
+
+    fn maybe_yield(&mut self, py: Python<'_>) {
+        if self.last.elapsed() >= SLICE {
+            py.detach(|| std::thread::sleep(PAUSE));
+            self.last = std::time::Instant::now();
+        }
+    }
+}
 
 /// Builds `tp_class` instances, a `tuple` subclass of (topic, partition) without an instance
 /// dict (`kassign.TopicPartition`). They are allocated directly and untracked by the cyclic GC: a
