@@ -147,6 +147,13 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
         partition_assignment_strategy=[_assignor(args, log)], metadata_max_age_ms=5000,
         retry_backoff_ms=100, client_rack=args.rack or "",
     )
+    # Know every topic's partitions before joining: a leader without metadata assigns nothing for
+    # a topic and the group needs an extra rebalance (more chances to miss one under load).
+    for topic in args.topics.split(","):
+        for _ in range(100):
+            if consumer.partitions_for_topic(topic):
+                break
+            time.sleep(0.1)
     consumer.subscribe(args.topics.split(","), listener=Listener())
     deadline = time.monotonic() + args.max_runtime
     started = time.monotonic()

@@ -698,3 +698,10 @@ def overlapping_ownership(intervals: dict[tuple[str, int], list[tuple[float, flo
                 if a[2] != b[2]:
                     bad.append((tp, a, b))
     return bad
+
+
+#: Marker for tests that run a real consumer group to a stable state. kafka-python consumers on a
+#: loaded 2-core machine occasionally miss a rebalance and rejoin only after their session times
+#: out (seen in about 1 run in 20: the group settles without one worker for longer than the test's
+#: bound). Such a test is retried once; a second failure fails the run. Failures are never skipped.
+RETRY_GROUP_TEST = pytest.mark.flaky(reruns=1, reruns_delay=2)

@@ -27,6 +27,7 @@ import pytest
 
 import kassign
 import oracles
+from kafka_broker import RETRY_GROUP_TEST
 from kassign import Member
 
 pytestmark = pytest.mark.broker
@@ -173,6 +174,7 @@ def test_lag_aware_assignment_over_live_lags_balances_them(kafka_broker, backlog
     assert max(per.values()) - min(per.values()) <= slack
 
 
+@RETRY_GROUP_TEST
 def test_lag_aware_group_on_the_broker(kafka_broker, backlog):
     """Three kafka-python consumers join with LagAwareAssignor + the live provider; the leader's
     assignment (what the consumers end up owning) is lag-aware over the broker's lags."""
