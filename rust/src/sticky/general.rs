@@ -642,18 +642,19 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
         }
         v.sort_unstable();
     }
-    let mut h = vec![0u64; cls.edge_member.len()];
-    for m in 0..nm {
-        let v = &mine[m];
+    // edge (class, member) => the member's claims in that class: mine[m][claims[e].0..claims[e].1]
+    let mut claims_of: Vec<(usize, usize)> = vec![(0, 0); cls.edge_member.len()];
+    for (m, v) in mine.iter().enumerate() {
         let mut i = 0;
         for &(c, e) in cls.incidence(m) {
             let s = i;
             while i < v.len() && v[i].0 == c {
                 i += 1;
             }
-            h[e as usize] = (i - s) as u64;
+            claims_of[e as usize] = (s, i);
         }
     }
+    let h: Vec<u64> = claims_of.iter().map(|&(s, i)| (i - s) as u64).collect();
     let mut flow = Flow::new(&cls, h, lv);
     if let Err(msg) = flow.run() {
         panic!("{msg}");
@@ -661,14 +662,9 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
     // C. concrete partitions
     let rack_on = problem.rack_aware();
     let mut buf: Vec<PartId> = Vec::new();
-    for m in 0..nm {
-        let v = &mine[m];
-        let mut i = 0;
-        for &(c, e) in cls.incidence(m) {
-            let s = i;
-            while i < v.len() && v[i].0 == c {
-                i += 1;
-            }
+    for (m, v) in mine.iter().enumerate() {
+        for &(_, e) in cls.incidence(m) {
+            let (s, i) = claims_of[e as usize];
             let keep = flow.k[e as usize] as usize;
             if keep > 0 {
                 buf.clear();
