@@ -311,7 +311,9 @@ const PAUSE: std::time::Duration = std::time::Duration::from_micros(200);
 
 impl GilYield {
     fn new() -> GilYield {
-        GilYield { last: std::time::Instant::now() }
+        GilYield {
+            last: std::time::Instant::now(),
+        }
     }
 
     fn maybe_yield(&mut self, py: Python<'_>) {
