@@ -213,7 +213,6 @@ def constrained(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
             place.give(m, p)
 
         rack_pass(prob, pool, list(range(n_members)), room, take, placed)
-        extra = state["extra"]
         pool = [p for p in pool if not placed[p]]
     under = [m for m in range(n_members) if count[m] < q]
     exact = deque(m for m in range(n_members) if count[m] == q)

@@ -63,7 +63,7 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
             place.keep(m, p);
         }
     }
-    let mut pool: Vec<PartId> = Vec::with_capacity((total as usize).saturating_sub(0));
+    let mut pool: Vec<PartId> = Vec::with_capacity(total as usize);
     for &t in topics {
         for p in problem.topic_range(t) {
             if place.owner[p as usize] == NO_OWNER {
@@ -80,10 +80,8 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
             extra,
         };
         rack::pass(problem, &pool, &all, &mut quota, &mut placed);
-        extra = quota.extra;
         pool.retain(|&p| !placed[p as usize]);
     }
-    let _ = extra;
     let mut under: Vec<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] < q).collect();
     let mut exact: VecDeque<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] == q).collect();
     let mut it = pool.into_iter();
