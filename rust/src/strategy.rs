@@ -3,7 +3,14 @@
 use crate::model::{Assignment, InputError, Problem};
 
 /// Strategies computed by the Rust core, in the order `kassign.STRATEGIES` lists them.
-pub const RUST_STRATEGIES: &[&str] = &["range", "roundrobin", "sticky", "cooperative-sticky"];
+pub const RUST_STRATEGIES: &[&str] = &[
+    "range",
+    "roundrobin",
+    "sticky",
+    "cooperative-sticky",
+    "server-uniform",
+    "server-range",
+];
 
 /// Run a Rust strategy on an interned problem.
 pub fn run(strategy: &str, problem: &Problem) -> Result<Assignment, InputError> {
@@ -12,6 +19,8 @@ pub fn run(strategy: &str, problem: &Problem) -> Result<Assignment, InputError> 
         "roundrobin" => Ok(crate::roundrobin::assign(problem)),
         "sticky" => Ok(crate::sticky::assign(problem, false)),
         "cooperative-sticky" => Ok(crate::sticky::assign(problem, true)),
+        "server-uniform" => Ok(crate::server::uniform::assign(problem)),
+        "server-range" => Ok(crate::server::range::assign(problem)),
         other => Err(InputError::UnknownStrategy(other.to_string())),
     }
 }
