@@ -207,6 +207,13 @@ def run_java(chain_docs: list[dict], assignor: str) -> list[list[dict]]:
     return [out[c["id"]] for c in chain_docs]
 
 
+def java_plans(assignor: str, step: dict, previous: Mapping[str, list], seed: int = 1) -> dict:
+    """Java's plans (``broker``, ``sorted``, ``shuffled``) for one group state and previous target."""
+    chain = {"id": 0, "seed": seed, "initial": {m: [list(tp) for tp in v] for m, v in previous.items()},
+             "steps": [step]}
+    return run_java([chain], assignor)[0][0]
+
+
 def as_assignment(raw: Mapping[str, Any]) -> Assignment:
     return {m: sorted((t, p) for t, p in tps) for m, tps in raw.items()}
 
