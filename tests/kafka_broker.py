@@ -258,8 +258,10 @@ class KafkaBroker:
         started = time.monotonic()
         with open(self.log_dir / "format.log", "w") as log:
             # group.version=1 enables the KIP-848 consumer group protocol (the 4.4 default; explicit
-            # here because tests/test_broker_server_assignors.py relies on it).
-            fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props),
+            # here because tests/test_broker_server_assignors.py relies on it). The cluster id is
+            # passed as --cluster-id=ID: a random id may start with "-", which argparse would take
+            # for an option.
+            fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(props),
                                             "--feature", "group.version=1"),
                                  stdout=log, stderr=subprocess.STDOUT, timeout=120, check=False)
         if fmt.returncode != 0:

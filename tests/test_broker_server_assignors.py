@@ -79,9 +79,10 @@ def _parts(assignment: Any) -> list[tuple[str, int]]:
     return sorted((tp.topic, tp.partition) for tp in assignment.topic_partitions)
 
 
-def describe(admin: Any, group: str, timeout: float = 30.0) -> Any:
+def describe(admin: Any, group: str, timeout: float = 60.0) -> Any:
     """ConsumerGroupDescribe; retriable errors (the group's coordinator still loading or moving,
-    right after the group's first member joined) are retried until ``timeout``."""
+    right after the group's first member joined; a request timing out on a loaded machine) are
+    retried until ``timeout``."""
     from confluent_kafka import KafkaException
 
     deadline = time.monotonic() + timeout
@@ -91,7 +92,7 @@ def describe(admin: Any, group: str, timeout: float = 30.0) -> Any:
         except KafkaException as exc:
             err = exc.args[0]
             if not err.retriable() and err.name() not in ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
-                                                          "COORDINATOR_NOT_AVAILABLE"):
+                                                          "COORDINATOR_NOT_AVAILABLE", "_TIMED_OUT"):
                 raise
             if time.monotonic() > deadline:
                 raise
@@ -218,3 +219,40 @@ def test_broker_target_assignment_matches_prediction(kafka_broker, java_consumer
         run.stop_all()
     print(f"\n{assignor}: " + "; ".join(outcomes))
     assert len(outcomes) == 7
+
+
+def test_snapshot_records_each_groups_protocol(kafka_broker, java_consumer, tmp_path):
+    """``kassign snapshot`` (kassign.snapshot.collect) records which protocol each group uses, and
+    describes KIP-848 groups (ConsumerGroupDescribe) as well as classic ones (DescribeGroups)."""
+    from confluent_kafka.admin import AdminClient
+
+    from kassign.snapshot import collect
+
+    t = kafka_broker.create_topic(kafka_broker.unique_name("snap"), partitions=4)
+    modern = kafka_broker.unique_name("snap-consumer")
+    classic = kafka_broker.unique_name("snap-classic")
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+    member = ConfluentMember(kafka_broker.bootstrap, modern, "m1", [t], "range")
+    run = GroupRun(kafka_broker, classic, [t], tmp_path / "workers", max_runtime=300)
+    try:
+        run.start_java("j1", java_consumer)
+        wait_settled(admin, modern, {"m1": [t]}, None)
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        while True:
+            tables = collect(kafka_broker.bootstrap, groups=[modern, classic], progress=False)
+            groups = {r["group_id"]: r for r in tables["groups"].to_pylist()}
+            members = {r["group_id"]: r for r in tables["members"].to_pylist()}
+            if set(members) == {modern, classic} and all(members[g]["owned_partitions"] for g in members):
+                break
+            assert time.monotonic() < deadline, (groups, members)
+            time.sleep(1.0)
+    finally:
+        member.close()
+        run.stop_all()
+    assert groups[modern]["group_protocol"] == "consumer"
+    assert groups[classic]["group_protocol"] == "classic"
+    assert groups[classic]["protocol"] == "cooperative-sticky"
+    m = members[modern]
+    assert m["topics"] == [t] and m["client_id"] == "m1"
+    assert m["owned_partitions"] == [{"topic": t, "partition": p} for p in range(4)]
+    assert members[classic]["assignment_user_data"] is None
