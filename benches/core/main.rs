@@ -1,4 +1,5 @@
-//! Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes: `Problem::build`
+//! Rust-core timings of the sticky engine and the KIP-848 broker-side assignors (`server-uniform`,
+//! `server-range`) on the DESIGN.md section 6 shapes: `Problem::build`
 //! (interning) and `strategy::run` (the assignment proper) are timed separately, median of
 //! several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
@@ -97,6 +98,14 @@ fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
 
 fn main() {
     let filter: Option<String> = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    // KASSIGN_BENCH_STRATEGIES=a,b picks the strategies (default: the sticky engine and the KIP-848
+    // broker-side assignors).
+    let strategies: Vec<String> = std::env::var("KASSIGN_BENCH_STRATEGIES")
+        .unwrap_or_else(|_| "sticky,cooperative-sticky,server-uniform,server-range".to_string())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut cases: Vec<Case> = Vec::new();
     let t1: Vec<String> = vec!["t".to_string()];
     let _ = &t1;
@@ -144,7 +153,7 @@ fn main() {
                 continue;
             }
         }
-        for strategy in ["sticky", "cooperative-sticky"] {
+        for strategy in strategies.iter().map(String::as_str) {
             let runs = if case.members.len() * case.topics.len() > 100_000 {
                 5
             } else {
