@@ -33,9 +33,16 @@ pub(crate) fn current_owners(problem: &Problem) -> Vec<u32> {
     let mut owner = vec![NO_OWNER; problem.num_partitions() as usize];
     for (i, m) in problem.members.iter().enumerate() {
         let subs = &problem.subs[m.sub as usize];
+        // `owned` is sorted by flat id, so topics come in runs: one subscription check per run.
+        let mut end = 0; // flat id where the current topic run ends
+        let mut subscribed = false;
         for &p in &m.owned {
-            let t = problem.topic_of(p);
-            if subs.binary_search(&t).is_err() {
+            if p >= end {
+                let t = problem.topic_of(p);
+                end = problem.topic_base[t as usize + 1];
+                subscribed = subs.binary_search(&t).is_ok();
+            }
+            if !subscribed {
                 continue;
             }
             let o = &mut owner[p as usize];
@@ -57,7 +64,19 @@ pub(crate) fn homogeneous(problem: &Problem) -> bool {
     problem.subs.len() <= 1
 }
 
-/// Turn a dense owner array into the per-member result type.
+/// Turn a dense owner array into the per-member result type (lists allocated at their final size).
 pub(crate) fn finish(problem: &Problem, owner: &[u32]) -> crate::model::Assignment {
-    crate::model::Assignment::from_owner(problem, owner)
+    let mut count = vec![0usize; problem.members.len()];
+    for &o in owner {
+        if o != NO_OWNER {
+            count[o as usize] += 1;
+        }
+    }
+    let mut per_member: Vec<Vec<u32>> = count.into_iter().map(Vec::with_capacity).collect();
+    for (p, &o) in owner.iter().enumerate() {
+        if o != NO_OWNER {
+            per_member[o as usize].push(p as u32);
+        }
+    }
+    crate::model::Assignment { per_member }
 }

@@ -10,37 +10,57 @@
 //! The homogeneous and heterogeneous paths of the Java class give the same result under this
 //! rule (in the homogeneous one every member subscribes to every topic), so there is one path.
 
-use crate::model::{Problem, NO_OWNER};
+use crate::model::{Assignment, MemberIdx, PartId, Problem};
 
-/// Dense owner array (flat partition id -> member index, `NO_OWNER` for unsubscribed topics).
-pub fn owners(problem: &Problem) -> Vec<u32> {
+/// The plan, built per member directly: topics are visited in flat-id order, so every member's
+/// list comes out sorted, and no per-partition owner array is needed (a 1M-partition group costs
+/// one write per partition).
+pub fn assign(problem: &Problem) -> Assignment {
+    let n_members = problem.members.len();
+    // Members of each subscription, in member order; then each topic's subscribers are the members
+    // of the subscriptions naming it (one subscription: used as is; several: merged by rank).
     let order = problem.member_order();
-    let mut rank = vec![0u32; problem.members.len()];
+    let mut rank = vec![0u32; n_members];
+    let mut by_sub: Vec<Vec<MemberIdx>> = vec![Vec::new(); problem.subs.len()];
     for (pos, &m) in order.iter().enumerate() {
         rank[m as usize] = pos as u32;
+        by_sub[problem.members[m as usize].sub as usize].push(m);
     }
-    let mut owner = vec![NO_OWNER; problem.num_partitions() as usize];
-    for (t, mut subs) in problem.subscribers().into_iter().enumerate() {
-        if subs.is_empty() {
-            continue;
+    let mut subs_of_topic: Vec<Vec<usize>> = vec![Vec::new(); problem.topics.len()];
+    for (s, topics) in problem.subs.iter().enumerate() {
+        if !by_sub[s].is_empty() {
+            for &t in topics {
+                subs_of_topic[t as usize].push(s);
+            }
         }
-        subs.sort_unstable_by_key(|&m| rank[m as usize]);
+    }
+    let mut per_member: Vec<Vec<PartId>> = vec![Vec::new(); n_members];
+    let mut merged: Vec<MemberIdx> = Vec::new();
+    for (t, sub_ids) in subs_of_topic.iter().enumerate() {
+        let subscribers: &[MemberIdx] = match sub_ids.as_slice() {
+            [] => continue,
+            [only] => &by_sub[*only],
+            many => {
+                merged.clear();
+                for &s in many {
+                    merged.extend_from_slice(&by_sub[s]);
+                }
+                merged.sort_unstable_by_key(|&m| rank[m as usize]);
+                &merged
+            }
+        };
         let range = problem.topic_range(t as u32);
         let p = range.len() as u32;
-        let n = subs.len() as u32;
+        let n = subscribers.len() as u32;
         let (q, r) = (p / n, p % n);
         let mut start = range.start;
-        for (i, &m) in subs.iter().enumerate() {
+        for (i, &m) in subscribers.iter().enumerate() {
             let len = q + u32::from((i as u32) < r);
-            owner[start as usize..(start + len) as usize].fill(m);
+            per_member[m as usize].extend(start..start + len);
             start += len;
         }
     }
-    owner
-}
-
-pub fn assign(problem: &Problem) -> crate::model::Assignment {
-    super::finish(problem, &owners(problem))
+    Assignment { per_member }
 }
 
 #[cfg(test)]
