@@ -99,8 +99,7 @@ fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec
 
 fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
     let mut members: Vec<CaseMember> = Vec::new();
-    let by_id: std::collections::HashMap<&str, &CaseMember> =
-        case.members.iter().map(|m| (m.id.as_str(), m)).collect();
+    let by_id: std::collections::HashMap<&str, &CaseMember> = case.members.iter().map(|m| (m.id.as_str(), m)).collect();
     for (k, (id, o)) in ids.iter().zip(owned).enumerate() {
         if k == 0 {
             continue;
@@ -172,7 +171,14 @@ fn main() {
                 51
             };
             let (b, r, owned, ids) = time_case(strategy, case, runs);
-            println!("| {} | {} | {:.3} | {:.3} | {:.3} |", case.name, strategy.name(), b, r, b + r);
+            println!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} |",
+                case.name,
+                strategy.name(),
+                b,
+                r,
+                b + r
+            );
             let c2 = round2(case, &ids, owned);
             let (b2, r2, _, _) = time_case(strategy, &c2, runs);
             println!(

@@ -83,7 +83,11 @@ impl std::error::Error for InputError {}
 /// A string as Python's `repr` shows it (quotes and escapes), so messages name values the way
 /// Python users write them.
 pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
