@@ -35,7 +35,7 @@ fn member(id: String, sub: usize, owned: Vec<(u32, i64)>, generation: i32) -> Ca
 }
 
 /// The problem, built the way the Python boundary builds it.
-fn build(case: &Case) -> Problem {
+fn build_problem(case: &Case) -> Problem {
     let mut b = ProblemBuilder::new(case.topics.iter().map(|(t, n)| (t.as_str(), *n))).unwrap();
     let subs: Vec<u32> = case.subscriptions.iter().map(|s| b.subscription(s)).collect();
     for m in &case.members {
@@ -65,7 +65,7 @@ fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec
     let mut ids = Vec::new();
     for i in 0..runs {
         let t0 = Instant::now();
-        let problem = build(case);
+        let problem = build_problem(case);
         let t1 = Instant::now();
         let a = strategy.run(&problem);
         let t2 = Instant::now();
