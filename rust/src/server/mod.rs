@@ -64,19 +64,7 @@ pub(crate) fn homogeneous(problem: &Problem) -> bool {
     problem.subs.len() <= 1
 }
 
-/// Turn a dense owner array into the per-member result type (lists allocated at their final size).
-pub(crate) fn finish(problem: &Problem, owner: &[u32]) -> crate::model::Assignment {
-    let mut count = vec![0usize; problem.members.len()];
-    for &o in owner {
-        if o != NO_OWNER {
-            count[o as usize] += 1;
-        }
-    }
-    let mut per_member: Vec<Vec<u32>> = count.into_iter().map(Vec::with_capacity).collect();
-    for (p, &o) in owner.iter().enumerate() {
-        if o != NO_OWNER {
-            per_member[o as usize].push(p as u32);
-        }
-    }
-    crate::model::Assignment { per_member }
+/// Wrap a dense owner array as the strategies' result type.
+pub(crate) fn finish(owner: Vec<u32>) -> crate::model::Assignment {
+    crate::model::Assignment { owner }
 }

@@ -10,15 +10,14 @@
 //! The homogeneous and heterogeneous paths of the Java class give the same result under this
 //! rule (in the homogeneous one every member subscribes to every topic), so there is one path.
 
-use crate::model::{Assignment, MemberIdx, PartId, Problem};
+use crate::model::{Assignment, MemberIdx, Problem};
 
-/// The plan, built per member directly: topics are visited in flat-id order, so every member's
-/// list comes out sorted, and no per-partition owner array is needed (a 1M-partition group costs
-/// one write per partition).
+/// The plan as a dense owner array (flat partition id -> member index; `NO_OWNER` for topics
+/// nobody subscribes to). Each topic's subscribers in member order come from the members of each
+/// subscription in member order (one subscription naming the topic: used as is; several: merged
+/// by rank), so no per-topic sort is needed in the common case.
 pub fn assign(problem: &Problem) -> Assignment {
     let n_members = problem.members.len();
-    // Members of each subscription, in member order; then each topic's subscribers are the members
-    // of the subscriptions naming it (one subscription: used as is; several: merged by rank).
     let order = problem.member_order();
     let mut rank = vec![0u32; n_members];
     let mut by_sub: Vec<Vec<MemberIdx>> = vec![Vec::new(); problem.subs.len()];
@@ -34,7 +33,7 @@ pub fn assign(problem: &Problem) -> Assignment {
             }
         }
     }
-    let mut per_member: Vec<Vec<PartId>> = vec![Vec::new(); n_members];
+    let mut out = Assignment::empty(problem);
     let mut merged: Vec<MemberIdx> = Vec::new();
     for (t, sub_ids) in subs_of_topic.iter().enumerate() {
         let subscribers: &[MemberIdx] = match sub_ids.as_slice() {
@@ -56,11 +55,11 @@ pub fn assign(problem: &Problem) -> Assignment {
         let mut start = range.start;
         for (i, &m) in subscribers.iter().enumerate() {
             let len = q + u32::from((i as u32) < r);
-            per_member[m as usize].extend(start..start + len);
+            out.owner[start as usize..(start + len) as usize].fill(m);
             start += len;
         }
     }
-    Assignment { per_member }
+    out
 }
 
 #[cfg(test)]
@@ -76,7 +75,7 @@ mod tests {
         b.group_instance_id = Some("i".into());
         let c = member("c", &["t"]);
         let p = Problem::build(topics(&[("t", 5)]), vec![a, b, c], vec![]).unwrap();
-        let got = assign(&p).per_member;
+        let got = assign(&p).per_member(p.members.len());
         // order: b (static), a, c; 5 = 2 + 2 + 1
         assert_eq!(got, vec![vec![2, 3], vec![0, 1], vec![4]]);
     }
@@ -94,6 +93,9 @@ mod tests {
         )
         .unwrap();
         // x: a, b -> [0,1], [2]; y (flat 3,4): b, c -> [3], [4]
-        assert_eq!(assign(&p).per_member, vec![vec![0, 1], vec![2, 3], vec![4]]);
+        assert_eq!(
+            assign(&p).per_member(p.members.len()),
+            vec![vec![0, 1], vec![2, 3], vec![4]]
+        );
     }
 }
