@@ -61,7 +61,11 @@ pub(crate) fn current_owners(problem: &Problem) -> Vec<u32> {
 /// topic names (names of topics that do not exist included), as
 /// `ModernGroup.subscriptionType` decides from its per-name subscriber counts.
 pub(crate) fn homogeneous(problem: &Problem) -> bool {
-    problem.subs.len() <= 1
+    // Subscriptions are interned by their raw (sorted, deduplicated) topic names.
+    match problem.members.first() {
+        None => true,
+        Some(first) => problem.members.iter().all(|m| m.sub == first.sub),
+    }
 }
 
 /// Wrap a dense owner array as the strategies' result type.
