@@ -572,7 +572,9 @@ def render_server(data: dict, w: Any) -> None:
       "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the Rust core on pre-built "
       "columns with the result objects; `kassign` is `kassign.assign` end to end, Python objects in and "
       "out. Round 2: `owned` is each member's current target assignment. Ratios: Java time / kassign "
-      "time (above 1×: kassign faster). Load average at each cell is in benches/results/full.json.")
+      "time (above 1×: kassign faster). Load average at each cell is in benches/results/full.json. "
+      "The Rust core alone (no Python objects) against the same Java cells: docs/server_assignors.md, "
+      "Performance.")
     w("")
     scenarios = sorted({k.split("|")[0] for k in cells if k.split("|")[1] in C.SERVER_STRATEGIES},
                        key=lambda sc: (meta["sizes"].get(sc.split("/")[0], [0, 0])[0], sc))
