@@ -99,9 +99,13 @@ def describe(admin: Any, group: str, timeout: float = 60.0) -> Any:
             time.sleep(0.5)
 
 
-def settled(admin: Any, group: str, clients: dict[str, list[str]]) -> Optional[dict[str, dict[str, Any]]]:
-    """Member id -> {client, topics, instance, target} once every expected client is a member and
-    every member has reconciled to its target; None while the group is still moving."""
+def settled(admin: Any, group: str, clients: dict[str, list[str]],
+            topics: Optional[dict[str, int]] = None) -> Optional[dict[str, dict[str, Any]]]:
+    """Member id -> {client, topics, instance, target} once every expected client is a member,
+    every member has reconciled to its target and (given ``topics``) the targets cover every
+    partition of the subscribed topics; None while the group is still moving. (Right after a
+    topic is created, the coordinator can compute a target before its metadata image has the
+    topic; it computes again once the topic appears.)"""
     from confluent_kafka import ConsumerGroupState
 
     d = describe(admin, group)
@@ -117,16 +121,21 @@ def settled(admin: Any, group: str, clients: dict[str, list[str]]) -> Optional[d
                             "instance": m.group_instance_id, "target": _parts(m.target_assignment)}
     if {v["client"] for v in out.values()} != set(clients):
         return None
+    if topics is not None:
+        want = {(t, p) for subs in clients.values() for t in subs if t in topics for p in range(topics[t])}
+        if {tp for v in out.values() for tp in v["target"]} != want:
+            return None
     return out
 
 
-def wait_settled(admin: Any, group: str, clients: dict[str, list[str]], run: Optional[GroupRun]) -> dict:
+def wait_settled(admin: Any, group: str, clients: dict[str, list[str]], run: Optional[GroupRun],
+                 topics: Optional[dict[str, int]] = None) -> dict:
     deadline = time.monotonic() + SETTLE_TIMEOUT
     last: Optional[dict] = None
     while time.monotonic() < deadline:
         if run is not None:
             run.check_alive()
-        state = settled(admin, group, clients)
+        state = settled(admin, group, clients, topics)
         if state is not None and state == last:
             return state  # the same settled state twice in a row
         last = state
@@ -183,7 +192,7 @@ def test_broker_target_assignment_matches_prediction(kafka_broker, java_consumer
 
     def step(what: str) -> None:
         nonlocal previous
-        state = wait_settled(admin, group, clients, run)
+        state = wait_settled(admin, group, clients, run, topics)
         kind = describe(admin, group).type
         assert "CONSUMER" in str(kind).upper(), f"group type {kind}: not the consumer protocol"
         outcomes.append(f"{what}: {judge(assignor, state, previous, topics)}")
