@@ -512,7 +512,7 @@ def _describe_consumer_protocol_groups(bootstrap_servers: str, cluster: str, gro
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise SnapshotError(
             f"{len(group_ids)} group(s) use the consumer group protocol (KIP-848), which needs "
-            "confluent-kafka to describe (pip install 'confluent-kafka>=2.12')"
+            "confluent-kafka to describe (pip install 'kassign[confluent]')"
         ) from exc
     conf = {"bootstrap.servers": bootstrap_servers}
     conf.update({k: v for k, v in admin_config.items() if "." in k})
