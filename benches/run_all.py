@@ -569,9 +569,9 @@ def render_server(data: dict, w: Any) -> None:
       "`UniformAssignor` / `RangeAssignor` from `org.apache.kafka:kafka-group-coordinator` "
       f"{meta.get('versions', {}).get('kafka-clients (Java)', '')} (`java`: only `assign(groupSpec, describer)` "
       "is timed, on a `GroupSpecImpl` built once the way the coordinator's `TargetAssignmentBuilder` "
-      "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the Rust core on pre-built "
-      "columns with the result objects; `kassign` is `kassign.assign` end to end, Python objects in and "
-      "out. Round 2: `owned` is each member's current target assignment. Ratios: Java time / kassign "
+      "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the extension call "
+      "`kassign._core.assign` alone and `kassign` is `kassign.assign` end to end; both take Python "
+      "objects in and give Python objects out. Round 2: `owned` is each member's current target assignment. Ratios: Java time / kassign "
       "time (above 1×: kassign faster). Load average at each cell is in benches/results/full.json. "
       "The Rust core alone (no Python objects) against the same Java cells: docs/server_assignors.md, "
       "Performance.")
