@@ -361,13 +361,13 @@ fn members_from_wire<'py>(
         let mut topics = m.topics;
         topics.sort();
         topics.dedup();
-        let topics_hash = hash_names(topics.iter().map(String::as_str));
+        let topics_hash = hash_names(topics.iter().copied());
         let topic_objs: Vec<Bound<'py, PyString>> = topics.iter().map(|t| name(t)).collect();
         let mut owned: Vec<OwnedGroup> = Vec::new();
         let mut n_owned = 0;
         for g in m.owned {
             n_owned += g.partitions.len();
-            let parts: Vec<i64> = g.partitions.iter().map(|&p| p as i64).collect();
+            let parts: Vec<i64> = g.partitions.iter().map(|p| p as i64).collect();
             match owned.last_mut() {
                 Some(last) if last.topic.bind(py).to_str()? == g.topic => {
                     let mut v = std::mem::take(&mut last.partitions).into_vec();
@@ -386,9 +386,9 @@ fn members_from_wire<'py>(
             owned.into_boxed_slice(),
             n_owned,
             m.generation,
-            m.rack.map(|r| PyString::new(py, &r).unbind()),
+            m.rack.map(|r| PyString::new(py, r).unbind()),
             instance.map(|i| PyString::new(py, &i).unbind()),
-            m.user_data.map(|u| PyBytes::new(py, &u).unbind()),
+            m.user_data.map(|u| PyBytes::new(py, u).unbind()),
         );
         out.set_item(id, Bound::new(py, member)?)?;
     }
