@@ -787,6 +787,23 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
             w(f"| {sc} | {st} | " + " | ".join(row) + " |")
         w("")
 
+    decode = Path(__file__).resolve().parent / "results" / "decode.json"
+    if decode.exists():
+        d = json.loads(decode.read_text())
+        w("## Decoding subscriptions into Python objects")
+        w("")
+        w(f"`{d['command']}`: {d['members']} ConsumerProtocolSubscription v3 payloads ("
+          f"{d['bytes'] / 1e6:.1f} MB; 500 topics and 500 owned partitions each) decoded into Python "
+          f"objects, all of them per run, median of {d['runs']} runs; load average "
+          f"{', '.join(f'{x:.1f}' for x in d['load'])}.")
+        w("")
+        w("| decoder | time | kafka-python / kassign |")
+        w("|---|---|---|")
+        w(f"| `kassign.protocol.decode_subscription` | {fmt_time(d['kassign_median_s'])} | |")
+        w(f"| kafka-python `ConsumerProtocolSubscription.decode` | {fmt_time(d['kafka_python_median_s'])} | "
+          f"{fmt_ratio(d['ratio'])} |")
+        w("")
+
     # Where kassign loses
     losses = []
     for key, res in cells.items():
