@@ -1,4 +1,4 @@
-//! Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes: `Problem::build`
+//! Rust-core timings of the sticky engine on the shapes of docs/benchmark-shapes.md: `Problem::build`
 //! (interning) and `strategy::run` (the assignment proper) are timed separately, median of
 //! several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
@@ -36,7 +36,11 @@ struct Case {
     members: Vec<MemberColumns>,
 }
 
-fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u32, i64)>>, Vec<String>) {
+/// Per member (in problem order): its partitions as (index into the case's topics, partition).
+type OwnedByIndex = Vec<Vec<(u32, i64)>>;
+
+/// Median build and run times (ms), and the first run's result with the member ids it is keyed by.
+fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, OwnedByIndex, Vec<String>) {
     let mut build = Vec::new();
     let mut run = Vec::new();
     let mut owned_out = Vec::new();
@@ -76,7 +80,7 @@ fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u3
     (median(build), median(run), owned_out, ids)
 }
 
-fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
+fn round2(case: &Case, ids: &[String], owned: OwnedByIndex) -> Case {
     let mut members: Vec<MemberColumns> = Vec::new();
     let by_id: std::collections::HashMap<&str, &MemberColumns> =
         case.members.iter().map(|m| (m.id.as_str(), m)).collect();
