@@ -127,7 +127,7 @@ fmt: $(VENV)/.tools
 
 # The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
 docs: $(VENV)/.tools
-	$(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 docs-serve: $(VENV)/.tools
 	$(VENV)/bin/mkdocs serve
