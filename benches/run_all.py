@@ -1,6 +1,6 @@
 """Regenerate BENCHMARKS.md and the N = P log-log plot: kassign vs everything a user could pick instead.
 
-    python benches/run_all.py                 # full grid (DESIGN.md section 6); long
+    python benches/run_all.py                 # full grid (docs/benchmark-shapes.md); long
     python benches/run_all.py --smoke         # tiny sizes, a few minutes at most (CI)
     python benches/run_all.py --render-only   # rebuild the report from the last results JSON
 
@@ -609,7 +609,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     w("- Quality (same cells): `spread` = max - min partitions per member; `topic` = the largest "
       "max - min of one topic's partitions over its subscribers; `moves` = previously owned "
       "partitions that changed owner or were withheld, vs the lower bound `lb` = sum(h_i) - kept* "
-      "(DESIGN.md section 4; uniform subscriptions only); `unassigned` = partitions nobody got "
+      "(docs/oracles.md, Stickiness; uniform subscriptions only); `unassigned` = partitions nobody got "
       "(cooperative withholding).")
     w("")
 

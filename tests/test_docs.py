@@ -26,6 +26,7 @@ def _run_page(path: Path) -> tuple[int, int]:
         lineno = text.count("\n", 0, match.start(1))
         test = parser.get_doctest(match.group(1), globs, str(path.relative_to(ROOT)), str(path), lineno)
         runner.run(test, clear_globs=False)
+        globs = test.globs  # DocTest copies the namespace; carry it to the page's next block
     return runner.failures, runner.tries
 
 

@@ -1,4 +1,4 @@
-"""Differential testing against Apache Kafka's Java assignors (issue 8; driver: tests/java_diff.py,
+"""Differential testing against Apache Kafka's Java assignors (driver: tests/java_diff.py,
 rules and figures: docs/java_differential.md).
 
 The default run compares 1500 seeded scenarios (about 20 s plus the first Maven build);

@@ -75,7 +75,7 @@ def test_uniform_balance():
 
 
 def test_starvation_example_has_a_cost_reducing_path():
-    # REFERENCE 2.5: Java stops at [2, 1, 1, 0]; a two-hop chain ending at cNEW fixes it.
+    # docs/strategies/sticky.md: Java stops at [2, 1, 1, 0]; a two-hop chain ending at cNEW fixes it.
     members = {
         "c00": M(["t0", "t2"]),
         "c01": M(["t0", "t3"]),

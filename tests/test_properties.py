@@ -1,8 +1,7 @@
-"""Property tests over every strategy in ``kassign.STRATEGIES`` (DESIGN.md section 5).
+"""Property tests over every strategy in ``kassign.STRATEGIES`` (docs/oracles.md).
 
-The strategy list is read at collection time, so strategies that land later (sticky,
-cooperative-sticky, lag-aware, fair, failover) are covered automatically; strategy-specific oracles
-switch on by name. Every expected answer comes from ``tests/oracles.py``, never from kassign.
+The strategy list is read at collection time, so every strategy of the build is covered;
+strategy-specific oracles switch on by name. Every expected answer comes from ``tests/oracles.py``, never from kassign.
 
 Budgets: each test's ``max_examples`` is the active hypothesis profile's (tests/conftest.py:
 dev 100, ci 200, long 100 000) scaled by the test's weight below, with a floor so quick profiles

@@ -1,4 +1,4 @@
-"""Reliability (issue 8): bad input at every public entry point (kassign.assign, Member, the
+"""Reliability: bad input at every public entry point (kassign.assign, Member, the
 list-based core boundary, kassign.protocol, the CLI, kassign.lag, the kafka-python adapter), a Rust
 panic surfacing as an exception, one bad member never failing the leader's rebalance, the GIL during
 a 1M-partition assignment, and the 10M-partition limits probe.
@@ -95,7 +95,7 @@ def test_assign_rack_key_beyond_int64_names_field():
 
 @pytest.mark.parametrize("index", [-1, 2**31, 2**40])
 def test_owned_partition_out_of_range_is_filtered_not_an_error(index):
-    # DESIGN.md section 2: out-of-range owned indexes are odd but legal history, never an error.
+    # docs/strategies/index.md: out-of-range owned indexes are odd but legal history, never an error.
     r = kassign.assign("range", {"c": Member(["t"], [("t", index)], 3)}, {"t": 2})
     assert r == {"c": [("t", 0), ("t", 1)]}
 

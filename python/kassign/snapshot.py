@@ -268,7 +268,7 @@ class _Decoded:
 
 
 def _fallback_decode_subscription(data: bytes) -> Any:
-    """ConsumerProtocol subscription v0-v3 (DESIGN.md section 3); used only when
+    """ConsumerProtocol subscription v0-v3 (docs/wire.md); used only when
     kassign.protocol is not available."""
     r = _Reader(data)
     version = r.i16()

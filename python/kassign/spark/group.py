@@ -92,7 +92,7 @@ class GroupInputError(ValueError):
 
 def _local_partition_lag(committed: Optional[int], beginning: Optional[int], end: Optional[int],
                          auto_offset_reset: str = "latest") -> int:
-    """Lag by kassign.lag's rules (DESIGN.md section 4, issue 5): the next offset is the committed
+    """Lag by kassign.lag's rules (docs/strategies/lag-aware.md): the next offset is the committed
     one (a committed offset below the log start counts from the log start); with no committed
     offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag = max(end -
     next, 0); missing beginning/end offsets count as 0."""
