@@ -6,6 +6,7 @@ Hypothesis profiles (choose with HYPOTHESIS_PROFILE): ``dev`` (default, quick), 
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=100, deadline=None)
@@ -16,3 +17,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 pytest_plugins = ["kafka_broker"]
+
+# Tests that use these fixtures need the real broker (Java, Maven, a Kafka process): they are
+# marked ``broker`` wherever they live, so ``-m "not broker"`` leaves them all out.
+BROKER_FIXTURES = frozenset({"kafka_broker", "numbered_topics", "java_consumer"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.broker)

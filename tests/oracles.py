@@ -426,7 +426,8 @@ def check_convergence(
         check_validity(nxt_members, partitions_per_topic, nxt)
         check_cooperative_safety(raw_owned(nxt_members), nxt)
         if missing_partitions(nxt_members, partitions_per_topic, nxt):
-            _fail(f"not complete after round 2: {sorted(missing_partitions(nxt_members, partitions_per_topic, nxt))[:5]} missing")
+            missing = sorted(missing_partitions(nxt_members, partitions_per_topic, nxt))[:5]
+            _fail(f"not complete after round 2: {missing} missing")
         gone = {m: sorted(as_sets(current)[m] - as_sets(nxt)[m]) for m in current}
         gone = {m: v for m, v in gone.items() if v}
         if gone:

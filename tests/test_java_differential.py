@@ -111,7 +111,7 @@ UNIFORM = {
 
 def test_classifier_flags_worse_balance_and_extra_moves():
     java = {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}
-    out, rule, _ = J.classify_sticky(UNIFORM, java, java, None)
+    out, _rule, _ = J.classify_sticky(UNIFORM, java, java, None)
     assert out == "equal"
     worse_balance = {"a": [("t", 0), ("t", 1), ("t", 2)], "b": [("t", 3)]}
     assert J.classify_sticky(UNIFORM, worse_balance, java, None)[0] == "kassign-worse"

@@ -87,7 +87,7 @@ def test_starvation_example_has_a_cost_reducing_path():
     path = O.find_cost_reducing_path(members, topics, java)
     # Two chains work: c00 -t0-> c01 -t3-> cNEW and c00 -t2-> c02 -t1-> cNEW.
     assert path in (["c00", "c01", "cNEW"], ["c00", "c02", "cNEW"])
-    with pytest.raises(O.OracleViolation, match="cost-reducing path c00\\(2\\) -> c0[12]\\(1\\) -> cNEW\\(0\\)"):
+    with pytest.raises(O.OracleViolation, match=r"cost-reducing path c00\(2\) -> c0[12]\(1\) -> cNEW\(0\)"):
         O.check_optimal_balance(members, topics, java)
     # Single-hop balance cannot see it: no member subscribed to c00's topics has fewer than 1.
     fixed = {"c00": tps("t0-0"), "c01": tps("t3-0"), "c02": tps("t2-0"), "cNEW": tps("t1-0")}

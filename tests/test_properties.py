@@ -7,7 +7,8 @@ Budgets: each test's ``max_examples`` is the active hypothesis profile's (tests/
 dev 100, ci 200, long 100 000) scaled by the test's weight below, with a floor so quick profiles
 still run a meaningful number. The all-strategy tests share weights 0.5 + 0.25 + 0.25 across the
 strategies present, so ``make test-long`` (HYPOTHESIS_PROFILE=long) runs >= 100k cases in total
-whatever the build has, plus the sticky-only tests (0.08 + 0.08 + 0.04 + 0.04 each). Set ``KASSIGN_CASE_LOG=path`` to append the per-test case counts actually run (JSON lines).
+whatever the build has, plus the sticky-only tests (0.08 + 0.08 + 0.04 + 0.04 each). Set
+``KASSIGN_CASE_LOG=path`` to append the per-test case counts actually run (JSON lines).
 """
 
 from __future__ import annotations

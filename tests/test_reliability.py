@@ -10,6 +10,7 @@ removed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -104,7 +105,7 @@ def test_owned_partition_out_of_range_is_filtered_not_an_error(index):
 # extract field Members.owned" (a private column name, no member id). Member() now rejects it.
 @pytest.mark.parametrize("index", [2**63, -(2**63) - 1, 2**70])
 def test_owned_partition_beyond_int64_rejected_by_member(index):
-    with pytest.raises(ValueError, match="Member.owned_partitions"):
+    with pytest.raises(ValueError, match=r"Member\.owned_partitions"):
         Member(["t"], [("t", index)], 3)
 
 
@@ -268,7 +269,7 @@ def test_scenario_parser_errors_are_value_errors():
     from kassign.scenario import ScenarioError, load_scenario
 
     assert issubclass(ScenarioError, ValueError)
-    with pytest.raises(ScenarioError, match="members.c1.owned"):
+    with pytest.raises(ScenarioError, match=r"members\.c1\.owned"):
         load_scenario('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "owned": [["t", "0"]]}}}')
 
 
@@ -589,8 +590,8 @@ def _ticker_gaps(work, period=0.010):
     if error:
         raise error[0]
     inside = [t for t in ticks if span["start"] - period <= t <= span["end"] + period]
-    edges = [span["start"]] + inside + [span["end"]]
-    return max(b - a for a, b in zip(edges, edges[1:])), span["end"] - span["start"]
+    edges = [span["start"], *inside, span["end"]]
+    return max(b - a for a, b in itertools.pairwise(edges)), span["end"] - span["start"]
 
 
 def _million_partition_group():
