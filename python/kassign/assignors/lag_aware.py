@@ -42,7 +42,7 @@ the group mid-rebalance. Like the proposal, this strategy is not sticky.
 from __future__ import annotations
 
 from heapq import heapify, heapreplace
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
