@@ -46,11 +46,11 @@ test-python: develop
 # All tests: Rust unit tests, then the Python suite (unit, property, broker, Spark).
 test: test-rust test-python
 
-# The fast unit tests alone (no broker, no Spark, nothing marked slow; tests/conftest.py marks
-# tests by the fixtures they use): about a minute on a 2-core machine.
+# The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
+# broker tests by the fixtures they use), 10 hypothesis cases per property.
 FAST_MARKERS := not broker and not spark and not slow
 test-fast: develop
-	$(PY) -m pytest -q -m "$(FAST_MARKERS)"
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-fast} $(PY) -m pytest -q -m "$(FAST_MARKERS)"
 
 # The long reliability run (RELIABILITY.md): the property suite under the `long` hypothesis profile
 # (>= 100k cases in total). Case counts per test are appended to out/cases-long.jsonl.

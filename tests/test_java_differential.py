@@ -20,6 +20,9 @@ import pytest
 import java_diff as J
 import oracles as O
 
+# Builds the Java harness with Maven and runs 1500 scenarios through one JVM.
+pytestmark = pytest.mark.slow
+
 N = int(os.environ.get("KASSIGN_DIFF_SCENARIOS", "1500"))
 SEED = int(os.environ.get("KASSIGN_DIFF_SEED", str(J.DEFAULT_SEED)))
 SUMMARY_OUT = os.environ.get("KASSIGN_DIFF_JSON")

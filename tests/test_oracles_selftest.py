@@ -344,6 +344,7 @@ def random_valid_assignment(draw, group):
     return {m: sorted(v) for m, v in result.items()}
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_bfs_and_flow_balance_oracles_agree(data):
@@ -357,6 +358,7 @@ def test_bfs_and_flow_balance_oracles_agree(data):
         assert sorted(O.loads(result).values()) == sorted(best_loads.values())
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(small_groups(uniform=True))
 def test_uniform_bound_equals_flow_optimum(group):

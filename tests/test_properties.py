@@ -27,6 +27,9 @@ import kassign
 import oracles as O
 from kassign import Member
 
+# The property suite: hundreds of hypothesis cases per strategy.
+pytestmark = pytest.mark.slow
+
 STRATEGIES = tuple(kassign.STRATEGIES)
 STICKY = {"sticky", "cooperative-sticky"}
 COOPERATIVE = {"cooperative-sticky"}

@@ -600,6 +600,7 @@ def _million_partition_group():
     return members, topics
 
 
+@pytest.mark.slow
 def test_ticker_measures_a_gil_holder():
     # Self-check of the harness: pure-Python work holding the GIL in C (a huge sort) shows up.
     # (Shuffled: timsort sorts a reversed list in linear time, too fast to show reliably.)
@@ -640,6 +641,7 @@ GIL_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_gil_ticker_during_million_partition_assignment(strategy):
     """In a fresh interpreter (a consumer process, not pytest's heap), the smallest of 3 attempts'

@@ -207,6 +207,7 @@ def random_group(draw):
     return members, topics, partition_racks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", BOTH)
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(group=random_group())
@@ -256,6 +257,7 @@ def test_results_are_topic_partitions():
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", kassign.STRATEGIES)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(group=random_group(), extra=st.integers(1, 6), extra_racks=st.lists(st.sampled_from(RACKS + ["r9"]), max_size=3))
