@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -66,7 +65,7 @@ def quality(doc: dict, assignment: Assignment) -> dict[str, Any]:
     * ``spread``: max - min partition count over all members.
     * ``topic_spread``: max over topics of (max - min of that topic's count over its subscribers).
     * ``moves``: partitions owned (validly, uncontested) in the input whose owner changed or
-      that were withheld; ``moves_lb``: the lower bound sum(h_i) - kept* of DESIGN section 4
+      that were withheld; ``moves_lb``: the lower bound sum(h_i) - kept* of docs/oracles.md (Stickiness)
       (uniform subscriptions only, else None).
     """
     topics: dict[str, int] = doc["topics"]
@@ -100,7 +99,7 @@ def quality(doc: dict, assignment: Assignment) -> dict[str, Any]:
             continue
         c = [per_topic[t].get(mid, 0) for mid in ms]
         topic_spread = max(topic_spread, max(c) - min(c))
-    # History: valid claims, the highest generation wins, ties invalidate (DESIGN section 4).
+    # History: valid claims, the highest generation wins, ties invalidate (docs/oracles.md, Ownership).
     claims: dict[tuple[str, int], list[tuple[int, str]]] = defaultdict(list)
     for mid, m in members.items():
         gen = m.get("generation", -1)

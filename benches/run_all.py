@@ -1,6 +1,6 @@
 """Regenerate BENCHMARKS.md and the N = P log-log plot: kassign vs everything a user could pick instead.
 
-    python benches/run_all.py                 # full grid (DESIGN.md section 6); long
+    python benches/run_all.py                 # full grid (docs/benchmark-shapes.md); long
     python benches/run_all.py --smoke         # tiny sizes, a few minutes at most (CI)
     python benches/run_all.py --render-only   # rebuild the report from the last results JSON
 
@@ -106,7 +106,6 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
             status = "unsupported"
         elif kind == "ready":
             ready = True
-            setup = ev.get("setup_s")
         elif kind == "warmup":
             warmups.append(ev["seconds"])
         elif kind == "sample":
@@ -336,8 +335,6 @@ def run(args) -> dict:
     supports = {(c, s): C.python_supports(c, s) for c in C.PYTHON_CONTENDERS for s in strategies}
     tmpdir = Path(tempfile.mkdtemp(prefix="kassign-bench-"))
     for name in names:
-        shape, rnd = name.split("/")
-        p, n = sizes[shape]
         file = str(S.scenario_path(name, args.smoke))
         doc = None
         for strategy in strategies:
@@ -611,14 +608,17 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
       "(not timed) the way each library's group leader receives them; then the assign call alone is "
       "timed. Python contenders: at least one warm-up call (a warm-up slower than 1 s counts as a "
       f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
-      f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). Java: JIT warm-up of at least one "
+      f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). "
+      "Java: JIT warm-up of at least one "
       "call and up to a few seconds, then the same sampling. franz-go: the same. Figures are medians. Java runs "
       "with `-Xmx10g -XX:+UseParallelGC`.")
     w("- `not run` = the cell was not measured (a run cut short; `--resume` fills it in).")
     w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
       "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a smaller "
-      "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). Python contenders run under a "
-      f"{meta['memory_gb']:g} GiB address-space limit (`> mem`). `n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; for `kassign-reference`: not in `kassign.reference` or that module absent). "
+      "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). "
+      f"Python contenders run under a {meta['memory_gb']:g} GiB address-space limit (`> mem`). "
+      "`n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; "
+      "for `kassign-reference`: not in `kassign.reference` or that module absent). "
       "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
       "subscriptions).")
     w("- Ratios in brackets are contender time / `kassign` time (end-to-end `kassign.assign`): above 1× "
@@ -632,7 +632,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     w("- Quality (same cells): `spread` = max - min partitions per member; `topic` = the largest "
       "max - min of one topic's partitions over its subscribers; `moves` = previously owned "
       "partitions that changed owner or were withheld, vs the lower bound `lb` = sum(h_i) - kept* "
-      "(DESIGN.md section 4; uniform subscriptions only); `unassigned` = partitions nobody got "
+      "(docs/oracles.md, Stickiness; uniform subscriptions only); `unassigned` = partitions nobody got "
       "(cooperative withholding).")
     w("")
 

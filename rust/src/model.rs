@@ -11,7 +11,7 @@
 //!
 //! Owned partitions are validated at this single entry point: claims of unknown topics or
 //! out-of-range indexes are dropped (Java crashes or double-assigns on the latter; see
-//! REFERENCE.md section 2.3), duplicates inside one member's list are removed.
+//! docs/java-differences.md), duplicates inside one member's list are removed.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -604,7 +604,7 @@ impl Problem {
         self.subs.len() <= 1
     }
 
-    /// Whether rack-aware logic applies (KIP-881 conditions, REFERENCE.md 2.6), judged on the
+    /// Whether rack-aware logic applies (KIP-881 conditions, docs/java-differences.md), judged on the
     /// partitions being assigned (topics some member subscribes to, as Java's assignors only see
     /// those): some member has a rack, member racks and those partitions' racks intersect, and not
     /// every such partition has a replica on every rack that appears among them.

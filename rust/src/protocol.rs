@@ -1,4 +1,4 @@
-//! Kafka consumer-protocol wire formats (DESIGN.md section 3, REFERENCE.md section 2.7).
+//! Kafka consumer-protocol wire formats (docs/wire.md).
 //!
 //! * [`Subscription`]: `ConsumerProtocolSubscription` v0-v3, the metadata a member sends in
 //!   JoinGroup.
@@ -34,7 +34,7 @@
 //!
 //! The subscription writer sorts topics and owned partitions, as Java does; an assignment keeps its
 //! partitions grouped by topic in order of first appearance (Java does not sort them either).
-//! Writing an older version drops the newer fields silently (REFERENCE.md 2.7). Strings longer than
+//! Writing an older version drops the newer fields silently, as Java does. Strings longer than
 //! 32767 bytes, or versions outside 0..=3, are an [`EncodeError`].
 
 use std::fmt;
@@ -912,7 +912,7 @@ mod tests {
         }
     }
 
-    /// DESIGN.md section 3, worked example.
+    /// The worked example of docs/wire.md.
     const WORKED: &str = "00 03 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | \
         00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05 | 00 02 72 31";
 
@@ -1053,7 +1053,7 @@ mod tests {
             v0
         );
         assert_eq!(StickyUserData::decode(v0).unwrap(), u0);
-        // v0 + 00 00 00 09 + one byte reads as generation 9 (REFERENCE 2.7).
+        // v0 + 00 00 00 09 + one byte reads as generation 9 (Java's StickyAssignorUserData reader ignores trailing bytes; docs/wire.md).
         let mut odd = v0.to_vec();
         odd.extend_from_slice(&[0, 0, 0, 9, 0x77]);
         assert_eq!(StickyUserData::decode(&odd).unwrap().generation, Some(9));
