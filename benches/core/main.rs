@@ -1,5 +1,5 @@
 //! Rust-core timings of the sticky engine and the KIP-848 broker-side assignors (`server-uniform`,
-//! `server-range`) on the benchmark shapes of docs/benchmarks.md: `ProblemBuilder` (checks and
+//! `server-range`) on the shapes of docs/benchmark-shapes.md: `ProblemBuilder` (checks and
 //! interning) and `Strategy::run` (the assignment proper) are timed separately, median of several
 //! runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
@@ -59,7 +59,11 @@ struct Case {
     members: Vec<CaseMember>,
 }
 
-fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u32, i64)>>, Vec<String>) {
+/// Per member (in problem order): its partitions as (index into the case's topics, partition).
+type OwnedByIndex = Vec<Vec<(u32, i64)>>;
+
+/// Median build and run times (ms), and the first run's result with the member ids it is keyed by.
+fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, OwnedByIndex, Vec<String>) {
     let mut build = Vec::new();
     let mut run = Vec::new();
     let mut owned_out = Vec::new();
@@ -98,7 +102,7 @@ fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec
     (median(build), median(run), owned_out, ids)
 }
 
-fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
+fn round2(case: &Case, ids: &[String], owned: OwnedByIndex) -> Case {
     let mut members: Vec<CaseMember> = Vec::new();
     let by_id: std::collections::HashMap<&str, &CaseMember> = case.members.iter().map(|m| (m.id.as_str(), m)).collect();
     for (k, (id, o)) in ids.iter().zip(owned).enumerate() {

@@ -158,7 +158,10 @@ def assign(
         if python_impl is not None:
             checked_members = _check_members(members)
             partitions = _core.check_partitions(partitions_per_topic)
-            return python_impl(checked_members, partitions, lags=checked_lags, partition_racks=racks, **options)
+            result: dict[str, list[TopicPartition]] = python_impl(
+                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+            )
+            return result
         # Members are checked by their type; counts, the cap, duplicates by the core's model.
         return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
     finally:
