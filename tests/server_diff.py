@@ -47,7 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -71,7 +71,7 @@ def _member_id(rnd: random.Random, style: str, k: int) -> str:
     return base64.urlsafe_b64encode(rnd.randbytes(16)).decode().rstrip("=")
 
 
-def _subscribe(rnd: random.Random, names: list[str], common: Optional[list[str]]) -> list[str]:
+def _subscribe(rnd: random.Random, names: list[str], common: list[str] | None) -> list[str]:
     if common is not None:
         return list(common)
     return sorted(rnd.sample(names, rnd.randint(1, len(names))))
@@ -196,8 +196,13 @@ def build_java() -> Path:
 def run_java(chain_docs: list[dict], assignor: str) -> list[list[dict]]:
     jar = build_java()
     lines = "\n".join(json.dumps({**c, "assignor": assignor}) for c in chain_docs) + "\n"
-    proc = subprocess.run(["java", "-Xmx1g", "-XX:+UseSerialGC", "-cp", str(jar), "kassign.peers.ServerDiff"],
-                          input=lines, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["java", "-Xmx1g", "-XX:+UseSerialGC", "-cp", str(jar), "kassign.peers.ServerDiff"],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"ServerDiff failed ({proc.returncode}): {proc.stderr[-2000:]}")
     out: dict[int, list[dict]] = {}
@@ -209,8 +214,12 @@ def run_java(chain_docs: list[dict], assignor: str) -> list[list[dict]]:
 
 def java_plans(assignor: str, step: dict, previous: Mapping[str, list], seed: int = 1) -> dict:
     """Java's plans (``broker``, ``sorted``, ``shuffled``) for one group state and previous target."""
-    chain = {"id": 0, "seed": seed, "initial": {m: [list(tp) for tp in v] for m, v in previous.items()},
-             "steps": [step]}
+    chain = {
+        "id": 0,
+        "seed": seed,
+        "initial": {m: [list(tp) for tp in v] for m, v in previous.items()},
+        "steps": [step],
+    }
     return run_java([chain], assignor)[0][0]
 
 
@@ -222,8 +231,11 @@ def kassign_step(strategy: str, step: dict, previous: Mapping[str, list]) -> Ass
     import kassign
 
     members = {
-        m: kassign.Member(spec["topics"], owned_partitions=[tuple(tp) for tp in previous.get(m, [])],
-                          group_instance_id=spec.get("instance"))
+        m: kassign.Member(
+            spec["topics"],
+            owned_partitions=[tuple(tp) for tp in previous.get(m, [])],
+            group_instance_id=spec.get("instance"),
+        )
         for m, spec in step["members"].items()
     }
     res = kassign.assign(strategy, members, step["topics"])
@@ -251,7 +263,7 @@ def previous_targets(chain: dict, java_steps: list[dict]) -> list[dict]:
 # --------------------------------------------------------------------------------------------
 
 
-def validity_error(step: dict, result: Assignment) -> Optional[str]:
+def validity_error(step: dict, result: Assignment) -> str | None:
     """Every partition of an existing subscribed topic assigned exactly once, to a subscriber."""
     topics = step["topics"]
     seen: dict[tuple[str, int], str] = {}
@@ -267,7 +279,9 @@ def validity_error(step: dict, result: Assignment) -> Optional[str]:
             if (t, p) in seen:
                 return f"{t}-{p} given to {seen[(t, p)]} and {m}"
             seen[(t, p)] = m
-    want = {(t, p) for spec in step["members"].values() for t in spec["topics"] if t in topics for p in range(topics[t])}
+    want = {
+        (t, p) for spec in step["members"].values() for t in spec["topics"] if t in topics for p in range(topics[t])
+    }
     if set(seen) != want:
         return f"{len(want - set(seen))} partitions unassigned"
     return None
@@ -384,15 +398,36 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
             if "error" not in ru["shuffled"] and "error" not in ru["broker"]:
                 stats["java_shuffled_equals_broker"] += as_assignment(ru["shuffled"]) == as_assignment(ru["broker"])
             if outcome not in ("equal", "order-dependent"):
-                failures.append({"chain": chain["id"], "step": k, "strategy": "server-uniform", "outcome": outcome,
-                                 "rule": rule, "step_doc": step, "previous": prev, "kassign": kas, "java": ru})
+                failures.append(
+                    {
+                        "chain": chain["id"],
+                        "step": k,
+                        "strategy": "server-uniform",
+                        "outcome": outcome,
+                        "rule": rule,
+                        "step_doc": step,
+                        "previous": prev,
+                        "kassign": kas,
+                        "java": ru,
+                    }
+                )
             # server-range ignores the previous target; the same members and topics.
             kr = kassign_step("server-range", step, prev)
             outcome, rule = judge_range(step, kr, rr)
             outcomes["server-range"][outcome] += 1
             if outcome != "equal":
-                failures.append({"chain": chain["id"], "step": k, "strategy": "server-range", "outcome": outcome,
-                                 "rule": rule, "step_doc": step, "kassign": kr, "java": rr})
+                failures.append(
+                    {
+                        "chain": chain["id"],
+                        "step": k,
+                        "strategy": "server-range",
+                        "outcome": outcome,
+                        "rule": rule,
+                        "step_doc": step,
+                        "kassign": kr,
+                        "java": rr,
+                    }
+                )
             if progress and done % 2000 == 0:
                 print(f"  judged {done}/{n}", file=sys.stderr)
     return {
@@ -409,7 +444,7 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
     }
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", type=int, default=int(os.environ.get("KASSIGN_SERVER_DIFF_SCENARIOS", "10000")))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("KASSIGN_SERVER_DIFF_SEED", DEFAULT_SEED)))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -35,8 +35,9 @@ SETTLE_TIMEOUT = 120.0
 class ConfluentMember:
     """A confluent-kafka consumer with group.protocol=consumer, polled by a thread."""
 
-    def __init__(self, bootstrap: str, group: str, name: str, topics: list[str], assignor: str,
-                 instance_id: Optional[str] = None) -> None:
+    def __init__(
+        self, bootstrap: str, group: str, name: str, topics: list[str], assignor: str, instance_id: str | None = None
+    ) -> None:
         from confluent_kafka import Consumer
 
         conf = {
@@ -91,16 +92,21 @@ def describe(admin: Any, group: str, timeout: float = 60.0) -> Any:
             return admin.describe_consumer_groups([group], request_timeout=15)[group].result()
         except KafkaException as exc:
             err = exc.args[0]
-            if not err.retriable() and err.name() not in ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS",
-                                                          "COORDINATOR_NOT_AVAILABLE", "_TIMED_OUT"):
+            if not err.retriable() and err.name() not in (
+                "NOT_COORDINATOR",
+                "COORDINATOR_LOAD_IN_PROGRESS",
+                "COORDINATOR_NOT_AVAILABLE",
+                "_TIMED_OUT",
+            ):
                 raise
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
 
 
-def settled(admin: Any, group: str, clients: dict[str, list[str]],
-            topics: Optional[dict[str, int]] = None) -> Optional[dict[str, dict[str, Any]]]:
+def settled(
+    admin: Any, group: str, clients: dict[str, list[str]], topics: dict[str, int] | None = None
+) -> dict[str, dict[str, Any]] | None:
     """Member id -> {client, topics, instance, target} once every expected client is a member,
     every member has reconciled to its target and (given ``topics``) the targets cover every
     partition of the subscribed topics; None while the group is still moving. (Right after a
@@ -117,8 +123,12 @@ def settled(admin: Any, group: str, clients: dict[str, list[str]],
             return None
         if _parts(m.assignment) != _parts(m.target_assignment):
             return None
-        out[m.member_id] = {"client": m.client_id, "topics": clients[m.client_id],
-                            "instance": m.group_instance_id, "target": _parts(m.target_assignment)}
+        out[m.member_id] = {
+            "client": m.client_id,
+            "topics": clients[m.client_id],
+            "instance": m.group_instance_id,
+            "target": _parts(m.target_assignment),
+        }
     if {v["client"] for v in out.values()} != set(clients):
         return None
     if topics is not None:
@@ -128,10 +138,11 @@ def settled(admin: Any, group: str, clients: dict[str, list[str]],
     return out
 
 
-def wait_settled(admin: Any, group: str, clients: dict[str, list[str]], run: Optional[GroupRun],
-                 topics: Optional[dict[str, int]] = None) -> dict:
+def wait_settled(
+    admin: Any, group: str, clients: dict[str, list[str]], run: GroupRun | None, topics: dict[str, int] | None = None
+) -> dict:
     deadline = time.monotonic() + SETTLE_TIMEOUT
-    last: Optional[dict] = None
+    last: dict | None = None
     while time.monotonic() < deadline:
         if run is not None:
             run.check_alive()
@@ -154,8 +165,10 @@ def predict(strategy: str, state: dict, previous: dict[str, list], topics: dict[
 
 def judge(assignor: str, state: dict, previous: dict[str, list], topics: dict[str, int]) -> str:
     broker = {mid: v["target"] for mid, v in state.items()}
-    step = {"topics": topics, "members": {mid: {"topics": v["topics"], "instance": v["instance"]}
-                                          for mid, v in state.items()}}
+    step = {
+        "topics": topics,
+        "members": {mid: {"topics": v["topics"], "instance": v["instance"]} for mid, v in state.items()},
+    }
     assert S.validity_error(step, broker) is None, ("the broker's own plan is invalid?", broker)
     prev_pairs = {m: [list(tp) for tp in v] for m, v in previous.items()}
     if assignor == "range":
@@ -198,7 +211,7 @@ def test_broker_target_assignment_matches_prediction(kafka_broker, java_consumer
         outcomes.append(f"{what}: {judge(assignor, state, previous, topics)}")
         previous = {mid: v["target"] for mid, v in state.items()}
 
-    def join(name: str, subs: list[str], instance: Optional[str] = None) -> None:
+    def join(name: str, subs: list[str], instance: str | None = None) -> None:
         clients[name] = sorted(subs)
         confluent[name] = ConfluentMember(kafka_broker.bootstrap, group, name, subs, assignor, instance)
 
@@ -208,8 +221,9 @@ def test_broker_target_assignment_matches_prediction(kafka_broker, java_consumer
         join("c2", [a, b], instance="static-2")
         step("c2 (static) joins")
         clients["j1"] = sorted([a, b])
-        run.start_java("j1", java_consumer, topics=[a, b],
-                       extra=("--protocol", "consumer", "--remote-assignor", assignor))
+        run.start_java(
+            "j1", java_consumer, topics=[a, b], extra=("--protocol", "consumer", "--remote-assignor", assignor)
+        )
         step("j1 (Java) joins")
         join("c3", [a])
         step("c3 joins on one topic (heterogeneous)")

@@ -26,8 +26,11 @@ SUMMARY_OUT = os.environ.get("KASSIGN_SERVER_DIFF_JSON")
 def summary():
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None and not (tool == "mvn" and S.JAVA_JAR.exists()):
-            pytest.fail(f"{tool!r} is not on PATH: the server differential tests need Java 17+ and Maven "
-                        f"(apt-get install openjdk-17-jdk-headless maven)", pytrace=False)
+            pytest.fail(
+                f"{tool!r} is not on PATH: the server differential tests need Java 17+ and Maven "
+                f"(apt-get install openjdk-17-jdk-headless maven)",
+                pytrace=False,
+            )
     s = S.run(N, SEED)
     if SUMMARY_OUT:
         with open(SUMMARY_OUT, "w") as f:
@@ -42,7 +45,8 @@ def _show(rows, k=2):
 
 def test_server_range_equals_the_broker(summary):
     assert summary["outcomes"]["server-range"] == {"equal": summary["scenarios"]}, _show(
-        [f for f in summary["failures"] if f["strategy"] == "server-range"])
+        [f for f in summary["failures"] if f["strategy"] == "server-range"]
+    )
 
 
 def test_server_uniform_equal_or_order_dependent(summary):
@@ -86,6 +90,11 @@ def test_judge_catches_a_wrong_plan():
     swapped = {"a": [("t", 2), ("t", 3)], "b": [("t", 0), ("t", 1)]}
     assert S.judge_uniform(step, prev, swapped, res)[0] == "unexplained"
     lopsided = {"a": [("t", 0), ("t", 1), ("t", 2)], "b": [("t", 3)]}
-    assert S.judge_uniform(step, prev, lopsided, {**res, "sorted": {k: [list(x) for x in v] for k, v in lopsided.items()}})[0] == "unexplained"
+    assert (
+        S.judge_uniform(
+            step, prev, lopsided, {**res, "sorted": {k: [list(x) for x in v] for k, v in lopsided.items()}}
+        )[0]
+        == "unexplained"
+    )
     assert S.judge_uniform(step, prev, {"a": [("t", 0)], "b": [("t", 2)]}, res)[0] == "kassign-invalid"
     assert S.judge_range(step, swapped, res)[0] == "unexplained"

@@ -46,8 +46,7 @@ def groups(draw, homogeneous: bool | None = None):
                 owned[draw(st.sampled_from(ids))].append((t, p))
     static = draw(st.booleans())
     members = {
-        m: Member(subs[m], owned_partitions=owned[m],
-                  group_instance_id=(f"i-{m}" if static and k % 2 == 0 else None))
+        m: Member(subs[m], owned_partitions=owned[m], group_instance_id=(f"i-{m}" if static and k % 2 == 0 else None))
         for k, m in enumerate(ids)
     }
     return members, topics

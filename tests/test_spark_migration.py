@@ -12,9 +12,17 @@ from kassign.spark import migration as M
 from kassign.spark.group import evaluate_group, rows_to_table
 
 PARTS_SCHEMA = pa.schema(
-    [("topic", pa.string()), ("partition", pa.int32()), ("replica_racks", pa.list_(pa.string())),
-     ("beginning_offset", pa.int64()), ("end_offset", pa.int64()), ("committed", pa.int64()),
-     ("state", pa.string()), ("protocol", pa.string()), ("group_protocol", pa.string())]
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("replica_racks", pa.list_(pa.string())),
+        ("beginning_offset", pa.int64()),
+        ("end_offset", pa.int64()),
+        ("committed", pa.int64()),
+        ("state", pa.string()),
+        ("protocol", pa.string()),
+        ("group_protocol", pa.string()),
+    ]
 )
 STRATEGIES = ("range", "sticky", "cooperative-sticky", "lag-aware", "server-uniform", "server-range")
 
@@ -27,18 +35,26 @@ def members_table(rows):
 
 
 def parts_table(n, protocol, group_protocol="classic", lag=lambda p: 10 * p):
-    rows = [{"topic": "t", "partition": p, "committed": 0, "end_offset": lag(p), "beginning_offset": 0}
-            for p in range(n)]
+    rows = [
+        {"topic": "t", "partition": p, "committed": 0, "end_offset": lag(p), "beginning_offset": 0} for p in range(n)
+    ]
     rows.append({"topic": None, "state": "Stable", "protocol": protocol, "group_protocol": group_protocol})
     return pa.Table.from_pylist(rows, schema=PARTS_SCHEMA)
 
 
 def group(gid, protocol, owned, *, group_protocol="classic", user_data=None, n=6):
-    members = members_table([
-        {"member_id": m, "topics": ["t"], "owned_partitions": [{"topic": "t", "partition": p} for p in ps],
-         "generation": 3, "assignment_user_data": user_data if i == 0 else None}
-        for i, (m, ps) in enumerate(owned.items())
-    ])
+    members = members_table(
+        [
+            {
+                "member_id": m,
+                "topics": ["t"],
+                "owned_partitions": [{"topic": "t", "partition": p} for p in ps],
+                "generation": 3,
+                "assignment_user_data": user_data if i == 0 else None,
+            }
+            for i, (m, ps) in enumerate(owned.items())
+        ]
+    )
     rows = evaluate_group("c", gid, members, parts_table(n, protocol, group_protocol), STRATEGIES)
     return rows_to_table(rows, False)
 
@@ -83,11 +99,15 @@ def test_moves_at_the_switch_are_the_server_strategies_moves(view):
     # range: server-range recomputes the same contiguous ranges, nothing moves
     assert row(view, "g-range").moves == 0
     # coop skewed (5, 1, 0 of 6 over 3 members): uniform keeps 2 + 1 + 0 = 3, moves 3
-    expected = kassign.assign("server-uniform", {
-        "a": kassign.Member(["t"], [("t", p) for p in range(5)]),
-        "b": kassign.Member(["t"], [("t", 5)]),
-        "c": kassign.Member(["t"]),
-    }, {"t": 6})
+    expected = kassign.assign(
+        "server-uniform",
+        {
+            "a": kassign.Member(["t"], [("t", p) for p in range(5)]),
+            "b": kassign.Member(["t"], [("t", 5)]),
+            "c": kassign.Member(["t"]),
+        },
+        {"t": 6},
+    )
     kept = len(set(expected["a"]) & {("t", p) for p in range(5)}) + len(set(expected["b"]) & {("t", 5)})
     r = row(view, "g-coop")
     assert r.moves == 6 - kept == 3 and r.owned == 6 and r.moved_pct == pytest.approx(0.5)

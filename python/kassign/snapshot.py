@@ -495,13 +495,14 @@ def collect(
     }
 
 
-def _describe_consumer_protocol_groups(bootstrap_servers: str, cluster: str, group_ids: Sequence[str],
-                                       admin_config: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+def _describe_consumer_protocol_groups(
+    bootstrap_servers: str, cluster: str, group_ids: Sequence[str], admin_config: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Groups on the KIP-848 consumer protocol, through ConsumerGroupDescribe (confluent-kafka's
     admin client; kafka-python does not implement that API).
 
-    ``owned_partitions`` is the member's current assignment; ``protocol`` is "" (the broker picks
-    the assignor per group; members name it with ``group.remote.assignor``). ConsumerGroupDescribe
+    ``owned_partitions`` is the member's current assignment; ``protocol`` is the broker-side
+    assignor the group uses (``uniform`` or ``range``, from ``group.remote.assignor``). ConsumerGroupDescribe
     returns subscribed topic names, but confluent-kafka does not expose them: ``topics`` is the
     set of topics in the member's current and target assignments (a subscribed topic with no
     partition for this member is missed).
@@ -514,11 +515,12 @@ def _describe_consumer_protocol_groups(bootstrap_servers: str, cluster: str, gro
             f"{len(group_ids)} group(s) use the consumer group protocol (KIP-848), which needs "
             "confluent-kafka to describe (pip install 'kassign[confluent]')"
         ) from exc
-    conf = {"bootstrap.servers": bootstrap_servers}
+    # confluent-kafka takes librdkafka's dotted keys; kafka-python style keys are not passed on.
+    conf: dict[str, str | int | float | bool] = {"bootstrap.servers": bootstrap_servers}
     conf.update({k: v for k, v in admin_config.items() if "." in k})
     admin = AdminClient(conf)
-    group_rows: list[dict] = []
-    member_rows: list[dict] = []
+    group_rows: list[dict[str, Any]] = []
+    member_rows: list[dict[str, Any]] = []
     futures = admin.describe_consumer_groups(list(group_ids), request_timeout=30)
     for gid in group_ids:
         d = futures[gid].result()

@@ -26,7 +26,7 @@ Pure pandas: no Spark here; the report and the tests call it on the results tabl
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 #: Classic assignor name -> the broker assignor the group lands on.
 BROKER_ASSIGNOR = {"range": "range", "roundrobin": "uniform", "sticky": "uniform", "cooperative-sticky": "uniform"}
@@ -42,17 +42,35 @@ SEMANTICS_LOST = {
 
 #: Columns of the per-group view, in order.
 VIEW_COLUMNS = (
-    "cluster", "group_id", "current", "group_protocol", "members", "partitions", "status", "online", "reason",
-    "lands_on", "moves", "owned", "moved_pct", "sticky_moves", "spread_before", "spread_after",
-    "busiest_lag_before", "busiest_lag_after", "lag_ratio_before", "lag_ratio_after", "semantics_lost",
+    "cluster",
+    "group_id",
+    "current",
+    "group_protocol",
+    "members",
+    "partitions",
+    "status",
+    "online",
+    "reason",
+    "lands_on",
+    "moves",
+    "owned",
+    "moved_pct",
+    "sticky_moves",
+    "spread_before",
+    "spread_after",
+    "busiest_lag_before",
+    "busiest_lag_after",
+    "lag_ratio_before",
+    "lag_ratio_after",
+    "semantics_lost",
 )
 
 
-def lands_on(protocol: Optional[str]) -> str:
+def lands_on(protocol: str | None) -> str:
     return BROKER_ASSIGNOR.get(protocol or "", DEFAULT_BROKER_ASSIGNOR)
 
 
-def semantics_lost(protocol: Optional[str]) -> str:
+def semantics_lost(protocol: str | None) -> str:
     if not protocol or protocol in ("range", "sticky", "cooperative-sticky"):
         return ""
     return SEMANTICS_LOST.get(protocol, f"custom assignor {protocol!r}")
@@ -76,9 +94,9 @@ def migration_view(df: Any) -> Any:
         gp = first.group_protocol if isinstance(first.group_protocol, str) else None
         ud = int(first.custom_user_data) if pd.notna(first.custom_user_data) else 0
         target = lands_on(proto)
-        before = by.get((c, g, proto))
-        after = by.get((c, g, f"server-{target}"))
-        sticky = by.get((c, g, "sticky"))
+        before: Any = by.get((c, g, proto))
+        after: Any = by.get((c, g, f"server-{target}"))
+        sticky: Any = by.get((c, g, "sticky"))
 
         def ok(r: Any) -> bool:
             return r is not None and r.status == "ok"
@@ -89,28 +107,40 @@ def migration_view(df: Any) -> Any:
             status, online, reason = "no members", True, "no members: nothing to convert"
         elif ud:
             status, online = "blocked", False
-            reason = (f"custom user data in {ud} member(s)' current assignment: the broker refuses the online "
-                      f"upgrade (\"userData from a custom assignor would be lost\")")
+            reason = (
+                f"custom user data in {ud} member(s)' current assignment: the broker refuses the online "
+                f'upgrade ("userData from a custom assignor would be lost")'
+            )
         else:
             status, online, reason = "online", True, ""
         owned = float(after.moves + after.kept) if ok(after) else np.nan
-        rows.append({
-            "cluster": c, "group_id": g, "current": proto, "group_protocol": gp,
-            "members": int(first.members) if pd.notna(first.members) else 0,
-            "partitions": int(after.partitions) if ok(after) else (int(first.partitions) if pd.notna(first.partitions) else 0),
-            "status": status, "online": online, "reason": reason, "lands_on": target if gp != "consumer" else "",
-            "moves": int(after.moves) if ok(after) else np.nan,
-            "owned": owned,
-            "moved_pct": (after.moves / owned if owned else 0.0) if ok(after) else np.nan,
-            "sticky_moves": int(sticky.moves) if ok(sticky) else np.nan,
-            "spread_before": before.count_spread if ok(before) else np.nan,
-            "spread_after": after.count_spread if ok(after) else np.nan,
-            "busiest_lag_before": before.max_member_lag if ok(before) else np.nan,
-            "busiest_lag_after": after.max_member_lag if ok(after) else np.nan,
-            "lag_ratio_before": before.lag_ratio if ok(before) else np.nan,
-            "lag_ratio_after": after.lag_ratio if ok(after) else np.nan,
-            "semantics_lost": semantics_lost(proto) if gp != "consumer" else "",
-        })
+        rows.append(
+            {
+                "cluster": c,
+                "group_id": g,
+                "current": proto,
+                "group_protocol": gp,
+                "members": int(first.members) if pd.notna(first.members) else 0,
+                "partitions": int(after.partitions)
+                if ok(after)
+                else (int(first.partitions) if pd.notna(first.partitions) else 0),
+                "status": status,
+                "online": online,
+                "reason": reason,
+                "lands_on": target if gp != "consumer" else "",
+                "moves": int(after.moves) if ok(after) else np.nan,
+                "owned": owned,
+                "moved_pct": (after.moves / owned if owned else 0.0) if ok(after) else np.nan,
+                "sticky_moves": int(sticky.moves) if ok(sticky) else np.nan,
+                "spread_before": before.count_spread if ok(before) else np.nan,
+                "spread_after": after.count_spread if ok(after) else np.nan,
+                "busiest_lag_before": before.max_member_lag if ok(before) else np.nan,
+                "busiest_lag_after": after.max_member_lag if ok(after) else np.nan,
+                "lag_ratio_before": before.lag_ratio if ok(before) else np.nan,
+                "lag_ratio_after": after.lag_ratio if ok(after) else np.nan,
+                "semantics_lost": semantics_lost(proto) if gp != "consumer" else "",
+            }
+        )
     return pd.DataFrame(rows, columns=list(VIEW_COLUMNS))
 
 
@@ -124,7 +154,7 @@ def totals(view: Any) -> dict[str, Any]:
     hotter = m[(m.busiest_lag_after > m.busiest_lag_before)]
     lost = classic[classic.semantics_lost != ""]
     return {
-        "groups": int(len(view)),
+        "groups": len(view),
         "already_consumer": int((view.status == "already consumer").sum()),
         "online": int((classic.status == "online").sum()),
         "blocked": int((classic.status == "blocked").sum()),
@@ -135,13 +165,13 @@ def totals(view: Any) -> dict[str, Any]:
         "owned": int(owned),
         "moved_pct": float(m.moves.sum() / owned) if owned else 0.0,
         "sticky_moves": int(m.sticky_moves.sum()) if m.sticky_moves.notna().any() else None,
-        "balance_worse": int(len(worse_spread)),
-        "busiest_lag_higher": int(len(hotter)),
+        "balance_worse": len(worse_spread),
+        "busiest_lag_higher": len(hotter),
         "semantics_lost": {k: int(v) for k, v in lost.semantics_lost.value_counts().items()},
     }
 
 
-def plot(view: Any, out_dir: str) -> Optional[tuple[str, str, str]]:
+def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
     """migration.png: groups by outcome, and the share of partitions moved at the switch."""
     import matplotlib
 
@@ -177,9 +207,12 @@ def plot(view: Any, out_dir: str) -> Optional[tuple[str, str, str]]:
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "migration.png"), dpi=110)
     plt.close(fig)
-    return ("migration.png", "Moving to the consumer protocol",
-            "Left: groups by outcome of an online move to the KIP-848 consumer protocol. Right: cumulative share "
-            "of movable groups by the share of their partitions the broker's first target assignment moves.")
+    return (
+        "migration.png",
+        "Moving to the consumer protocol",
+        "Left: groups by outcome of an online move to the KIP-848 consumer protocol. Right: cumulative share "
+        "of movable groups by the share of their partitions the broker's first target assignment moves.",
+    )
 
 
 def console_lines(view: Any) -> list[str]:
@@ -189,6 +222,7 @@ def console_lines(view: Any) -> list[str]:
         f"moving to the consumer protocol (KIP-848): {t['online']} of {t['groups']} groups can move online "
         f"({t['lands_on_uniform']} -> uniform, {t['lands_on_range']} -> range), {t['blocked']} blocked by custom "
         f"assignment user data, {t['already_consumer']} already on it",
-        f"  at the switch: {t['moves']:,} partitions move ({100 * t['moved_pct']:.1f}% of owned); balance worse in "
-        f"{t['balance_worse']} groups, busiest member's lag higher in {t['busiest_lag_higher']}; semantics lost: {lost}",
+        f"  at the switch: {t['moves']:,} partitions move ({100 * t['moved_pct']:.1f}% of owned); balance worse "
+        f"in {t['balance_worse']} groups, busiest member's lag higher in {t['busiest_lag_higher']}; "
+        f"semantics lost: {lost}",
     ]
