@@ -217,8 +217,11 @@ def time_big(partitions: int = 1_000_000, members: int = 1000, topics: int = 100
     it = iter(ranks)
     lags = {(t, p): int(1e6 / next(it)) for t in ppt for p in range(per)}
     out = {}
-    for label, opts in (("default", {}), ("improve=False", {"improve": False}), ("per-topic", {"mode": "per-topic"}),
-                        ("global", {"mode": "global"})):
+    for label, opts in (("per-topic (the previous default; unchanged code)", {"mode": "per-topic"}),
+                        ("global, improve=False (the previous global; unchanged code)",
+                         {"mode": "global", "improve": False}),
+                        ("default (proposal)", {}), ("default, improve=False", {"improve": False}),
+                        ("global", {"mode": "global"}), ("sticky=True, no history", {"sticky": True})):
         t0 = time.perf_counter()
         res = kassign.assign("lag-aware", ms, ppt, lags=lags, **opts)
         dt = time.perf_counter() - t0

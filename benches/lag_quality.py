@@ -55,7 +55,8 @@ CONTENDERS: list[tuple[str, str, dict]] = [
     ("sticky (fresh)", "sticky", {}),
     ("cooperative-sticky (fresh)", "cooperative-sticky", {}),
     ("fair", "fair", {}),
-    ("lag-aware per-topic", "lag-aware", {}),
+    ("lag-aware (default: proposal)", "lag-aware", {}),
+    ("lag-aware per-topic (prototype)", "lag-aware", {"mode": "per-topic"}),
     ("lag-aware global", "lag-aware", {"mode": "global"}),
 ]
 

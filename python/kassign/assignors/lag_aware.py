@@ -93,7 +93,14 @@ _OPTIONS = ("mode", "max_skew", "lag_provider", "improve", "sticky", "min_gain")
 _ROUNDS_PER_MEMBER = 4
 _ROUNDS_EXTRA = 64
 _PARTNERS = 6
-_SWAP_SAMPLE = 256
+_SWAP_SAMPLE = 64
+#: Work budget of one improvement run, in list elements examined: this many per tracked partition,
+#: plus a constant (keeps the pass linear in the group size).
+_WORK_PER_PARTITION = 0.25
+_WORK_EXTRA = 100_000
+#: The pass stops (or does not start) once the busiest member is within this fraction of the lower
+#: bound: closer than that, its work is not worth the few messages it could still shift.
+_TOLERANCE = 0.005
 
 Lags = Optional[dict[tuple[str, int], int]]
 
@@ -239,14 +246,15 @@ def solve(
     greedy_max = max(load, default=0)
     bound = max(float(top), total / n) if n and total else 0.0
     moved = 0
-    if opts.improve and greedy_max > 0 and greedy_max > max(top, -(-total // n)):
+    limit = max(top, -(-total // n)) if n else 0
+    if opts.improve and greedy_max > max(limit, int(limit * (1 + _TOLERANCE))):
         imp = _Improver(n, subs, owners, arrays, load, overall=opts.mode == "global")
-        limit = max(top, -(-total // n))
         if frozen is None:
             moved = imp.run(limit, need_rel=0.0, frozen=None)
         else:
             moved = imp.run(limit, need_rel=0.0, frozen=frozen)  # phase 1: partitions not kept
-            moved += imp.run(limit, need_rel=opts.min_gain, frozen=None)  # phase 2: kept ones too
+            if kept:
+                moved += imp.run(limit, need_rel=opts.min_gain, frozen=None)  # phase 2: kept ones too
         load = imp.load
     best = max(load, default=0)
     return LagAwareResult(
@@ -361,6 +369,16 @@ class _Pools:
                 out.append(i)
         return out
 
+    def refresh(self, s: tuple[int, ...]) -> None:
+        """New entries for every member of ``s`` (their loads changed outside the pools)."""
+        version, load = self.version, self.load
+        for i in s:
+            v = version[i] + 1
+            version[i] = v
+            entry = (load[i], i, v)
+            for h in self.of[i]:
+                heappush(h, entry)
+
     def put(self, i: int, heap_of_s: tuple[int, ...], changed: bool) -> None:
         """Return member ``i`` (taken from ``s``) with its current lag."""
         if changed:
@@ -407,18 +425,27 @@ def _carried(
             continue
         order = _lag_order(tl)
         own = [0] * n
-        pos = 0
-        while pos < n:
-            m = min(k, n - pos)
-            picked = pools.take(s, m)
-            for j, i in enumerate(picked):
-                p = order[pos + j]
+        if n < k:
+            # One partial round: the n subscribers with the least (load, member id).
+            picked = pools.take(s, n)
+            for p, i in zip(order, picked):
                 own[p] = i
                 x = tl[p]
                 if x:
                     load[i] += x
                 pools.put(i, s, x != 0)
-            pos += m
+        else:
+            # Full rounds: every subscriber gets one partition per round, the round's partitions
+            # (lag descending) going to the members by (load, member id) at the round's start
+            # (a stable sort of the ascending ``s``); then a partial round of the remainder.
+            key = load.__getitem__
+            full = n - n % k
+            for pos in range(0, full + (n > full), k):
+                ranked = sorted(s, key=key)
+                for p, i in zip(order[pos:pos + k], ranked):
+                    own[p] = i
+                    load[i] += tl[p]
+            pools.refresh(s)
         owners[topic] = own
     return owners
 
@@ -449,14 +476,9 @@ def _carried_topic(
         bal.place(j, x)
         own[p] = s[j]
     for j, i in enumerate(s):
-        if bal.lag[j] != load[i]:
-            load[i] = bal.lag[j]
-            if pools is not None:
-                v = pools.version[i] + 1
-                pools.version[i] = v
-                entry = (load[i], i, v)
-                for h in pools.of[i]:
-                    heappush(h, entry)
+        load[i] = bal.lag[j]
+    if pools is not None:
+        pools.refresh(s)
     return own
 
 
@@ -549,10 +571,10 @@ def _sticky(
 class _Improver:
     """Moves and swaps that lower the busiest member's lag within the count rule (module docstring).
 
-    ``held[i][key]``: member i's partitions with lag as a sorted list of (lag, partition, topic);
-    ``key`` is the topic in the per-topic modes (exchanges stay inside a topic) and ``""`` in
-    global mode (any two topics, when both members subscribe to them). Lag-0 partitions are not
-    tracked: moving one never changes a load.
+    ``held[i][key]``: member i's partitions with lag as a sorted list of (lag, g), g indexing
+    ``topic_of``/``part_of``;
+    ``key`` is the topic in the per-topic modes (exchanges stay inside a topic; topics without
+    lag are left out) and ``""`` in global mode (any two topics both members subscribe to).
     """
 
     def __init__(self, n: int, subs: dict[str, tuple[int, ...]], owners: dict[str, list[int]],
@@ -582,29 +604,48 @@ class _Improver:
                 for i in own:
                     c = self.count[i]
                     c[t] = c.get(t, 0) + 1
-        self.held: list[dict[str, list[tuple[int, int, str]]]] = []
+        self.held: list[dict[str, list[tuple[int, int]]]] = []
+        self.topic_of: list[str] = []
+        self.part_of: list[int] = []
         self._filled_for: Any = object()
+        self.tracked = 0
+        self.work = 0
 
     def _fill(self, frozen: Optional[dict[str, list[bool]]]) -> None:
         if self._filled_for is frozen:
             return
-        held: list[dict[str, list[tuple[int, int, str]]]] = [dict() for _ in range(self.n)]
-        for t, arr in self.arrays.items():
-            own = self.owners[t]
+        # Items are (lag, g) with g a global index of the partition (topic_of[g], part_of[g]):
+        # integer tuples, appended in ascending (lag, g) order so every list comes out sorted.
+        topic_of: list[str] = []
+        part_of: list[int] = []
+        lag_of: list[int] = []
+        # Idle (lag 0) partitions are tracked too: a busiest member may swap a partition for one.
+        # In global mode that includes topics without any lag (cross-topic swaps).
+        topics = self.owners if self.overall else self.arrays
+        for t in topics:
+            arr = self.arrays.get(t)
             flags = frozen.get(t) if frozen is not None else None
-            key = "" if self.overall else t
-            for p, x in enumerate(arr):
-                if x == 0 or (flags is not None and flags[p]):
-                    continue
-                h = held[own[p]]
-                lst = h.get(key)
-                if lst is None:
-                    h[key] = [(x, p, t)]
-                else:
-                    lst.append((x, p, t))
-        for h in held:
-            for lst in h.values():
-                lst.sort()
+            for p in range(len(self.owners[t])):
+                if flags is None or not flags[p]:
+                    topic_of.append(t)
+                    part_of.append(p)
+                    lag_of.append(arr[p] if arr is not None else 0)
+        count = len(lag_of)
+        order = sorted(range(count), key=lambda g: lag_of[g] * count + g)
+        held: list[dict[str, list[tuple[int, int]]]] = [dict() for _ in range(self.n)]
+        owners = self.owners
+        overall = self.overall
+        for g in order:
+            t = topic_of[g]
+            h = held[owners[t][part_of[g]]]
+            key = "" if overall else t
+            lst = h.get(key)
+            if lst is None:
+                h[key] = [(lag_of[g], g)]
+            else:
+                lst.append((lag_of[g], g))
+        self.topic_of, self.part_of = topic_of, part_of
+        self.tracked = count
         self.held = held
         self._filled_for = frozen
 
@@ -618,9 +659,12 @@ class _Improver:
         load = self.load
         ranked = sorted((load[i], i) for i in range(self.n))
         moved = 0
+        self.work = 0
+        budget = int(_WORK_PER_PARTITION * self.tracked) + _WORK_EXTRA
+        stop = max(limit, int(limit * (1 + _TOLERANCE)))
         for _ in range(_ROUNDS_PER_MEMBER * self.n + _ROUNDS_EXTRA):
             la, a = ranked[-1]
-            if la <= limit:
+            if la <= stop or self.work > budget:
                 break
             need = max(1, math.ceil(need_rel * la)) if need_rel > 0 else 1
             best: Optional[tuple[int, Any]] = None
@@ -653,8 +697,9 @@ class _Improver:
             insort(ranked, (load[b], b))
         return moved
 
-    def _transfer(self, src: int, dst: int, key: str, item: tuple[int, int, str]) -> None:
-        x, p, t = item
+    def _transfer(self, src: int, dst: int, key: str, item: tuple[int, int]) -> None:
+        x, g = item
+        t, p = self.topic_of[g], self.part_of[g]
         lst = self.held[src][key]
         del lst[bisect_left(lst, item)]
         insort(self.held[dst].setdefault(key, []), item)
@@ -685,6 +730,7 @@ class _Improver:
         else:
             count_a, count_b = self.count[a], self.count[b]
         for key, A in self.held[a].items():
+            self.work += 1
             if not A or (not overall and key not in subs_b):
                 continue
             # A single move of one of a's partitions.
@@ -693,7 +739,7 @@ class _Improver:
                 for j in _outward(k, len(A), 1 if same else 8):
                     item = A[j]
                     x = item[0]
-                    if 0 < x < gap and (same or item[2] in subs_b):
+                    if 0 < x < gap and (same or self.topic_of[item[1]] in subs_b):
                         g = min(x, gap - x)
                         if g > best_gain:
                             best_gain, best = g, (b, key, item, None)
@@ -702,7 +748,8 @@ class _Improver:
             # A swap with one of b's partitions.
             B = held_b.get(key)
             if B:
-                g, pair = _best_pair(A, B, gap, None if same else (subs_a, subs_b))
+                self.work += min(len(A), len(B), _SWAP_SAMPLE)
+                g, pair = _best_pair(A, B, gap, None if same else (subs_a, subs_b, self.topic_of))
                 if g > best_gain:
                     best_gain, best = g, (b, key, pair[0], pair[1])
                     if best_gain >= perfect:
@@ -723,11 +770,11 @@ def _outward(k: int, n: int, width: int = 8) -> list[int]:
     return out
 
 
-def _best_pair(A: list[tuple[int, int, str]], B: list[tuple[int, int, str]], gap: int,
-               subs: Optional[tuple[frozenset[str], frozenset[str]]]) -> tuple[int, Any]:
+def _best_pair(A: list[tuple[int, int]], B: list[tuple[int, int]], gap: int,
+               subs: Optional[tuple[frozenset[str], frozenset[str], list[str]]]) -> tuple[int, Any]:
     """x in A, y in B with d = x - y in (0, gap) closest to gap / 2; a bounded sample of the
     shorter list is scanned, each element bisected into the longer. ``subs`` (a's, b's topics):
-    x's topic must be one b subscribes to and y's one a subscribes to."""
+    x's topic must be one b subscribes to and y's one a subscribes to (topics by item index)."""
     half = gap / 2
     perfect = gap // 2
     best_g = 0
@@ -744,7 +791,7 @@ def _best_pair(A: list[tuple[int, int, str]], B: list[tuple[int, int, str]], gap
                 x, y = (e, long_[kk]) if flip else (long_[kk], e)
                 d = x[0] - y[0]
                 if 0 < d < gap:
-                    if subs is not None and (x[2] not in subs[1] or y[2] not in subs[0]):
+                    if subs is not None and (subs[2][x[1]] not in subs[1] or subs[2][y[1]] not in subs[0]):
                         continue
                     g = min(d, gap - d)
                     if g > best_g:
