@@ -352,3 +352,49 @@ def test_assign_lag_aware_validates_like_assign():
         kassign.assign_lag_aware({"a": "not a member"}, {"t": 1})
     with pytest.raises(ValueError, match="lag must be >= 0"):
         kassign.assign_lag_aware({"a": Member(["t"])}, {"t": 1}, lags={("t", 0): -1})
+
+
+# -- the kafka-python drop-in class (kafka-python is pinned in requirements-dev.txt) ----------------
+
+
+def test_kafka_python_lag_aware_sticky_carries_history_as_the_sticky_classes():
+    import kassign.kafka_python as kp
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    from kassign import protocol
+    from kassign.lag import StaticLagProvider
+
+    class Cluster:
+        def partitions_for_topic(self, topic):
+            return set(range(6)) if topic == "t" else None
+
+    class JoinMember:
+        def __init__(self, member_id, data):
+            self.member_id = member_id
+            self.group_instance_id = None
+            self.metadata = ConsumerProtocolSubscription.decode(data)
+
+    provider = StaticLagProvider({("t", p): 10 for p in range(6)})
+    owners = {"c1": [("t", p) for p in range(3)], "c2": [("t", p) for p in range(3, 6)], "c3": []}
+    instances = {m: kp.LagAwareAssignor(sticky=True, lag_provider=provider) for m in owners}
+    for m, owned in owners.items():
+        if owned:
+            instances[m].on_assignment(owned, 4)
+    data = {m: instances[m].metadata(["t"]) for m in owners}
+    # Owned partitions travel in StickyAssignorUserData v1, as kassign.kafka_python.StickyAssignor's.
+    sticky_ref = kp.StickyAssignor()
+    sticky_ref.on_assignment(owners["c1"], 4)
+    assert data["c1"] == sticky_ref.metadata(["t"])
+    assert protocol.decode_sticky_user_data(protocol.decode_subscription(data["c1"]).user_data) == (owners["c1"], 4)
+    # A plain lag-aware member sends no history.
+    plain = kp.LagAwareAssignor()
+    plain.on_assignment(owners["c1"], 4)
+    assert protocol.decode_subscription(plain.metadata(["t"])).user_data is None
+
+    result = instances["c1"].assign(Cluster(), [JoinMember(m, d) for m, d in data.items()])
+    got = {m: {("t", p) for topic, ps in a.assigned_partitions for p in ps} for m, a in result.items()}
+    assert sorted(len(v) for v in got.values()) == [2, 2, 2]
+    for m, owned in owners.items():
+        assert len(got[m] & set(owned)) == min(len(owned), 2), (m, got)
+    with pytest.raises(ValueError, match="sticky: expected True or False"):
+        kp.LagAwareAssignor(sticky=1)

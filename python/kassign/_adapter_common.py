@@ -38,6 +38,9 @@ HISTORY = {
     "fair": None,
     "failover": "priority",
 }
+#: Strategies whose members carry sticky history only when configured with ``sticky=True``
+#: (then exactly as "sticky": StickyAssignorUserData v1); their leader reads it whenever sent.
+OPTIONAL_HISTORY = {"lag-aware": "sticky"}
 
 
 @dataclass
@@ -115,6 +118,7 @@ def encode_member_metadata(
     rack: Optional[str] = None,
     priority: Optional[int] = None,
     embed_owned_in_user_data: bool = False,
+    sticky: bool = False,
 ) -> bytes:
     """The subscription bytes a member sends in JoinGroup, matching Java's for the same strategy.
 
@@ -124,9 +128,12 @@ def encode_member_metadata(
     * sticky: v3 with an empty owned list, the generation field and StickyAssignorUserData v1
       (null before the first assignment).
     * failover: v3 with the int32 priority as user data (none when ``priority`` is None).
+    * lag-aware with ``sticky=True``: as sticky (:data:`OPTIONAL_HISTORY`).
     * the others: v3 with topics (and rack) only.
     """
     kind = HISTORY.get(strategy)
+    if sticky and strategy in OPTIONAL_HISTORY:
+        kind = OPTIONAL_HISTORY[strategy]
     topics = sorted(set(topics))
     if kind == "coop":
         user_data = protocol.encode_generation(state.generation)
@@ -209,7 +216,7 @@ def member_from_wire(
         owned = ()
     if not isinstance(generation, int) or isinstance(generation, bool):
         generation = -1
-    kind = HISTORY.get(strategy)
+    kind = HISTORY.get(strategy) or OPTIONAL_HISTORY.get(strategy)
     if kind == "coop":
         owned, generation = _coop_history(user_data, owned, generation, member_id)
     elif kind == "sticky":

@@ -229,16 +229,33 @@ class LagAwareAssignor(KassignAssignor):
 
     Arguments:
         lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`).
-        **options: ``mode`` ("per-topic" or "global"), ``max_skew``.
+        sticky: keep owned partitions while the count rule allows; members then send their owned
+            partitions as the sticky classes do (``StickyAssignorUserData`` v1 user data).
+            Configure every member of the group the same way.
+        **options: ``mode`` ("proposal", "per-topic" or "global"), ``max_skew``, ``improve``,
+            ``min_gain`` (with ``sticky=True``); checked here, see :mod:`kassign.assignors.lag_aware`.
     """
 
     name = "lag-aware"
     strategy = "lag-aware"
 
-    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, *, lag_provider: Any = None, sticky: bool = False, rack: Optional[str] = None,
+                 **options: Any) -> None:
+        from .assignors.lag_aware import parse_options
+
         if lag_provider is not None:
             options["lag_provider"] = lag_provider
+        if sticky is not False:
+            options["sticky"] = sticky
+        parse_options(options)  # bad values fail at configuration, not in the leader's rebalance
         super().__init__(rack=rack, **options)
+
+    @hybridmethod
+    def metadata(self, topics: Iterable[str]) -> bytes:
+        """The JoinGroup subscription bytes; with ``sticky=True`` they carry the owned partitions."""
+        state = _store(self).get(current_consumer())
+        return encode_member_metadata(self.name, topics, state, rack=self.rack,
+                                      sticky=self.options.get("sticky") is True)
 
 
 class FairAssignor(KassignAssignor):

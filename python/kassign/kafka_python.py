@@ -16,7 +16,7 @@ Classes (protocol name in brackets): :class:`RangeAssignor` ("range"), :class:`R
 as a configured instance::
 
     FailoverAssignor(priority=10)
-    LagAwareAssignor(lag_provider=provider, mode="global")
+    LagAwareAssignor(lag_provider=provider, sticky=True)
     CooperativeStickyAssignor(rack="eu-west-1a")   # kafka-python does not pass client_rack on
 
 Wire compatibility with Java consumers (same names, same bytes):
@@ -222,16 +222,29 @@ class LagAwareAssignor(KassignAssignor):
     Arguments:
         lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),
             asked by the leader for the lag of every partition; without it every lag is 0.
-        **options: ``mode`` ("per-topic" or "global"), ``max_skew``.
+        sticky: keep owned partitions while the count rule allows; members then send their owned
+            partitions as the sticky classes do (``StickyAssignorUserData`` v1). Configure every
+            member of the group the same way.
+        **options: ``mode`` ("proposal", "per-topic" or "global"), ``max_skew``, ``improve``,
+            ``min_gain`` (with ``sticky=True``); checked here, see :mod:`kassign.assignors.lag_aware`.
     """
 
     name = "lag-aware"
     strategy = "lag-aware"
 
-    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, *, lag_provider: Any = None, sticky: bool = False, rack: Optional[str] = None,
+                 **options: Any) -> None:
+        from .assignors.lag_aware import parse_options
+
         if lag_provider is not None:
             options["lag_provider"] = lag_provider
+        if sticky is not False:
+            options["sticky"] = sticky
+        parse_options(options)  # bad values fail at configuration, not in the leader's rebalance
         super().__init__(rack=rack, **options)
+
+    def _metadata_kwargs(self) -> dict[str, Any]:
+        return {"sticky": self.options.get("sticky") is True}
 
 
 class FairAssignor(KassignAssignor):
