@@ -1,8 +1,9 @@
 """``lag-aware``: spread consumer lag evenly, partition counts first (KAFKA-5337's proposal).
 
-Source: the Apache Kafka wiki proposal "KIP-? Lag-aware partition assignor" for KAFKA-5337
-(https://issues.apache.org/jira/browse/KAFKA-5337), which describes the rule in prose and links a
-prototype. The proposal's text says three things: partition counts are balanced per topic and that
+Source: the Apache Kafka wiki proposal for a lag-aware assignor, KAFKA-5337
+(https://cwiki.apache.org/confluence/pages/viewpage.action?pageId=71011801,
+https://issues.apache.org/jira/browse/KAFKA-5337), which describes the rule in prose and links a
+prototype (github.com/grantneale/kafka-lag-based-assignor). The proposal's text says three things: partition counts are balanced per topic and that
 goal comes first; among members with equal counts a partition goes to the member with the least
 *total* assigned lag; and a consumer's total lag is the sum over *all* its assigned partitions.
 The prototype code differs from the text: it resets every member's lag to zero for each topic.
