@@ -71,6 +71,8 @@ def test_every_strategy_is_valid_complete_and_above_the_lower_bound(data):
             assert sum(per.values()) == sum(cell["lags"].values())
             assert max(per.values()) >= bound - 1e-9, (shape, s, label)
             assert cell["rows"][label]["ratio"] == pytest.approx(max(per.values()) / cell["mean"])
+            if label.startswith("lag-aware") and "global" not in label:  # per-topic count rule
+                assert max(per.values()) >= cell["count_bound"], (shape, s, label)
 
 
 def _per_topic_lag_spread_ok(members, topics, lags, result):
@@ -120,6 +122,15 @@ def test_lag_aware_guarantees_on_random_zipf_inputs(seed):
     members = lq.group(topics, rnd.randint(1, 30))
     lags = lq.zipf_lags(topics, rnd.choice([0.0, 0.5, 1.0, 1.5, 2.5]), seed)
     _check_lag_aware(members, topics, lags)
+
+
+def test_count_rule_bound_on_a_hand_example():
+    # 2 members, one topic of 4: each holds 2. Lags 9 4 2 1 -> the holder of 9 takes at least the
+    # smallest other (1): bound 10; total/2 = 8 and l1 = 9 are weaker.
+    lags = {("t", i): v for i, v in enumerate([9, 4, 2, 1])}
+    assert lq.count_rule_bound(lags, {"t": 4}, 2) == 10
+    got = kassign.assign("lag-aware", lq.group({"t": 4}, 2), {"t": 4}, lags=lags)
+    assert max(lq.member_lags(got, lags).values()) == 10
 
 
 def test_lpt_and_bound_on_a_hand_example():
