@@ -301,6 +301,26 @@ def test_sticky_moves_far_less_than_the_default_under_churn():
     assert moves["sticky"] <= 0.5 * moves["default"], moves
 
 
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["proposal", "per-topic"]),
+       min_gain=st.sampled_from([0.0, 0.05, 1.0]))
+def test_sticky_with_arbitrary_history_keeps_the_count_rule(seed, mode, min_gain):
+    # Random history: claims of partitions that do not exist, of topics the member dropped, the
+    # same partition claimed by several members (equal or different generations).
+    rnd = random.Random(seed)
+    members, topics, lags = _random_group(rnd)
+    names = list(topics) + ["gone"]
+    hist = {}
+    for m, mem in members.items():
+        owned = [(rnd.choice(names), rnd.randint(-1, 14)) for _ in range(rnd.randint(0, 8))]
+        hist[m] = Member(mem.topics, owned_partitions=owned, generation=rnd.choice([-1, 1, 2]))
+    got = kassign.assign("lag-aware", hist, topics, lags=lags, sticky=True, mode=mode, min_gain=min_gain)
+    oracles.check_validity(hist, topics, got)
+    oracles.check_completeness(hist, topics, got)
+    assert _spread_per_topic(hist, topics, got) <= 1
+    assert max(_loads(got, lags).values(), default=0) >= _bound(hist, topics, lags) - 1e-9
+
+
 def test_sticky_history_uses_the_highest_generation_claim():
     members = {
         "a": Member(["t"], owned_partitions=[("t", 0)], generation=3),
