@@ -55,6 +55,7 @@ from ._adapter_common import (
     current_consumer,
     encode_member_metadata,
     group_by_topic,
+    make_classes,
     member_from_wire,
     run_assignment,
 )
@@ -110,6 +111,8 @@ class KassignAssignor(AbstractPartitionAssignor):
     rack: Optional[str] = None
     options: Mapping[str, Any] = {}
     priority: Optional[int] = None
+    #: lag-aware's ``sticky=True`` (set by ``LagAwareAssignor``): send owned partitions as sticky does.
+    sticky: bool = False
 
     def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
         if rack is not None and not isinstance(rack, str):
@@ -132,7 +135,7 @@ class KassignAssignor(AbstractPartitionAssignor):
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
         state = _store(self).get(current_consumer())
         return encode_member_metadata(self.name, topics, state, rack=self.rack, priority=self.priority,
-                                      embed_owned_in_user_data=True)
+                                      embed_owned_in_user_data=True, sticky=self.sticky)
 
     @hybridmethod
     def on_assignment(self, assignment: Any) -> None:
@@ -167,53 +170,25 @@ class KassignAssignor(AbstractPartitionAssignor):
                                         getattr(md, "user_data", None))
             for member_id, md in members.items()
         }
-        result = run_assignment(self._compute_strategy, decoded, cluster, self.options)
+        result = run_assignment(self._compute_strategy or self.strategy, decoded, cluster, self.options)
         return {
             member_id: ConsumerProtocolMemberAssignment(ASSIGNMENT_VERSION, group_by_topic(parts), None)
             for member_id, parts in result.items()
         }
 
-    #: The kassign strategy the leader runs (cooperative-sticky runs its eager counterpart).
+    #: The kassign strategy the leader runs when it differs from ``strategy`` (cooperative-sticky
+    #: runs its eager counterpart).
     _compute_strategy = ""
-
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        if "strategy" in cls.__dict__ and "_compute_strategy" not in cls.__dict__:
-            cls._compute_strategy = cls.strategy
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
         return f"{type(self).__name__}(rack={self.rack!r}{extra})"
 
 
-class RangeAssignor(KassignAssignor):
-    """``range``: per topic, contiguous ranges over the subscribers."""
-
-    name = "range"
-    strategy = "range"
-
-
-class RoundRobinAssignor(KassignAssignor):
-    """``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."""
-
-    name = "roundrobin"
-    strategy = "roundrobin"
-
-
-class StickyAssignor(KassignAssignor):
-    """``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in
-    ``StickyAssignorUserData`` v1 (Java's format)."""
-
-    name = "sticky"
-    strategy = "sticky"
-
-
-class CooperativeStickyAssignor(KassignAssignor):
-    """``cooperative-sticky`` run eagerly (aiokafka has no cooperative protocol): the complete
+class _EagerCooperative:
+    """cooperative-sticky run eagerly (aiokafka has no cooperative protocol): the complete
     sticky assignment in one round. See the module docstring before mixing with other clients."""
 
-    name = "cooperative-sticky"
-    strategy = "cooperative-sticky"
     _compute_strategy = "sticky"
 
     @classmethod
@@ -224,64 +199,11 @@ class CooperativeStickyAssignor(KassignAssignor):
             )
 
 
-class LagAwareAssignor(KassignAssignor):
-    """``lag-aware``: spreads consumer lag evenly (partition counts first).
-
-    Arguments:
-        lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`).
-        sticky: keep owned partitions while the count rule allows; members then send their owned
-            partitions as the sticky classes do (``StickyAssignorUserData`` v1 user data).
-            Configure every member of the group the same way.
-        **options: ``mode`` ("proposal", "per-topic" or "global"), ``max_skew``, ``improve``,
-            ``min_gain`` (with ``sticky=True``); checked here, see :mod:`kassign.assignors.lag_aware`.
-    """
-
-    name = "lag-aware"
-    strategy = "lag-aware"
-
-    def __init__(self, *, lag_provider: Any = None, sticky: bool = False, rack: Optional[str] = None,
-                 **options: Any) -> None:
-        from .assignors.lag_aware import parse_options
-
-        if lag_provider is not None:
-            options["lag_provider"] = lag_provider
-        if sticky is not False:
-            options["sticky"] = sticky
-        parse_options(options)  # bad values fail at configuration, not in the leader's rebalance
-        super().__init__(rack=rack, **options)
-
-    @hybridmethod
-    def metadata(self, topics: Iterable[str]) -> bytes:
-        """The JoinGroup subscription bytes; with ``sticky=True`` they carry the owned partitions."""
-        state = _store(self).get(current_consumer())
-        return encode_member_metadata(self.name, topics, state, rack=self.rack,
-                                      sticky=self.options.get("sticky") is True)
-
-
-class FairAssignor(KassignAssignor):
-    """``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."""
-
-    name = "fair"
-    strategy = "fair"
-
-
-class FailoverAssignor(KassignAssignor):
-    """``failover``: the highest-priority subscriber of a topic gets all its partitions.
-
-    Arguments:
-        priority: this consumer's priority (int32; higher wins). None (and the class used
-            directly) = lowest.
-    """
-
-    name = "failover"
-    strategy = "failover"
-
-    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
-        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
-                                     or not -(2**31) <= priority < 2**31):
-            raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
-        super().__init__(rack=rack, **options)
-        self.priority = priority
-
-    def __repr__(self) -> str:
-        return f"FailoverAssignor(priority={self.priority!r}, rack={self.rack!r})"
+_CLASSES = make_classes(KassignAssignor, {"cooperative-sticky": (_EagerCooperative,)}, __name__)
+RangeAssignor: type[KassignAssignor] = _CLASSES["RangeAssignor"]
+RoundRobinAssignor: type[KassignAssignor] = _CLASSES["RoundRobinAssignor"]
+StickyAssignor: type[KassignAssignor] = _CLASSES["StickyAssignor"]
+CooperativeStickyAssignor: type[KassignAssignor] = _CLASSES["CooperativeStickyAssignor"]
+LagAwareAssignor: type[KassignAssignor] = _CLASSES["LagAwareAssignor"]
+FairAssignor: type[KassignAssignor] = _CLASSES["FairAssignor"]
+FailoverAssignor: type[KassignAssignor] = _CLASSES["FailoverAssignor"]
