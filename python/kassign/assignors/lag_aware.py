@@ -351,13 +351,31 @@ class _Pools:
         self.load = load
         self.version = [0] * n
         self.heaps: dict[int, list[tuple[int, int, int]]] = {}
+        self.sets: dict[int, tuple[int, ...]] = {}
         self.of: list[list[list[tuple[int, int, int]]]] = [[] for _ in range(n)]
         for s in subs.values():
             if id(s) not in self.heaps:
                 heap = sorted((load[i], i, 0) for i in s)
                 self.heaps[id(s)] = heap
+                self.sets[id(s)] = s
                 for i in s:
                     self.of[i].append(heap)
+
+        self.pushed = 0
+        self.capacity = sum(len(s) for s in self.sets.values()) + 1024
+
+    def _compact(self) -> None:
+        """Once the entries pushed since the last compaction outnumber all members of all sets
+        (amortised O(1) per push), rebuild every heap from its members' current entries, so
+        refreshes over many topics do not pile up stale entries. Only called between topics, when
+        no member is taken out of a heap."""
+        if self.pushed <= self.capacity:
+            return
+        self.pushed = 0
+        version, load = self.version, self.load
+        for key, heap in self.heaps.items():
+            heap[:] = [(load[i], i, version[i]) for i in self.sets[key]]
+            heapify(heap)
 
     def take(self, s: tuple[int, ...], m: int) -> list[int]:
         """Remove and return the ``m`` members of ``s`` with the least (lag, member id)."""
@@ -379,6 +397,8 @@ class _Pools:
             entry = (load[i], i, v)
             for h in self.of[i]:
                 heappush(h, entry)
+            self.pushed += len(self.of[i])
+        self._compact()
 
     def put(self, i: int, heap_of_s: tuple[int, ...], changed: bool) -> None:
         """Return member ``i`` (taken from ``s``) with its current lag."""
@@ -388,6 +408,7 @@ class _Pools:
             entry = (self.load[i], i, v)
             for h in self.of[i]:
                 heappush(h, entry)
+            self.pushed += len(self.of[i])
         else:
             heappush(self.heaps[id(heap_of_s)], (self.load[i], i, self.version[i]))
 
@@ -407,6 +428,8 @@ def _carried(
     owners: dict[str, list[int]] = {}
     pools = _Pools(n_members, subs, load) if skew == 0 else None
     for topic in _topic_order(subs, partitions_per_topic, arrays):
+        if pools is not None:
+            pools._compact()
         s = subs[topic]
         n = partitions_per_topic[topic]
         k = len(s)
@@ -418,10 +441,13 @@ def _carried(
         assert pools is not None
         if tl is None:
             # No lag in this topic: loads do not change, so every round deals to the same members
-            # in (load, member id) order.
-            first = pools.take(s, min(n, k))
-            for i in first:
-                pools.put(i, s, False)
+            # in (load, member id) order (a stable sort of the ascending ``s``).
+            if n < k:
+                first = pools.take(s, n)
+                for i in first:
+                    pools.put(i, s, False)
+            else:
+                first = sorted(s, key=load.__getitem__)
             owners[topic] = (first * (n // k + 1))[:n]
             continue
         order = _lag_order(tl)
