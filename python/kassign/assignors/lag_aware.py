@@ -642,7 +642,7 @@ class _Improver:
         if self._filled_for is frozen:
             return
         # Items are (lag, g) with g a global index of the partition (topic_of[g], part_of[g]):
-        # integer tuples, appended in ascending (lag, g) order so every list comes out sorted.
+        # integer tuples, so lists sort and bisect without comparing strings.
         topic_of: list[str] = []
         part_of: list[int] = []
         lag_of: list[int] = []
@@ -658,11 +658,10 @@ class _Improver:
                     part_of.append(p)
                     lag_of.append(arr[p] if arr is not None else 0)
         count = len(lag_of)
-        order = sorted(range(count), key=lambda g: lag_of[g] * count + g)
         held: list[dict[str, list[tuple[int, int]]]] = [dict() for _ in range(self.n)]
         owners = self.owners
         overall = self.overall
-        for g in order:
+        for g in range(count):
             t = topic_of[g]
             h = held[owners[t][part_of[g]]]
             key = "" if overall else t
@@ -671,6 +670,11 @@ class _Improver:
                 h[key] = [(lag_of[g], g)]
             else:
                 lst.append((lag_of[g], g))
+        # One sort per member list (short C calls) rather than one sort of every partition, which
+        # would hold the GIL for the whole sort on a million partitions.
+        for h in held:
+            for lst in h.values():
+                lst.sort()
         self.topic_of, self.part_of = topic_of, part_of
         self.tracked = count
         self.held = held
