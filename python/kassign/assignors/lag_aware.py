@@ -724,8 +724,35 @@ class _Improver:
             if y_item is not None:
                 self._transfer(b, a, key, y_item)
                 moved += 1
+            moved += self._bulk(a, b, key, need)
             insort(ranked, (load[a], a))
             insort(ranked, (load[b], b))
+        return moved
+
+    def _bulk(self, a: int, b: int, key: str, need: int) -> int:
+        """More swaps between the same pair while they pay: b's smallest partition for the largest
+        of a's that keeps a at or above b (net d <= gap / 2, d >= ``need``). A member far above the
+        rest (a hot partition plus its share of the others) sheds its load in one round instead of
+        one swap per round. Returns partition moves."""
+        A, B = self.held[a].get(key), self.held[b].get(key)
+        if not A or not B or (self.overall and self.subs_of[a] is not self.subs_of[b]):
+            return 0
+        load = self.load
+        moved = 0
+        while B:
+            y = B[0]
+            half = (load[a] - load[b]) // 2
+            k = bisect_left(A, (y[0] + half + 1,)) - 1
+            if k < 0:
+                break
+            x = A[k]
+            d = x[0] - y[0]
+            if d < max(need, 1):
+                break
+            self._transfer(a, b, key, x)
+            self._transfer(b, a, key, y)
+            moved += 2
+            self.work += 1
         return moved
 
     def _transfer(self, src: int, dst: int, key: str, item: tuple[int, int]) -> None:
