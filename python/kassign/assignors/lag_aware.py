@@ -36,7 +36,8 @@ when that lowers the busiest member's lag and leaves the other one below it. Onl
 keep the mode's count rule are made: a single move only from a member holding more partitions (of
 that topic, or overall in ``"global"`` mode) to one holding fewer, swaps within a topic (any two
 topics both members subscribe to in ``"global"`` mode). Counts therefore stay exactly as balanced
-as the greedy pass left them. It stops when the busiest member is at the lower bound
+as the greedy pass left them. After each exchange, swaps between the same pair continue while they
+pay, so a member holding a hot partition sheds its share of the others in one round. It stops when the busiest member is at the lower bound
 ``max(largest partition lag, total lag / members)`` or no exchange helps; its work is bounded
 (a fixed number of rounds per member, a fixed sample per list), so large groups stay linear.
 :func:`solve` (and :func:`kassign.assign_lag_aware`) report how far the result is from the bound.
