@@ -91,10 +91,11 @@ DEFAULT_MIN_GAIN = 0.05
 _OPTIONS = ("mode", "max_skew", "lag_provider", "improve", "sticky", "min_gain")
 
 #: Improvement pass limits: rounds per member (plus a constant), lowest-loaded partners tried per
-#: round, and elements of a list scanned when looking for a swap.
+#: round (more while none helps), and elements of a list scanned when looking for a swap.
 _ROUNDS_PER_MEMBER = 4
 _ROUNDS_EXTRA = 64
 _PARTNERS = 6
+_PARTNERS_WIDE = 64  # partners tried before giving up when none of the first ones helps
 _SWAP_SAMPLE = 64
 #: Work budget of one improvement run, in list elements examined: this many per tracked partition,
 #: plus a constant (keeps the pass linear in the group size).
@@ -712,7 +713,7 @@ class _Improver:
                 if cand is not None and cand[0] >= need and (best is None or cand[0] > best[0]):
                     best = cand
                 tried += 1
-                if tried >= _PARTNERS:
+                if tried >= (_PARTNERS if best is not None else _PARTNERS_WIDE):
                     break
             if best is None:
                 break
