@@ -1,4 +1,4 @@
-"""Reliability (issue 8): bad input at every public entry point (kassign.assign, Member, the
+"""Reliability: bad input at every public entry point (kassign.assign, Member, the
 list-based core boundary, kassign.protocol, the CLI, kassign.lag, the kafka-python adapter), a Rust
 panic surfacing as an exception, one bad member never failing the leader's rebalance, the GIL during
 a 1M-partition assignment, and the 10M-partition limits probe.
@@ -10,6 +10,7 @@ removed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -97,7 +98,7 @@ def test_assign_rack_key_beyond_int64_names_field():
 
 @pytest.mark.parametrize("index", [-1, 2**31, 2**40])
 def test_owned_partition_out_of_range_is_filtered_not_an_error(index):
-    # DESIGN.md section 2: out-of-range owned indexes are odd but legal history, never an error.
+    # docs/strategies/index.md: out-of-range owned indexes are odd but legal history, never an error.
     r = kassign.assign("range", {"c": Member(["t"], [("t", index)], 3)}, {"t": 2})
     assert r == {"c": [("t", 0), ("t", 1)]}
 
@@ -106,7 +107,7 @@ def test_owned_partition_out_of_range_is_filtered_not_an_error(index):
 # extract field Members.owned" (a private column name, no member id). Member() now rejects it.
 @pytest.mark.parametrize("index", [2**63, -(2**63) - 1, 2**70])
 def test_owned_partition_beyond_int64_rejected_by_member(index):
-    with pytest.raises(ValueError, match="Member.owned_partitions"):
+    with pytest.raises(ValueError, match=r"Member\.owned_partitions"):
         Member(["t"], [("t", index)], 3)
 
 
@@ -289,7 +290,7 @@ def test_scenario_parser_errors_are_value_errors():
     from kassign.scenario import ScenarioError, load_scenario
 
     assert issubclass(ScenarioError, ValueError)
-    with pytest.raises(ScenarioError, match="members.c1.owned"):
+    with pytest.raises(ScenarioError, match=r"members\.c1\.owned"):
         load_scenario('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "owned": [["t", "0"]]}}}')
 
 
@@ -610,8 +611,8 @@ def _ticker_gaps(work, period=0.010):
     if error:
         raise error[0]
     inside = [t for t in ticks if span["start"] - period <= t <= span["end"] + period]
-    edges = [span["start"]] + inside + [span["end"]]
-    return max(b - a for a, b in zip(edges, edges[1:])), span["end"] - span["start"]
+    edges = [span["start"], *inside, span["end"]]
+    return max(b - a for a, b in itertools.pairwise(edges)), span["end"] - span["start"]
 
 
 def _million_partition_group():
@@ -620,6 +621,7 @@ def _million_partition_group():
     return members, topics
 
 
+@pytest.mark.slow
 def test_ticker_measures_a_gil_holder():
     # Self-check of the harness: pure-Python work holding the GIL in C (a huge sort) shows up.
     # (Shuffled: timsort sorts a reversed list in linear time, too fast to show reliably.)
@@ -660,6 +662,7 @@ GIL_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_gil_ticker_during_million_partition_assignment(strategy):
     """In a fresh interpreter (a consumer process, not pytest's heap), the smallest of 3 attempts'

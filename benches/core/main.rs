@@ -1,4 +1,4 @@
-//! Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmarks.md:
+//! Rust-core timings of the sticky engine on the shapes of docs/benchmark-shapes.md:
 //! `ProblemBuilder` (checks and interning) and `Strategy::run` (the assignment proper) are timed
 //! separately, median of several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
@@ -35,7 +35,7 @@ fn member(id: String, sub: usize, owned: Vec<(u32, i64)>, generation: i32) -> Ca
 }
 
 /// The problem, built the way the Python boundary builds it.
-fn build(case: &Case) -> Problem {
+fn build_problem(case: &Case) -> Problem {
     let mut b = ProblemBuilder::new(case.topics.iter().map(|(t, n)| (t.as_str(), *n))).unwrap();
     let subs: Vec<u32> = case.subscriptions.iter().map(|s| b.subscription(s)).collect();
     for m in &case.members {
@@ -58,14 +58,18 @@ struct Case {
     members: Vec<CaseMember>,
 }
 
-fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u32, i64)>>, Vec<String>) {
+/// Per member (in problem order): its partitions as (index into the case's topics, partition).
+type OwnedByIndex = Vec<Vec<(u32, i64)>>;
+
+/// Median build and run times (ms), and the first run's result with the member ids it is keyed by.
+fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, OwnedByIndex, Vec<String>) {
     let mut build = Vec::new();
     let mut run = Vec::new();
     let mut owned_out = Vec::new();
     let mut ids = Vec::new();
     for i in 0..runs {
         let t0 = Instant::now();
-        let problem = build(case);
+        let problem = build_problem(case);
         let t1 = Instant::now();
         let a = strategy.run(&problem);
         let t2 = Instant::now();
@@ -97,10 +101,9 @@ fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec
     (median(build), median(run), owned_out, ids)
 }
 
-fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
+fn round2(case: &Case, ids: &[String], owned: OwnedByIndex) -> Case {
     let mut members: Vec<CaseMember> = Vec::new();
-    let by_id: std::collections::HashMap<&str, &CaseMember> =
-        case.members.iter().map(|m| (m.id.as_str(), m)).collect();
+    let by_id: std::collections::HashMap<&str, &CaseMember> = case.members.iter().map(|m| (m.id.as_str(), m)).collect();
     for (k, (id, o)) in ids.iter().zip(owned).enumerate() {
         if k == 0 {
             continue;
@@ -172,7 +175,14 @@ fn main() {
                 51
             };
             let (b, r, owned, ids) = time_case(strategy, case, runs);
-            println!("| {} | {} | {:.3} | {:.3} | {:.3} |", case.name, strategy.name(), b, r, b + r);
+            println!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} |",
+                case.name,
+                strategy.name(),
+                b,
+                r,
+                b + r
+            );
             let c2 = round2(case, &ids, owned);
             let (b2, r2, _, _) = time_case(strategy, &c2, runs);
             println!(

@@ -218,7 +218,7 @@ class Progress:
 def _decoders() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any]]:
     """kassign.protocol's decoders when that module is present, else the local fallback."""
     try:
-        from kassign.protocol import decode_assignment, decode_subscription  # type: ignore[attr-defined]
+        from kassign.protocol import decode_assignment, decode_subscription
 
         return decode_subscription, decode_assignment
     except ImportError:
@@ -268,7 +268,7 @@ class _Decoded:
 
 
 def _fallback_decode_subscription(data: bytes) -> Any:
-    """ConsumerProtocol subscription v0-v3 (DESIGN.md section 3); used only when
+    """ConsumerProtocol subscription v0-v3 (docs/wire.md); used only when
     kassign.protocol is not available."""
     r = _Reader(data)
     version = r.i16()
@@ -304,9 +304,9 @@ def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
     if not user_data:
         return -1
     try:
-        from kassign.protocol import decode_generation, decode_sticky_user_data  # type: ignore[attr-defined]
-    except ImportError:
-        decode_generation = decode_sticky_user_data = None
+        from kassign.protocol import decode_generation, decode_sticky_user_data
+    except ImportError:  # the fallback decoders below; kassign.protocol ships with the package
+        decode_generation = decode_sticky_user_data = None  # type: ignore[assignment]
     try:
         if protocol == "cooperative-sticky":
             if decode_generation is not None:
@@ -447,7 +447,7 @@ def collect(
             if t.get("error_code"):
                 continue
             for p in t.get("partitions", []):
-                racks = sorted({broker_rack.get(n) for n in p.get("replica_nodes", []) if broker_rack.get(n)})
+                racks = sorted({r for n in p.get("replica_nodes", []) if (r := broker_rack.get(n))})
                 part_rows.append(
                     {"cluster": cluster_name, "topic": t["name"], "partition": p["partition_index"],
                      "replica_racks": racks, "beginning_offset": None, "end_offset": None}

@@ -2,7 +2,7 @@
 //!
 //! The crate root. The core is plain Rust and usable as a library (`model` builds the interned
 //! problem, `strategy` names and runs the strategies, `protocol` reads and writes the consumer
-//! protocol's wire formats); with the `python` feature (maturin turns it on) the `py` module adds
+//! protocol's wire formats, `wire` is the leader's bytes-in, bytes-out path); with the `python` feature (maturin turns it on) the `py` module adds
 //! the Python extension `kassign._core` on top.
 
 pub mod model;
@@ -11,6 +11,7 @@ pub mod range;
 pub mod roundrobin;
 pub mod sticky;
 pub mod strategy;
+pub mod wire;
 
 #[cfg(feature = "python")]
 mod py;

@@ -105,7 +105,7 @@ _WORK_EXTRA = 100_000
 #: bound: closer than that, its work is not worth the few messages it could still shift.
 _TOLERANCE = 0.005
 
-Lags = Optional[dict[tuple[str, int], int]]
+Lags = dict[tuple[str, int], int] | None
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ def _per_topic(
         tl = arrays.get(topic)
         if tl is None:
             # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
-            owners[topic] = (s * (n // k + 1))[:n]
+            owners[topic] = list(s * (n // k + 1))[:n]
             continue
         order = _lag_order(tl)
         own = [0] * n

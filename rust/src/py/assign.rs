@@ -10,7 +10,7 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyMapping, PyString, PyTuple, P
 use super::errors::run_detached;
 use super::member::Member;
 use super::objects::{GilYield, TpFactory};
-use crate::model::{py_repr, FastMap, Assignment, PartId, Problem, ProblemBuilder, SubId, TopicId};
+use crate::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId};
 use crate::strategy::Strategy;
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -52,7 +52,10 @@ pub(crate) struct Topics<'py> {
 }
 
 pub(crate) fn read_topics<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Topics<'py>> {
-    let items = mapping_items(obj, "partitions_per_topic: expected a mapping of topic to partition count")?;
+    let items = mapping_items(
+        obj,
+        "partitions_per_topic: expected a mapping of topic to partition count",
+    )?;
     let mut keys = Vec::with_capacity(items.len());
     let mut counts = Vec::with_capacity(items.len());
     for (k, v) in items {
@@ -94,7 +97,6 @@ pub(crate) fn read_topics<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Topics<'py>>
     }
     Ok(Topics { keys, counts })
 }
-
 
 /// Interns the members' subscriptions: members usually share a few subscriptions, so the
 /// previous member's is tried first, then those with the same name hash; topic names are
@@ -146,7 +148,11 @@ impl<'py> SubInterner<'py> {
             None => {
                 let names: Vec<String> = topics
                     .iter()
-                    .map(|t| t.cast::<PyString>().map_err(PyErr::from).and_then(|s| Ok(s.to_str()?.to_owned())))
+                    .map(|t| {
+                        t.cast::<PyString>()
+                            .map_err(PyErr::from)
+                            .and_then(|s| Ok(s.to_str()?.to_owned()))
+                    })
                     .collect::<PyResult<_>>()?;
                 let s = b.subscription(&names);
                 bucket.push((topics.clone(), s));
@@ -279,9 +285,9 @@ pub(crate) fn assign<'py>(
     let mut ids: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
     let mut gil = GilYield::new();
     for (key, value) in items {
-        let id = key.cast::<PyString>().map_err(|_| {
-            PyTypeError::new_err(format!("members: member ids must be str, got {}", repr(&key)))
-        })?;
+        let id = key
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err(format!("members: member ids must be str, got {}", repr(&key))))?;
         let id_str = id.to_str()?;
         let member = value.cast::<Member>().map_err(|_| {
             PyTypeError::new_err(format!(
@@ -323,7 +329,10 @@ pub(crate) fn assign<'py>(
 /// The model's checks of `partitions_per_topic` (types, counts, the partition cap) for the
 /// strategies written in Python; returns a new dict of the same items.
 #[pyfunction]
-pub(crate) fn check_partitions<'py>(py: Python<'py>, partitions_per_topic: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn check_partitions<'py>(
+    py: Python<'py>,
+    partitions_per_topic: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
     let topics = read_topics(partitions_per_topic)?;
     let out = PyDict::new(py);
     for (k, (_, n)) in topics.keys.iter().zip(&topics.counts) {
@@ -360,9 +369,9 @@ pub(crate) fn result_lists<'py>(
             if o < 0 {
                 continue;
             }
-            let list = lists.get(o as usize).ok_or_else(|| {
-                PyValueError::new_err(format!("result_lists: owner {o} of {topic}-{p} out of range"))
-            })?;
+            let list = lists
+                .get(o as usize)
+                .ok_or_else(|| PyValueError::new_err(format!("result_lists: owner {o} of {topic}-{p} out of range")))?;
             list.append(factory.make(py, topic, p as i64)?)?;
             gil.tick(py, 1);
         }

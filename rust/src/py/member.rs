@@ -99,7 +99,9 @@ fn topic_name<'py>(t: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
 /// Whether `obj` may be a list of partitions (an iterable that is not a str or bytes).
 fn is_partition_list(obj: &Bound<'_, PyAny>) -> bool {
     !(obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>())
-        && (obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() || obj.hasattr("__iter__").unwrap_or(false))
+        && (obj.is_instance_of::<PyList>()
+            || obj.is_instance_of::<PyTuple>()
+            || obj.hasattr("__iter__").unwrap_or(false))
 }
 
 struct OwnedBuilder<'py> {
@@ -206,7 +208,13 @@ impl Member {
     fn flat_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let t = self.flat.get_or_try_init(py, || {
             let cls = topic_partition_class(py)?;
-            let longest = self.owned.iter().flat_map(|g| g.partitions.iter()).copied().max().unwrap_or(0);
+            let longest = self
+                .owned
+                .iter()
+                .flat_map(|g| g.partitions.iter())
+                .copied()
+                .max()
+                .unwrap_or(0);
             let factory = TpFactory::new(py, cls, usize::try_from(longest + 1).unwrap_or(0).min(1 << 17))?;
             let mut items = Vec::with_capacity(self.n_owned);
             for g in self.owned.iter() {
@@ -233,7 +241,11 @@ impl Member {
         let groups: Vec<Bound<'py, PyAny>> = self
             .owned
             .iter()
-            .map(|g| Ok((g.topic.bind(py), PyTuple::new(py, g.partitions.iter())?).into_pyobject(py)?.into_any()))
+            .map(|g| {
+                Ok((g.topic.bind(py), PyTuple::new(py, g.partitions.iter())?)
+                    .into_pyobject(py)?
+                    .into_any())
+            })
             .collect::<PyResult<_>>()?;
         (
             self.topics.bind(py),
@@ -251,7 +263,9 @@ impl Member {
 impl Member {
     #[new]
     #[pyo3(signature = (topics, owned_partitions=None, generation=None, rack=None, group_instance_id=None, user_data=None))]
-    #[pyo3(text_signature = "(topics, owned_partitions=(), generation=-1, rack=None, group_instance_id=None, user_data=None)")]
+    #[pyo3(
+        text_signature = "(topics, owned_partitions=(), generation=-1, rack=None, group_instance_id=None, user_data=None)"
+    )]
     fn new<'py>(
         py: Python<'py>,
         topics: &Bound<'py, PyAny>,
@@ -290,7 +304,10 @@ impl Member {
         let topics_t = PyTuple::new(py, names.into_iter().map(|(_, s)| s))?;
 
         // owned partitions
-        let mut owned = OwnedBuilder { groups: Vec::new(), n: 0 };
+        let mut owned = OwnedBuilder {
+            groups: Vec::new(),
+            n: 0,
+        };
         if let Some(o) = owned_partitions.filter(|o| !o.is_none()) {
             if o.is_instance_of::<PyString>() || o.is_instance_of::<PyBytes>() {
                 return Err(PyTypeError::new_err(
@@ -427,7 +444,13 @@ impl Member {
             repr(self.topics.bind(py).as_any()),
             repr(self.flat_tuple(py)?.as_any()),
             self.generation,
-            repr(&self.rack.as_ref().map(|r| r.bind(py).clone().into_any()).unwrap_or_else(|| py.None().into_bound(py))),
+            repr(
+                &self
+                    .rack
+                    .as_ref()
+                    .map(|r| r.bind(py).clone().into_any())
+                    .unwrap_or_else(|| py.None().into_bound(py))
+            ),
             repr(
                 &self
                     .group_instance_id

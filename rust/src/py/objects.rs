@@ -85,14 +85,10 @@ impl<'py> TpFactory<'py> {
             ));
         }
         let no_dict = cls.getattr("__dictoffset__")?.extract::<isize>()? == 0;
-        let plain_alloc = cls.getattr("__itemsize__")?.extract::<isize>()?
-            == std::mem::size_of::<*mut ffi::PyObject>() as isize;
+        let plain_alloc =
+            cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
         let direct = no_dict && plain_alloc;
-        let n = if direct {
-            longest_topic.min(MAX_SHARED_INTS)
-        } else {
-            0
-        };
+        let n = if direct { longest_topic.min(MAX_SHARED_INTS) } else { 0 };
         let ints = (0..n as u32)
             .map(|i| match i.into_pyobject(py) {
                 Ok(o) => o.into_any(),

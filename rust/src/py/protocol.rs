@@ -17,9 +17,12 @@ use super::assign::{mapping_items, read_topics};
 use super::errors::run_detached;
 use super::member::{hash_names, Member, OwnedGroup};
 use super::objects::{topic_partition_class, GilYield, TpFactory};
-use crate::model::{py_repr, InputError, PartId, ProblemBuilder};
-use crate::protocol::{self, Assignment, StickyUserData, Subscription, TopicPartitions, Writer};
+use crate::model::{py_repr, FastMap};
+use crate::protocol::{
+    self, Assignment, AssignmentRef, StickyUserData, StickyUserDataRef, Subscription, SubscriptionRef, TopicPartitionsRef,
+};
 use crate::strategy::Strategy;
+use crate::wire;
 
 /// Borrow the bytes of a bytes-like argument, or raise `TypeError` naming it.
 fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, name: &str) -> PyResult<Cow<'a, [u8]>> {
@@ -48,40 +51,37 @@ fn optional_bytes_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Op
 }
 
 /// Turns decoded groups into `TopicPartition`s, one str object per topic name.
-struct Flattener<'py> {
+struct Flattener<'a, 'py> {
     factory: TpFactory<'py>,
-    names: HashMap<String, Bound<'py, PyString>>,
+    names: FastMap<&'a str, Bound<'py, PyString>>,
 }
 
-impl<'py> Flattener<'py> {
-    fn new(py: Python<'py>, groups: &[TopicPartitions]) -> PyResult<Self> {
+impl<'a, 'py> Flattener<'a, 'py> {
+    fn new(py: Python<'py>, groups: &[TopicPartitionsRef<'a>]) -> PyResult<Self> {
         let longest = groups
             .iter()
             .flat_map(|g| g.partitions.iter())
-            .copied()
             .max()
             .unwrap_or(-1);
         let cls = topic_partition_class(py)?;
         Ok(Flattener {
             factory: TpFactory::new(py, cls, (longest + 1).max(0) as usize)?,
-            names: HashMap::new(),
+            names: FastMap::default(),
         })
     }
 
-    fn name(&mut self, py: Python<'py>, topic: &str) -> Bound<'py, PyString> {
-        if let Some(s) = self.names.get(topic) {
-            return s.clone();
-        }
-        let s = PyString::new(py, topic);
-        self.names.insert(topic.to_owned(), s.clone());
-        s
+    fn name(&mut self, py: Python<'py>, topic: &'a str) -> Bound<'py, PyString> {
+        self.names
+            .entry(topic)
+            .or_insert_with(|| PyString::new(py, topic))
+            .clone()
     }
 
-    fn flatten(&mut self, py: Python<'py>, groups: &[TopicPartitions]) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    fn flatten(&mut self, py: Python<'py>, groups: &[TopicPartitionsRef<'a>]) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut out = Vec::with_capacity(groups.iter().map(|g| g.partitions.len()).sum());
         for g in groups {
-            let name = self.name(py, &g.topic);
-            for &p in &g.partitions {
+            let name = self.name(py, g.topic);
+            for p in g.partitions.iter() {
                 out.push(self.factory.make(py, &name, p as i64)?);
             }
         }
@@ -126,17 +126,17 @@ type SubscriptionTuple<'py> = (
 #[pyfunction]
 fn decode_subscription<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<SubscriptionTuple<'py>> {
     let bytes = bytes_arg(data, "data")?;
-    let s = Subscription::decode(&bytes)?;
+    let s = SubscriptionRef::decode(&bytes)?;
     let mut flat = Flattener::new(py, &s.owned_partitions)?;
     let topics: Vec<Bound<'py, PyString>> = s.topics.iter().map(|t| flat.name(py, t)).collect();
     let owned = flat.flatten(py, &s.owned_partitions)?;
     Ok((
         s.version,
         PyTuple::new(py, topics)?,
-        s.user_data.map(|d| PyBytes::new(py, &d)),
+        s.user_data.map(|d| PyBytes::new(py, d)),
         PyTuple::new(py, owned)?,
         s.generation,
-        s.rack,
+        s.rack.map(str::to_owned),
     ))
 }
 
@@ -164,9 +164,13 @@ fn decode_assignment<'py>(
     data: &Bound<'py, PyAny>,
 ) -> PyResult<(i16, Bound<'py, PyTuple>, Option<Bound<'py, PyBytes>>)> {
     let bytes = bytes_arg(data, "data")?;
-    let a = Assignment::decode(&bytes)?;
+    let a = AssignmentRef::decode(&bytes)?;
     let parts = Flattener::new(py, &a.partitions)?.flatten(py, &a.partitions)?;
-    Ok((a.version, PyTuple::new(py, parts)?, a.user_data.map(|d| PyBytes::new(py, &d))))
+    Ok((
+        a.version,
+        PyTuple::new(py, parts)?,
+        a.user_data.map(|d| PyBytes::new(py, d)),
+    ))
 }
 
 /// Encode StickyAssignorUserData: v1 with a generation, v0 without; sorted by (topic, partition).
@@ -186,9 +190,12 @@ fn encode_sticky_user_data<'py>(
 
 /// Decode StickyAssignorUserData (v1, else v0) into `([TopicPartition, ...], generation)`.
 #[pyfunction]
-fn decode_sticky_user_data<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<(Vec<Bound<'py, PyAny>>, Option<i32>)> {
+fn decode_sticky_user_data<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, Option<i32>)> {
     let bytes = bytes_arg(data, "data")?;
-    let u = StickyUserData::decode(&bytes)?;
+    let u = StickyUserDataRef::decode(&bytes)?;
     let parts = Flattener::new(py, &u.partitions)?.flatten(py, &u.partitions)?;
     Ok((parts, u.generation))
 }
@@ -217,100 +224,6 @@ fn decode_priority(data: &Bound<'_, PyAny>) -> PyResult<Option<i32>> {
 // The leader path: subscriptions in, assignments out
 // ------------------------------------------------------------------------------------------------
 
-/// The leader's view of one member, from its subscription bytes, with the history rules of the
-/// member's strategy (the same rules the drop-in classes apply to decoded metadata).
-struct WireMember {
-    topics: Vec<String>,
-    owned: Vec<TopicPartitions>,
-    generation: i32,
-    rack: Option<String>,
-    user_data: Option<Vec<u8>>,
-}
-
-/// How a strategy carries history on the wire.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum History {
-    /// cooperative-sticky: owned partitions and the generation field of subscription v1+/v2+;
-    /// the 4-byte generation user data when the field is absent; an owned list appended after
-    /// those four bytes (kassign's aiokafka members) when the field list is empty.
-    Cooperative,
-    /// sticky (eager): StickyAssignorUserData v0/v1 wins over the subscription's fields.
-    Sticky,
-    /// The other strategies read no history.
-    None,
-}
-
-fn history_of(strategy: &str) -> History {
-    match strategy {
-        "cooperative-sticky" => History::Cooperative,
-        "sticky" => History::Sticky,
-        _ => History::None,
-    }
-}
-
-/// Decode one member's subscription; never fails. Warnings name the member.
-fn wire_member(id: &str, data: &[u8], history: History, warnings: &mut Vec<String>) -> WireMember {
-    let s = match Subscription::decode(data) {
-        Ok(s) => s,
-        Err(e) => {
-            warnings.push(format!("member {id}: undecodable subscription ({e}); it gets no partitions"));
-            return WireMember {
-                topics: Vec::new(),
-                owned: Vec::new(),
-                generation: -1,
-                rack: None,
-                user_data: None,
-            };
-        }
-    };
-    let rack = s.rack.filter(|r| !r.is_empty());
-    let (owned, generation) = match history {
-        History::None => (Vec::new(), -1),
-        History::Cooperative => {
-            let mut generation = s.generation;
-            let mut owned = s.owned_partitions;
-            if let Some(ud) = &s.user_data {
-                if generation < 0 {
-                    generation = match protocol::decode_generation(ud) {
-                        Ok(g) => g,
-                        Err(e) => {
-                            warnings.push(format!(
-                                "member {id}: undecodable cooperative-sticky user data ({e}); generation -1"
-                            ));
-                            -1
-                        }
-                    };
-                }
-                if owned.iter().all(|g| g.partitions.is_empty()) && ud.len() > 4 {
-                    if let Ok(embedded) = StickyUserData::decode(&ud[4..]) {
-                        owned = embedded.partitions;
-                    }
-                }
-            }
-            (owned, generation)
-        }
-        History::Sticky => match s.user_data.as_deref() {
-            None | Some([]) => (s.owned_partitions, s.generation),
-            Some(ud) => match StickyUserData::decode(ud) {
-                Ok(u) => (u.partitions, u.generation.unwrap_or(-1)),
-                Err(e) => {
-                    warnings.push(format!(
-                        "member {id}: undecodable sticky user data ({e}); treated as having no history"
-                    ));
-                    (Vec::new(), -1)
-                }
-            },
-        },
-    };
-    WireMember {
-        topics: s.topics,
-        owned,
-        generation: if generation >= 0 { generation } else { -1 },
-        rack,
-        user_data: s.user_data,
-    }
-}
-
 /// (member id objects, their subscription objects, their instance ids) from the arguments.
 type WireInput<'py> = (Vec<Bound<'py, PyString>>, Vec<Bound<'py, PyAny>>, Vec<Option<String>>);
 
@@ -318,7 +231,10 @@ fn read_wire_input<'py>(
     subscriptions: &Bound<'py, PyAny>,
     group_instance_ids: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<WireInput<'py>> {
-    let items = mapping_items(subscriptions, "subscriptions: expected a mapping of member id to subscription bytes")?;
+    let items = mapping_items(
+        subscriptions,
+        "subscriptions: expected a mapping of member id to subscription bytes",
+    )?;
     let instances: HashMap<String, Option<String>> = match group_instance_ids.filter(|g| !g.is_none()) {
         None => HashMap::new(),
         Some(g) => {
@@ -363,37 +279,6 @@ fn read_wire_input<'py>(
     Ok((ids, values, inst))
 }
 
-/// Encode one assignment (v3, null user data, as Java's built-in assignors send) from sorted
-/// flat partition ids.
-fn encode_member_assignment(problem_topics: &[String], topic_base: &[PartId], parts: &[PartId]) -> Result<Vec<u8>, crate::protocol::EncodeError> {
-    let mut w = Writer::with_capacity(16 + parts.len() * 4);
-    w.write_i16(protocol::MAX_VERSION);
-    // groups: runs of one topic
-    let mut runs: Vec<(usize, usize, usize)> = Vec::new(); // (topic, start, end) into parts
-    let mut t = 0usize;
-    let mut i = 0usize;
-    while i < parts.len() {
-        while topic_base[t + 1] <= parts[i] {
-            t += 1;
-        }
-        let start = i;
-        while i < parts.len() && parts[i] < topic_base[t + 1] {
-            i += 1;
-        }
-        runs.push((t, start, i));
-    }
-    w.write_array_len(runs.len(), "partitions")?;
-    for (t, s, e) in runs {
-        w.write_string(&problem_topics[t], "partitions")?;
-        w.write_array_len(e - s, "partitions")?;
-        for &p in &parts[s..e] {
-            w.write_i32((p - topic_base[t]) as i32);
-        }
-    }
-    w.write_nullable_bytes(None, "user_data")?;
-    Ok(w.into_bytes())
-}
-
 /// The leader's whole job for a Rust strategy: decode every member's ConsumerProtocolSubscription,
 /// assign, encode every ConsumerProtocolAssignment. Returns ({member id: bytes} in the caller's
 /// order, warnings). The GIL is released for decoding, assigning and encoding.
@@ -408,53 +293,33 @@ fn assign_wire<'py>(
     partition_racks: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
     let strat = Strategy::from_str(strategy)?;
-    let history = history_of(strategy);
     let topics = read_topics(partitions_per_topic)?;
     let (ids, values, instances) = read_wire_input(subscriptions, group_instance_ids)?;
-    let datas: Vec<Cow<'_, [u8]>> = values.iter().map(|v| bytes_arg(v, "subscriptions")).collect::<PyResult<_>>()?;
+    let datas: Vec<Cow<'_, [u8]>> = values
+        .iter()
+        .map(|v| bytes_arg(v, "subscriptions"))
+        .collect::<PyResult<_>>()?;
     let racks: Vec<(String, i64, Vec<String>)> = match partition_racks.filter(|r| !r.is_none()) {
         Some(r) => r.extract()?,
         None => Vec::new(),
     };
-    let has_racks = partition_racks.is_some_and(|r| !r.is_none()) && !racks.is_empty();
-    let names: Vec<String> = ids.iter().map(|i| i.to_str().map(str::to_owned)).collect::<PyResult<_>>()?;
+    let has_racks = !racks.is_empty();
+    let names: Vec<String> = ids
+        .iter()
+        .map(|i| i.to_str().map(str::to_owned))
+        .collect::<PyResult<_>>()?;
     let counts = topics.counts;
-    let datas_ref: Vec<&[u8]> = datas.iter().map(|d| d.as_ref()).collect();
-    let outcome = run_detached(py, move || -> Result<_, InputError> {
-        let mut warnings = Vec::new();
-        let mut b = ProblemBuilder::new(counts)?;
-        for ((id, data), instance) in names.iter().zip(&datas_ref).zip(instances) {
-            let m = wire_member(id, data, history, &mut warnings);
-            let sub = b.subscription(&m.topics);
-            let mut owned = Vec::new();
-            for g in &m.owned {
-                if let Some(t) = b.topic(&g.topic) {
-                    owned.extend(g.partitions.iter().filter_map(|&p| b.partition(t, p as i64)));
-                }
-            }
-            b.add_member(id.clone(), sub, owned, m.generation, m.rack.as_deref(), instance)?;
-        }
-        if has_racks {
-            b.with_partition_racks();
-        }
-        for (t, p, rs) in &racks {
-            if let Some(t) = b.topic(t) {
-                b.add_partition_racks(t, *p, rs);
-            }
-        }
-        let problem = b.build()?;
-        let assignment = strat.run(&problem);
-        let (starts, parts) = assignment.grouped(problem.members.len());
-        let mut encoded = Vec::with_capacity(problem.members.len());
-        for pos in 0..problem.members.len() {
-            let m = problem.input_order[pos] as usize;
-            encoded.push(
-                encode_member_assignment(&problem.topics, &problem.topic_base, &parts[starts[m]..starts[m + 1]])
-                    .map_err(|e| InputError::Invalid(e.to_string()))?,
-            );
-        }
-        Ok((encoded, warnings))
-    })?;
+    let members: Vec<wire::WireInput<'_>> = names
+        .iter()
+        .zip(&datas)
+        .zip(instances)
+        .map(|((id, data), instance)| wire::WireInput {
+            id: id.as_str(),
+            subscription: data.as_ref(),
+            group_instance_id: instance,
+        })
+        .collect();
+    let outcome = run_detached(py, move || wire::assign(strat, &members, counts, has_racks, &racks))?;
     let (encoded, warnings) = outcome?;
     let out = PyDict::new(py);
     let mut gil = GilYield::new();
@@ -475,9 +340,12 @@ fn members_from_wire<'py>(
     subscriptions: &Bound<'py, PyAny>,
     group_instance_ids: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, Vec<String>)> {
-    let history = history_of(strategy);
+    let history = wire::History::of(strategy);
     let (ids, values, instances) = read_wire_input(subscriptions, group_instance_ids)?;
-    let datas: Vec<Cow<'_, [u8]>> = values.iter().map(|v| bytes_arg(v, "subscriptions")).collect::<PyResult<_>>()?;
+    let datas: Vec<Cow<'_, [u8]>> = values
+        .iter()
+        .map(|v| bytes_arg(v, "subscriptions"))
+        .collect::<PyResult<_>>()?;
     let mut warnings = Vec::new();
     let out = PyDict::new(py);
     let mut names: HashMap<String, Bound<'py, PyString>> = HashMap::new();
@@ -488,17 +356,17 @@ fn members_from_wire<'py>(
             .clone()
     };
     for ((id, data), instance) in ids.iter().zip(&datas).zip(instances) {
-        let m = wire_member(id.to_str()?, data, history, &mut warnings);
+        let m = wire::member(id.to_str()?, data, history, &mut warnings);
         let mut topics = m.topics;
         topics.sort();
         topics.dedup();
-        let topics_hash = hash_names(topics.iter().map(String::as_str));
+        let topics_hash = hash_names(topics.iter().copied());
         let topic_objs: Vec<Bound<'py, PyString>> = topics.iter().map(|t| name(t)).collect();
         let mut owned: Vec<OwnedGroup> = Vec::new();
         let mut n_owned = 0;
         for g in m.owned {
             n_owned += g.partitions.len();
-            let parts: Vec<i64> = g.partitions.iter().map(|&p| p as i64).collect();
+            let parts: Vec<i64> = g.partitions.iter().map(|p| p as i64).collect();
             match owned.last_mut() {
                 Some(last) if last.topic.bind(py).to_str()? == g.topic => {
                     let mut v = std::mem::take(&mut last.partitions).into_vec();
@@ -517,9 +385,9 @@ fn members_from_wire<'py>(
             owned.into_boxed_slice(),
             n_owned,
             m.generation,
-            m.rack.map(|r| PyString::new(py, &r).unbind()),
+            m.rack.map(|r| PyString::new(py, r).unbind()),
             instance.map(|i| PyString::new(py, &i).unbind()),
-            m.user_data.map(|u| PyBytes::new(py, &u).unbind()),
+            m.user_data.map(|u| PyBytes::new(py, u).unbind()),
         );
         out.set_item(id, Bound::new(py, member)?)?;
     }

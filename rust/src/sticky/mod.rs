@@ -233,6 +233,10 @@ mod tests {
         ];
         let p = Problem::build(topics, members, vec![]).unwrap();
         let a = assign(&p, false);
-        assert!(a.per_member(p.members.len()).iter().all(|v| v.len() == 1), "{:?}", names(&p, &a));
+        assert!(
+            a.per_member(p.members.len()).iter().all(|v| v.len() == 1),
+            "{:?}",
+            names(&p, &a)
+        );
     }
 }
