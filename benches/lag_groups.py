@@ -125,8 +125,12 @@ def per_topic_spread(members: Mapping[str, Member], topics: Mapping[str, int], r
 
 def stats(values: Sequence[float]) -> dict[str, float]:
     v = sorted(values)
-    return {"median": statistics.median(v), "p90": v[min(len(v) - 1, int(math.ceil(0.9 * len(v))) - 1)],
-            "mean": statistics.fmean(v), "max": v[-1]}
+    return {
+        "median": statistics.median(v),
+        "p90": v[min(len(v) - 1, math.ceil(0.9 * len(v)) - 1)],
+        "mean": statistics.fmean(v),
+        "max": v[-1],
+    }
 
 
 def quality(gs) -> dict:
@@ -147,9 +151,12 @@ def quality(gs) -> dict:
                 worse_than_range[label] += 1
             if label == "lag-aware (default)":
                 spread = max(spread, per_topic_spread(members, topics, res))
-    return {"groups": len(gs), "ratios": {k: stats(v) for k, v in ratios.items() if v},
-            "worse_than_range": {k: v / len(gs) for k, v in worse_than_range.items() if ratios[k]},
-            "default_max_per_topic_spread": spread}
+    return {
+        "groups": len(gs),
+        "ratios": {k: stats(v) for k, v in ratios.items() if v},
+        "worse_than_range": {k: v / len(gs) for k, v in worse_than_range.items() if ratios[k]},
+        "default_max_per_topic_spread": spread,
+    }
 
 
 def _drift(rnd: random.Random, lags: Lags) -> Lags:
@@ -187,8 +194,9 @@ def churn(gs, rounds: int = ROUNDS, seed: int = SEED, sticky_opts: Mapping | Non
                 else:
                     profile[f"j{r:02d}"] = departed.pop()
                 lags = _drift(rnd, lags)
-                group = {m: Member(p.topics, owned_partitions=current.get(m, ()), generation=gen)
-                         for m, p in profile.items()}
+                group = {
+                    m: Member(p.topics, owned_partitions=current.get(m, ()), generation=gen) for m, p in profile.items()
+                }
                 new = kassign.assign("lag-aware", group, topics, lags=lags, **opts)
                 for m, tps in current.items():
                     for tp in tps:
@@ -201,13 +209,24 @@ def churn(gs, rounds: int = ROUNDS, seed: int = SEED, sticky_opts: Mapping | Non
                     spread = max(spread, per_topic_spread(group, topics, new))
                 current = new
                 gen += 1
-    return {"groups": len(gs), "rounds": rounds, "moves": moves,
-            "moves_ratio": moves["sticky"] / moves["default"] if moves["default"] else None,
-            "ratios": {k: stats(v) for k, v in ratios.items()}, "sticky_max_per_topic_spread": spread}
+    return {
+        "groups": len(gs),
+        "rounds": rounds,
+        "moves": moves,
+        "moves_ratio": moves["sticky"] / moves["default"] if moves["default"] else None,
+        "ratios": {k: stats(v) for k, v in ratios.items()},
+        "sticky_max_per_topic_spread": spread,
+    }
 
 
-def time_big(partitions: int = 1_000_000, members: int = 1000, topics: int = 100, seed: int = SEED,
-             repeat: int = 2, hot: bool = False) -> dict:
+def time_big(
+    partitions: int = 1_000_000,
+    members: int = 1000,
+    topics: int = 100,
+    seed: int = SEED,
+    repeat: int = 2,
+    hot: bool = False,
+) -> dict:
     """Time of ``kassign.assign("lag-aware", ...)`` on one big group (Zipf lags, s = 1.0, equal
     subscriptions): the best of ``repeat`` runs, wall and CPU (process) time. CPU time is the figure
     to compare on a shared machine; wall time includes waiting for a core."""
@@ -227,11 +246,14 @@ def time_big(partitions: int = 1_000_000, members: int = 1000, topics: int = 100
         it = iter(ranks)
         lags = {(t, p): int(1e6 / next(it)) for t in ppt for p in range(per)}
     out = {}
-    for label, opts in (("per-topic (the previous default; unchanged code)", {"mode": "per-topic"}),
-                        ("global, improve=False (the previous global; unchanged code)",
-                         {"mode": "global", "improve": False}),
-                        ("default (proposal)", {}), ("default, improve=False", {"improve": False}),
-                        ("global", {"mode": "global"}), ("sticky=True, no history", {"sticky": True})):
+    for label, opts in (
+        ("per-topic (the previous default; unchanged code)", {"mode": "per-topic"}),
+        ("global, improve=False (the previous global; unchanged code)", {"mode": "global", "improve": False}),
+        ("default (proposal)", {}),
+        ("default, improve=False", {"improve": False}),
+        ("global", {"mode": "global"}),
+        ("sticky=True, no history", {"sticky": True}),
+    ):
         wall = cpu = float("inf")
         for _ in range(repeat):
             t0, c0 = time.perf_counter(), time.process_time()
@@ -243,25 +265,38 @@ def time_big(partitions: int = 1_000_000, members: int = 1000, topics: int = 100
 
 
 def _fmt_quality(q: dict) -> str:
-    lines = [f"{q['groups']} generated groups with lag, seed {SEED}, kassign {kassign.__version__}",
-             "busiest member lag / lower bound (1.00 = best possible)", "",
-             "| strategy | median | p90 | mean | max | worse than range |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"{q['groups']} generated groups with lag, seed {SEED}, kassign {kassign.__version__}",
+        "busiest member lag / lower bound (1.00 = best possible)",
+        "",
+        "| strategy | median | p90 | mean | max | worse than range |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for label, st in q["ratios"].items():
-        lines.append(f"| {label} | {st['median']:.3f} | {st['p90']:.3f} | {st['mean']:.3f} | {st['max']:.2f} | "
-                     f"{100 * q['worse_than_range'][label]:.1f} % |")
-    lines.append(f"\nlag-aware (default): largest per-topic count spread in any group: "
-                 f"{q['default_max_per_topic_spread']}")
+        lines.append(
+            f"| {label} | {st['median']:.3f} | {st['p90']:.3f} | {st['mean']:.3f} | {st['max']:.2f} | "
+            f"{100 * q['worse_than_range'][label]:.1f} % |"
+        )
+    lines.append(
+        f"\nlag-aware (default): largest per-topic count spread in any group: {q['default_max_per_topic_spread']}"
+    )
     return "\n".join(lines)
 
 
 def _fmt_churn(c: dict) -> str:
-    lines = [f"{c['groups']} generated groups, {c['rounds']} rebalances each (join/leave, lag drift), seed {SEED}",
-             "", "| lag-aware | partition moves | busiest / bound median | p90 | mean |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        f"{c['groups']} generated groups, {c['rounds']} rebalances each (join/leave, lag drift), seed {SEED}",
+        "",
+        "| lag-aware | partition moves | busiest / bound median | p90 | mean |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for k in ("default", "sticky"):
         st = c["ratios"][k]
         lines.append(f"| {k} | {c['moves'][k]:,} | {st['median']:.3f} | {st['p90']:.3f} | {st['mean']:.3f} |")
-    lines.append(f"\nsticky moves / default moves: {c['moves_ratio']:.3f}; largest per-topic count spread "
-                 f"(sticky): {c['sticky_max_per_topic_spread']}")
+    lines.append(
+        f"\nsticky moves / default moves: {c['moves_ratio']:.3f}; largest per-topic count spread "
+        f"(sticky): {c['sticky_max_per_topic_spread']}"
+    )
     return "\n".join(lines)
 
 
@@ -274,14 +309,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--time", action="store_true", help="time lag-aware on 1M partitions")
     args = ap.parse_args(argv)
     if args.time:
-        cases = [("Zipf lags, 1000 members, 100 topics", {}),
-                 ("uniform lags + 5 hot partitions, 100 members, 10 topics",
-                  {"hot": True, "members": 100, "topics": 10})]
+        cases = [
+            ("Zipf lags, 1000 members, 100 topics", {}),
+            ("uniform lags + 5 hot partitions, 100 members, 10 topics", {"hot": True, "members": 100, "topics": 10}),
+        ]
         for title, kw in cases:
             print(f"1M partitions, {title} (best of 2):")
             for label, v in time_big(**kw).items():
-                print(f"  lag-aware {label}: cpu {v['cpu']:.2f} s, wall {v['seconds']:.2f} s, "
-                      f"busiest / bound {v['ratio']:.4f}")
+                print(
+                    f"  lag-aware {label}: cpu {v['cpu']:.2f} s, wall {v['seconds']:.2f} s, "
+                    f"busiest / bound {v['ratio']:.4f}"
+                )
         return 0
     if args.churn:
         opts = {"min_gain": args.min_gain} if args.min_gain is not None else None

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import kassign
 import oracles
-from kassign import Member, TopicPartition as TP
+from kassign import Member
+from kassign import TopicPartition as TP
 
 PROPOSAL_LAGS = {("t0", 0): 100000, ("t0", 1): 60000, ("t0", 2): 50000}
 
@@ -66,8 +67,10 @@ def _random_group(rnd, max_members=8, max_topics=4, max_parts=12, hetero=None, i
 # -- the proposal's worked example ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options", [{}, {"mode": "proposal"}, {"mode": "per-topic"}, {"mode": "global"},
-                                     {"improve": False}, {"sticky": True}])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"mode": "proposal"}, {"mode": "per-topic"}, {"mode": "global"}, {"improve": False}, {"sticky": True}],
+)
 def test_the_proposals_worked_example(options):
     members = {"C0": Member(["t0"]), "C1": Member(["t0"])}
     got = kassign.assign("lag-aware", members, {"t0": 3}, lags=PROPOSAL_LAGS, **options)
@@ -98,9 +101,12 @@ def test_default_carries_lag_across_topics_unlike_the_prototype():
 
 
 @settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1),
-       options=st.sampled_from([{}, {"improve": False}, {"mode": "per-topic"}, {"mode": "global"},
-                                {"sticky": True}, {"max_skew": 1}]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    options=st.sampled_from(
+        [{}, {"improve": False}, {"mode": "per-topic"}, {"mode": "global"}, {"sticky": True}, {"max_skew": 1}]
+    ),
+)
 def test_no_result_beats_the_lower_bound_and_the_report_matches_it(seed, options):
     members, topics, lags = _random_group(random.Random(seed))
     r = kassign.assign_lag_aware(members, topics, lags=lags, **options)
@@ -191,8 +197,9 @@ def _reference_proposal(members, topics, lags):
     ids = sorted(members)
     subs = {t: [m for m in ids if t in members[m].topics] for t in topics if topics[t] > 0}
     subs = {t: s for t, s in subs.items() if s}
-    order = sorted(subs, key=lambda t: (len(subs[t]), -max((lags.get((t, p), 0) for p in range(topics[t]))),
-                                        -topics[t], t))
+    order = sorted(
+        subs, key=lambda t: (len(subs[t]), -max(lags.get((t, p), 0) for p in range(topics[t])), -topics[t], t)
+    )
     total = {m: 0 for m in ids}
     out = {m: [] for m in ids}
     for t in order:
@@ -231,8 +238,9 @@ def test_greedy_matches_the_reference_rule_on_many_topics():
     for hetero in (False, True):
         names = [f"t{j:03d}" for j in range(400)]
         topics = {t: rnd.randint(1, 12) for t in names}
-        members = {f"m{i}": Member([t for t in names if not hetero or rnd.random() < 0.5] or names[:1])
-                   for i in range(9)}
+        members = {
+            f"m{i}": Member([t for t in names if not hetero or rnd.random() < 0.5] or names[:1]) for i in range(9)
+        }
         lags = {(t, p): (0 if rnd.random() < 0.2 else rnd.randint(1, 10_000)) for t in names for p in range(topics[t])}
         got = kassign.assign("lag-aware", members, topics, lags=lags, improve=False)
         assert got == _reference_proposal(members, topics, lags)
@@ -253,8 +261,9 @@ def test_count_rule_with_max_skew():
 
 
 def _with_history(members, result, generation=1):
-    return {m: Member(mem.topics, owned_partitions=result.get(m, ()), generation=generation)
-            for m, mem in members.items()}
+    return {
+        m: Member(mem.topics, owned_partitions=result.get(m, ()), generation=generation) for m, mem in members.items()
+    }
 
 
 def test_sticky_keeps_a_settled_assignment_as_it_is():
@@ -316,8 +325,11 @@ def test_sticky_moves_far_less_than_the_default_under_churn():
 
 
 @settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["proposal", "per-topic"]),
-       min_gain=st.sampled_from([0.0, 0.05, 1.0]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    mode=st.sampled_from(["proposal", "per-topic"]),
+    min_gain=st.sampled_from([0.0, 0.05, 1.0]),
+)
 def test_sticky_with_arbitrary_history_keeps_the_count_rule(seed, mode, min_gain):
     # Random history: claims of partitions that do not exist, of topics the member dropped, the
     # same partition claimed by several members (equal or different generations).
@@ -348,8 +360,10 @@ def test_sticky_history_uses_the_highest_generation_claim():
 def test_sticky_moves_a_kept_partition_only_for_a_meaningful_gain():
     # b keeps both hot partitions (2 x 50); a keeps two idle ones. Swapping one hot for one idle
     # halves the busiest member's lag, a 50 % gain: made with the default min_gain, not with 0.6.
-    members = {"a": Member(["t"], owned_partitions=[("t", 0), ("t", 1)], generation=1),
-               "b": Member(["t"], owned_partitions=[("t", 2), ("t", 3)], generation=1)}
+    members = {
+        "a": Member(["t"], owned_partitions=[("t", 0), ("t", 1)], generation=1),
+        "b": Member(["t"], owned_partitions=[("t", 2), ("t", 3)], generation=1),
+    }
     lags = {("t", 0): 0, ("t", 1): 0, ("t", 2): 50, ("t", 3): 50}
     moved = kassign.assign("lag-aware", members, {"t": 4}, lags=lags, sticky=True)
     assert sorted(_loads(moved, lags).values()) == [50, 50]
@@ -360,19 +374,22 @@ def test_sticky_moves_a_kept_partition_only_for_a_meaningful_gain():
 # -- bad input -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options, exc, match", [
-    ({"mode": "bogus"}, ValueError, "mode: expected one of 'proposal', 'per-topic', 'global'"),
-    ({"mode": None}, ValueError, "mode: expected one of"),
-    ({"improve": 1}, ValueError, "improve: expected True or False"),
-    ({"sticky": "yes"}, ValueError, "sticky: expected True or False"),
-    ({"sticky": True, "mode": "global"}, ValueError, "sticky=True keeps the per-topic count rule"),
-    ({"min_gain": 0.1}, ValueError, "min_gain: only applies with sticky=True"),
-    ({"sticky": True, "min_gain": 1.5}, ValueError, "min_gain: expected a number between 0 and 1"),
-    ({"sticky": True, "min_gain": -0.1}, ValueError, "min_gain: expected a number between 0 and 1"),
-    ({"sticky": True, "min_gain": True}, ValueError, "min_gain: expected a number"),
-    ({"max_skew": -1}, ValueError, "max_skew"),
-    ({"colour": "red"}, TypeError, "unknown options colour"),
-])
+@pytest.mark.parametrize(
+    "options, exc, match",
+    [
+        ({"mode": "bogus"}, ValueError, "mode: expected one of 'proposal', 'per-topic', 'global'"),
+        ({"mode": None}, ValueError, "mode: expected one of"),
+        ({"improve": 1}, ValueError, "improve: expected True or False"),
+        ({"sticky": "yes"}, ValueError, "sticky: expected True or False"),
+        ({"sticky": True, "mode": "global"}, ValueError, "sticky=True keeps the per-topic count rule"),
+        ({"min_gain": 0.1}, ValueError, "min_gain: only applies with sticky=True"),
+        ({"sticky": True, "min_gain": 1.5}, ValueError, "min_gain: expected a number between 0 and 1"),
+        ({"sticky": True, "min_gain": -0.1}, ValueError, "min_gain: expected a number between 0 and 1"),
+        ({"sticky": True, "min_gain": True}, ValueError, "min_gain: expected a number"),
+        ({"max_skew": -1}, ValueError, "max_skew"),
+        ({"colour": "red"}, TypeError, "unknown options colour"),
+    ],
+)
 def test_bad_options_are_clear_errors(options, exc, match):
     members = {"a": Member(["t"])}
     with pytest.raises(exc, match=match):
@@ -392,9 +409,9 @@ def test_assign_lag_aware_validates_like_assign():
 
 
 def test_kafka_python_lag_aware_sticky_carries_history_as_the_sticky_classes():
-    import kassign.kafka_python as kp
     from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
+    import kassign.kafka_python as kp
     from kassign import protocol
     from kassign.lag import StaticLagProvider
 

@@ -32,8 +32,8 @@ if _missing:
         raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
     pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
 
-from kassign.spark.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
 from kassign.spark.group import strategy_call, strategy_labels  # noqa: E402
+from kassign.spark.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 

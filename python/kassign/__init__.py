@@ -161,7 +161,7 @@ def assign_lag_aware(
     members: Mapping[str, Member],
     partitions_per_topic: Mapping[str, int],
     *,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
     **options: Any,
 ) -> Any:
     """The ``lag-aware`` strategy with a report: how far its busiest member is from the lower bound.

@@ -3,10 +3,11 @@
 Source: the Apache Kafka wiki proposal for a lag-aware assignor, KAFKA-5337
 (https://cwiki.apache.org/confluence/pages/viewpage.action?pageId=71011801,
 https://issues.apache.org/jira/browse/KAFKA-5337), which describes the rule in prose and links a
-prototype (github.com/grantneale/kafka-lag-based-assignor). The proposal's text says three things: partition counts are balanced per topic and that
-goal comes first; among members with equal counts a partition goes to the member with the least
-*total* assigned lag; and a consumer's total lag is the sum over *all* its assigned partitions.
-The prototype code differs from the text: it resets every member's lag to zero for each topic.
+prototype (github.com/grantneale/kafka-lag-based-assignor). The proposal's text says three things:
+partition counts are balanced per topic and that goal comes first; among members with equal counts
+a partition goes to the member with the least *total* assigned lag; and a consumer's total lag is
+the sum over *all* its assigned partitions. The prototype code differs from the text: it resets
+every member's lag to zero for each topic.
 
 Modes (``mode=``):
 
@@ -37,9 +38,10 @@ keep the mode's count rule are made: a single move only from a member holding mo
 that topic, or overall in ``"global"`` mode) to one holding fewer, swaps within a topic (any two
 topics both members subscribe to in ``"global"`` mode). Counts therefore stay exactly as balanced
 as the greedy pass left them. After each exchange, swaps between the same pair continue while they
-pay, so a member holding a hot partition sheds its share of the others in one round. It stops when the busiest member is at the lower bound
-``max(largest partition lag, total lag / members)`` or no exchange helps; its work is bounded
-(a fixed number of rounds per member, a fixed sample per list), so large groups stay linear.
+pay, so a member holding a hot partition sheds its share of the others in one round. It stops when
+the busiest member is within 0.5 % of the lower bound ``max(largest partition lag, total lag /
+members)`` or no exchange helps; its work is bounded (a fixed number of rounds per member, a fixed
+sample per list, a work budget linear in the partitions), so large groups stay linear.
 :func:`solve` (and :func:`kassign.assign_lag_aware`) report how far the result is from the bound.
 
 **Sticky mode** (``sticky=True``, per-topic count rule modes only): each member keeps the
@@ -79,7 +81,7 @@ import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush, heapreplace
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
@@ -137,7 +139,7 @@ class LagAwareResult:
     assignment: dict[str, list[TopicPartition]]
     max_member_lag: int
     lower_bound: float
-    ratio: Optional[float]
+    ratio: float | None
     greedy_max_member_lag: int
     improvement_moves: int
     kept: int
@@ -149,8 +151,7 @@ def parse_options(options: dict[str, Any]) -> Options:
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise TypeError(
-            f"assign: strategy {NAME!r} got unknown options {', '.join(unknown)}; "
-            f"it accepts {', '.join(_OPTIONS)}"
+            f"assign: strategy {NAME!r} got unknown options {', '.join(unknown)}; it accepts {', '.join(_OPTIONS)}"
         )
     mode = options.get("mode", DEFAULT_MODE)
     if not isinstance(mode, str) or mode not in MODES:
@@ -227,7 +228,7 @@ def solve(
     arrays = _lag_arrays(subs, partitions_per_topic, lags)
     n = len(ids)
     kept = 0
-    frozen: Optional[dict[str, list[bool]]] = None
+    frozen: dict[str, list[bool]] | None = None
     if opts.sticky:
         owners, kept, frozen = _sticky(members, ids, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
     elif opts.mode == "proposal":
@@ -335,8 +336,9 @@ def _per_topic(
 # -- "proposal": per-topic counts, lag carried across topics --------------------------------------
 
 
-def _topic_order(subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int],
-                 arrays: dict[str, list[int]]) -> list[str]:
+def _topic_order(
+    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]]
+) -> list[str]:
     tops = {t: max(a) for t, a in arrays.items()}
     return sorted(subs, key=lambda t: (len(subs[t]), -tops.get(t, 0), -partitions_per_topic[t], t))
 
@@ -383,9 +385,9 @@ class _Pools:
         """Remove and return the ``m`` members of ``s`` with the least (lag, member id)."""
         heap = self.heaps[id(s)]
         version = self.version
-        out = []
+        out: list[int] = []
         while len(out) < m:
-            lag, i, v = heappop(heap)
+            _, i, v = heappop(heap)
             if version[i] == v:
                 out.append(i)
         return out
@@ -421,8 +423,8 @@ def _carried(
     partitions_per_topic: dict[str, int],
     arrays: dict[str, list[int]],
     skew: int,
-    load: Optional[list[int]] = None,
-    preset: Optional[dict[str, list[int]]] = None,
+    load: list[int] | None = None,
+    preset: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
     """The proposal's rule (module docstring). ``preset`` (sticky mode) maps a topic to owners
     already fixed (-1 = free); ``load`` is each member's lag from those."""
@@ -471,7 +473,7 @@ def _carried(
             full = n - n % k
             for pos in range(0, full + (n > full), k):
                 ranked = sorted(s, key=key)
-                for p, i in zip(order[pos:pos + k], ranked):
+                for p, i in zip(order[pos : pos + k], ranked):
                     own[p] = i
                     load[i] += tl[p]
             pools.refresh(s)
@@ -480,8 +482,13 @@ def _carried(
 
 
 def _carried_topic(
-    s: tuple[int, ...], n: int, tl: Optional[list[int]], load: list[int], skew: int,
-    fixed: Optional[list[int]], pools: Optional[_Pools],
+    s: tuple[int, ...],
+    n: int,
+    tl: list[int] | None,
+    load: list[int],
+    skew: int,
+    fixed: list[int] | None,
+    pools: _Pools | None,
 ) -> list[int]:
     """One topic of the proposal's rule from arbitrary starting counts (``fixed`` owners, -1 =
     free) or with ``max_skew``: a :class:`Balancer` over the topic's subscribers. Updates ``load``
@@ -530,9 +537,21 @@ def _previous_owners(members: dict[str, Member], index: dict[str, int]) -> dict[
     return {k: i for k, (_, i) in best.items() if i >= 0}
 
 
+def _hottest_first(tl: list[int] | None) -> Any:
+    """Sort key: lag descending (when the topic has lag), then partition ascending."""
+    if tl is None:
+        return None
+    return lambda p: (-tl[p], p)
+
+
 def _sticky(
-    members: dict[str, Member], ids: list[str], subs: dict[str, tuple[int, ...]],
-    partitions_per_topic: dict[str, int], arrays: dict[str, list[int]], skew: int, mode: str,
+    members: dict[str, Member],
+    ids: list[str],
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    mode: str,
 ) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
     """Keep owned partitions within the per-topic quota, place the rest by the mode's rule.
     Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
@@ -565,7 +584,7 @@ def _sticky(
             ps = owned[i]
             if len(ps) > quota:
                 # Keep the hottest (ties: lower partition).
-                ps = sorted(ps, key=(lambda p: (-tl[p], p)) if tl is not None else None)[:quota]
+                ps = sorted(ps, key=_hottest_first(tl))[:quota]
             for p in ps:
                 own[p] = i
                 flags[p] = True
@@ -606,8 +625,15 @@ class _Improver:
     lag are left out) and ``""`` in global mode (any two topics both members subscribe to).
     """
 
-    def __init__(self, n: int, subs: dict[str, tuple[int, ...]], owners: dict[str, list[int]],
-                 arrays: dict[str, list[int]], load: list[int], overall: bool) -> None:
+    def __init__(
+        self,
+        n: int,
+        subs: dict[str, tuple[int, ...]],
+        owners: dict[str, list[int]],
+        arrays: dict[str, list[int]],
+        load: list[int],
+        overall: bool,
+    ) -> None:
         self.n = n
         self.owners = owners
         self.arrays = arrays
@@ -640,7 +666,7 @@ class _Improver:
         self.tracked = 0
         self.work = 0
 
-    def _fill(self, frozen: Optional[dict[str, list[bool]]]) -> None:
+    def _fill(self, frozen: dict[str, list[bool]] | None) -> None:
         if self._filled_for is frozen:
             return
         # Items are (lag, g) with g a global index of the partition (topic_of[g], part_of[g]):
@@ -682,7 +708,7 @@ class _Improver:
         self.held = held
         self._filled_for = frozen
 
-    def run(self, limit: int, need_rel: float, frozen: Optional[dict[str, list[bool]]]) -> int:
+    def run(self, limit: int, need_rel: float, frozen: dict[str, list[bool]] | None) -> int:
         """Improve until the busiest member is at ``limit`` or nothing helps; returns partition
         moves. ``frozen`` partitions (flags per topic) are left alone; ``need_rel`` is the least
         gain, as a fraction of the busiest member's lag, an exchange must bring."""
@@ -700,7 +726,7 @@ class _Improver:
             if la <= stop or self.work > budget:
                 break
             need = max(1, math.ceil(need_rel * la)) if need_rel > 0 else 1
-            best: Optional[tuple[int, Any]] = None
+            best: tuple[int, Any] | None = None
             tried = 0
             subs_a = self.subs_of[a]
             for lb, b in ranked:
@@ -774,7 +800,7 @@ class _Improver:
             cd = self.count[dst]
             cd[t] = cd.get(t, 0) + 1
 
-    def _best_exchange(self, a: int, b: int, gap: int) -> Optional[tuple[int, Any]]:
+    def _best_exchange(self, a: int, b: int, gap: int) -> tuple[int, Any] | None:
         """Best move or swap between a (busiest) and b: (gain, (b, key, a's item, b's item or
         None)), where gain = min(d, gap - d) for the net lag d in (0, gap) going from a to b."""
         half = gap / 2
@@ -830,8 +856,12 @@ def _outward(k: int, n: int, width: int = 8) -> list[int]:
     return out
 
 
-def _best_pair(A: list[tuple[int, int]], B: list[tuple[int, int]], gap: int,
-               subs: Optional[tuple[frozenset[str], frozenset[str], list[str]]]) -> tuple[int, Any]:
+def _best_pair(
+    A: list[tuple[int, int]],
+    B: list[tuple[int, int]],
+    gap: int,
+    subs: tuple[frozenset[str], frozenset[str], list[str]] | None,
+) -> tuple[int, Any]:
     """x in A, y in B with d = x - y in (0, gap) closest to gap / 2; a bounded sample of the
     shorter list is scanned, each element bisected into the longer. ``subs`` (a's, b's topics):
     x's topic must be one b subscribes to and y's one a subscribes to (topics by item index)."""

@@ -44,7 +44,7 @@ def replay(
     lags: Optional[Mapping[tuple[str, int], int]] = None,
     partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
     seed: int = 0,
-    options: Optional[Mapping[str, Any]] = None,
+    options: Mapping[str, Any] | None = None,
 ) -> ChurnResult:
     """Replay ``rounds`` leave/join events on the group ``members`` starting from the assignment
     ``start`` (which ``strategy`` with ``options`` produced for ``members``)."""

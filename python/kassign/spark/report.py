@@ -338,7 +338,7 @@ def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Opti
          "best measured", "busiest member lag", "max/mean", "moves"], rows)
 
 
-def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int = 20) -> Optional[str]:
+def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int = 20) -> str | None:
     """Every group's distance from the lower bound per strategy -> ``lag_vs_bound.csv``; the HTML
     table shows the groups farthest from it under the default lag-aware (or the first strategy)."""
     ok = df[(df.status == "ok") & df.lag_ratio.notna() & df.lag_ratio_bound.notna()]
