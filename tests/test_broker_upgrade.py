@@ -24,7 +24,10 @@ the group to be stable before the next one):
 * kafka-python's built-in ``sticky`` with a Java ``sticky`` member -> kassign ``sticky`` (same protocol
   name and user data, another library: one bounce) and back. The group stays balanced throughout.
 * Eager -> cooperative inside kassign: ``sticky`` -> ``[cooperative-sticky, sticky]`` ->
-  ``[cooperative-sticky]``; after the second bounce a member restart revokes nothing from the others.
+  ``[cooperative-sticky]``, balanced throughout.
+
+In the cooperative phases, a member that runs ``cooperative-sticky`` alone never revokes a partition
+it keeps across a restart of another member (only partitions that move away are revoked).
 
 Static membership, kassign ``range`` and ``sticky`` (kafka-python static members plus a Java static
 member): a static member restarted within the session timeout gets exactly its partitions back,
