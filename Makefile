@@ -79,10 +79,14 @@ clean:
 	rm -rf $(VENV) target
 
 # Fuzz every wire decoder (rust/src/protocol.rs) with libFuzzer: no panic, bounded allocation,
-# re-encoding round trips. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+# re-encoding round trips; then the leader path (rust/src/wire.rs): every member answered, valid
+# assignments. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 FUZZ_RUNS ?= 1000000
 .PHONY: fuzz
 fuzz:
 	mkdir -p fuzz/corpus/decoders
 	cargo +nightly fuzz run decoders $(CURDIR)/fuzz/corpus/decoders $(CURDIR)/fuzz/seeds -- \
 		-runs=$(FUZZ_RUNS) -max_len=1024 -print_final_stats=1
+	mkdir -p fuzz/corpus/wire
+	cargo +nightly fuzz run wire $(CURDIR)/fuzz/corpus/wire $(CURDIR)/fuzz/seeds -- \
+		-runs=$(FUZZ_RUNS) -max_len=2048 -print_final_stats=1

@@ -187,21 +187,16 @@ def _prep_kassign_core(doc: dict, strategy: str):
 
     if strategy not in kassign.STRATEGIES or strategy not in set(_core.rust_strategies()):
         return None
-    columns_cls = getattr(kassign, "_Columns", None)
-    if columns_cls is None:
-        return None
     sc = _scenario(doc)
-    members = kassign._check_members(sc.members)
-    topics = list(kassign._check_partitions(sc.partitions_per_topic).items())
-    racks = kassign._check_partition_racks(sc.partition_racks)
-    columns = columns_cls(members)
-    ids = list(members)
+    members = dict(sc.members)
+    partitions = dict(sc.partitions_per_topic)
+    racks = kassign._check_partition_racks(sc.partition_racks) or None
     tp = kassign.TopicPartition
 
     def call():
-        return _core.assign(strategy, topics, columns, racks, tp)
+        return _core.assign(strategy, members, partitions, racks, tp)
 
-    return call, lambda r: {m: [tuple(x) for x in tps] for m, tps in zip(ids, r)}
+    return call, lambda r: {m: [tuple(x) for x in tps] for m, tps in r.items()}
 
 
 def _prep_reference(doc: dict, strategy: str):

@@ -18,6 +18,8 @@ import textwrap
 import threading
 import time
 
+from collections.abc import Mapping
+
 import pytest
 
 import kassign
@@ -125,12 +127,14 @@ def test_over_the_partition_limit_is_rejected_before_any_work(strategy):
     assert kassign.assign(strategy, {"c": Member(["x"])}, {"x": 1, "unsubscribed": 100_000_000 - 1}) == {"c": [("x", 0)]}
 
 
-def test_python_and_core_limits_agree():
-    # The same bound is enforced by the Rust core (rust/src/model.rs MAX_PARTITIONS) on its own.
+def test_one_partition_limit_for_every_strategy():
+    # The limit is the Rust model's (rust/src/model.rs MAX_PARTITIONS), exported, not copied.
+    assert kassign._MAX_PARTITIONS == kassign._core.MAX_PARTITIONS == 100_000_000
     with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
-        kassign._core.assign("range", [("a", 60_000_000), ("b", 40_000_001)], kassign._Columns({"c": Member(["a"])}),
-                             [], kassign.TopicPartition)
-    assert "100000000" in str(kassign._MAX_PARTITIONS)
+        kassign._core.check_partitions({"a": 60_000_000, "b": 40_000_001})
+    with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
+        kassign._core.assign("range", {"c": Member(["a"])}, {"a": 60_000_000, "b": 40_000_001}, None,
+                             kassign.TopicPartition)
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,27 +182,44 @@ def test_member_accepts_bytes_like_user_data():
 # --------------------------------------------------------------------------------------------
 
 
-def _columns(ids):
-    cols = kassign._Columns({f"m{i}": Member(["t"]) for i in range(len(ids))})
-    cols.ids = list(ids)
-    return cols
+class _Pairs(Mapping):
+    """A mapping whose items() may repeat keys (a dict cannot): what the core sees must still be
+    checked for duplicates."""
+
+    def __init__(self, pairs):
+        self.pairs = list(pairs)
+
+    def __getitem__(self, key):
+        return dict(self.pairs)[key]
+
+    def __iter__(self):
+        return (k for k, _ in self.pairs)
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def items(self):
+        return list(self.pairs)
 
 
-def test_core_rejects_duplicate_member_ids():
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_core_rejects_duplicate_member_ids(strategy):
+    members = _Pairs([("a", Member(["t"])), ("b", Member(["t"])), ("a", Member(["t"]))])
     with pytest.raises(ValueError, match='members: duplicate member id "a"'):
-        kassign._core.assign("range", [("t", 4)], _columns(["a", "b", "a"]), [], kassign.TopicPartition)
+        kassign.assign(strategy, members, {"t": 4})
 
 
 def test_core_rejects_duplicate_topics():
     with pytest.raises(ValueError, match='partitions_per_topic: duplicate topic "t"'):
-        kassign._core.assign("range", [("t", 4), ("t", 2)], _columns(["a"]), [], kassign.TopicPartition)
+        kassign.assign("range", {"a": Member(["t"])}, _Pairs([("t", 4), ("t", 2)]))
 
 
-def test_core_rejects_ragged_columns():
-    cols = _columns(["a", "b"])
-    cols.generations = [1]
-    with pytest.raises(ValueError, match="members"):
-        kassign._core.assign("range", [("t", 4)], cols, [], kassign.TopicPartition)
+def test_wire_path_rejects_duplicate_member_ids():
+    from kassign import protocol
+
+    sub = protocol.encode_subscription(["t"])
+    with pytest.raises(ValueError, match='members: duplicate member id "a"'):
+        protocol.assign_wire("range", _Pairs([("a", sub), ("a", sub)]), {"t": 4})
 
 
 # --------------------------------------------------------------------------------------------

@@ -494,8 +494,21 @@ pub fn flatten(groups: &[TopicPartitions]) -> Vec<(&str, i32)> {
         .collect()
 }
 
-fn sort_groups(groups: &[TopicPartitions]) -> Vec<TopicPartitions> {
-    group_sorted(&flatten(groups))
+/// Whether groups are in the writers' layout already: topics strictly increasing, partitions
+/// non-decreasing within a topic.
+fn is_sorted_grouping(groups: &[TopicPartitions]) -> bool {
+    groups.windows(2).all(|w| w[0].topic < w[1].topic)
+        && groups.iter().all(|g| g.partitions.windows(2).all(|w| w[0] <= w[1]))
+}
+
+/// The groups in the writers' layout: borrowed when already sorted (one linear check), sorted and
+/// regrouped otherwise.
+fn sort_groups(groups: &[TopicPartitions]) -> std::borrow::Cow<'_, [TopicPartitions]> {
+    if is_sorted_grouping(groups) {
+        std::borrow::Cow::Borrowed(groups)
+    } else {
+        std::borrow::Cow::Owned(group_sorted(&flatten(groups)))
+    }
 }
 
 fn read_version(r: &mut Reader<'_>, expected: &'static str) -> Result<i16, DecodeError> {

@@ -31,7 +31,7 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Pure-Python ``sticky`` / ``cooperative-sticky``; same contract as :func:`kassign.assign`."""
-    from .. import _check_members, _check_partition_racks, _check_partitions
+    from .. import _check_members, _check_partition_racks, _core
 
     if not isinstance(strategy, str):
         raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
@@ -40,7 +40,7 @@ def assign(
     if options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
     checked = _check_members(members)
-    partitions = _check_partitions(partitions_per_topic)
+    partitions = _core.check_partitions(partitions_per_topic)
     racks = _check_partition_racks(partition_racks)
     prob = Problem(checked, partitions, racks)
     owner = sticky.assign(prob, cooperative=strategy == "cooperative-sticky")
