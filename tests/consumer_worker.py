@@ -184,14 +184,10 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
     def lost() -> None:  # a finished join kafka-python is about to discard (tests/kafka_python_join.py)
         log.write("join-discarded", gen=coord._generation.generation_id)
 
+    # --plain-poll (the control): kafka-python's own waits; discards are only counted.
+    kafka_python_join.install(consumer, on_lost=lost, wait=not args.plain_poll)
     while not _STOP.is_set() and time.monotonic() < deadline:
-        if args.plain_poll:  # the control: kafka-python's poll alone
-            task = coord._join_task
-            if task is not None and task.is_done and task.succeeded():
-                lost()
-            batch = consumer.poll(timeout_ms=100, max_records=args.max_poll_records)
-        else:
-            batch = kafka_python_join.poll(consumer, 100, args.max_poll_records, stop=_STOP, on_lost=lost)
+        batch = consumer.poll(timeout_ms=100, max_records=args.max_poll_records)
         values = [int(r.value) for records in batch.values() for r in records]
         if values:
             log.write("records", values=values)
@@ -211,8 +207,7 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
             log.write("tick", gen=gen.generation_id, member=gen.member_id, proto=gen.protocol,
                       parts=_parts(consumer.assignment()))
             next_tick = now + args.tick
-        if args.plain_poll or not kafka_python_join.join_in_flight(consumer):
-            _throttle(started, consumed, args.rate)
+        _throttle(started, consumed, args.rate)
     if _STOP.is_set():
         log.write("released", parts=_parts(consumer.assignment()))
         consumer.close(autocommit=False)
@@ -292,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tick", type=float, default=0.3)
     p.add_argument("--max-runtime", type=float, default=300.0)
     p.add_argument("--plain-poll", action="store_true",
-                   help="kafka-python: poll without the lost-join work-around (tests/kafka_python_join.py); "
+                   help="kafka-python: without the lost-join work-around (tests/kafka_python_join.py); "
                         "the control for RELIABILITY.md")
     p.add_argument("--coordinator-log-level", default="INFO", help="level of the client's coordinator log (stderr)")
     args = p.parse_args(argv)

@@ -200,11 +200,12 @@ def test_lag_aware_group_on_the_broker(kafka_broker, backlog):
     def run(c):
         try:
             while not stop.is_set():
-                # kafka-python 3.0.12 can discard a finished join between polls (RELIABILITY.md)
-                kafka_python_join.poll(c, 100, stop=stop)
+                c.poll(timeout_ms=100)
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
+    for c in consumers:  # kafka-python 3.0.12 can discard a finished join between polls (RELIABILITY.md)
+        kafka_python_join.install(c)
     threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
     try:
         for t in threads:  # all at once: one rebalance, not one per consumer
