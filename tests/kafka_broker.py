@@ -257,7 +257,12 @@ class KafkaBroker:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         started = time.monotonic()
         with open(self.log_dir / "format.log", "w") as log:
-            fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)),
+            # group.version=1 enables the KIP-848 consumer group protocol (the 4.4 default; explicit
+            # here because tests/test_broker_server_assignors.py relies on it). The cluster id is
+            # passed as --cluster-id=ID: a random id may start with "-", which argparse would take
+            # for an option.
+            fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(props),
+                                            "--feature", "group.version=1"),
                                  stdout=log, stderr=subprocess.STDOUT, timeout=120, check=False)
         if fmt.returncode != 0:
             raise RuntimeError(f"StorageTool format failed:\n{(self.log_dir / 'format.log').read_text()[-4000:]}")
@@ -565,14 +570,17 @@ class GroupRun:
         return self._spawn(name, cmd, client)
 
     def start_java(self, name: str, classpath: str, *, rate: float = 0.0, assignors: str = "cooperative-sticky",
-                   group_instance_id: Optional[str] = None) -> Worker:
-        """A tests/java-consumer process with Apache Kafka's own ``assignors`` (preference order)."""
+                   group_instance_id: Optional[str] = None, topics: Optional[list[str]] = None,
+                   extra: tuple[str, ...] = ()) -> Worker:
+        """A tests/java-consumer process with Apache Kafka's own ``assignors`` (preference order);
+        ``extra`` are more JavaConsumer arguments."""
         java = require_tool("java")
         cmd = [java, "-Xmx160m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
                "kassign.tests.JavaConsumer", "--bootstrap", self.broker.bootstrap, "--group", self.group,
-               "--topics", ",".join(self.topics), "--name", name, "--events", str(self.work_dir / f"{name}.jsonl"),
+               "--topics", ",".join(topics or self.topics), "--name", name,
+               "--events", str(self.work_dir / f"{name}.jsonl"),
                "--session-timeout-ms", str(self.session_timeout_ms), "--rate", str(rate),
-               "--max-runtime", str(self.max_runtime), "--assignors", assignors]
+               "--max-runtime", str(self.max_runtime), "--assignors", assignors, *extra]
         if group_instance_id is not None:
             cmd += ["--group-instance-id", group_instance_id]
         return self._spawn(name, cmd, "java")

@@ -23,7 +23,17 @@ __version__: str = _core.__version__
 _MAX_PARTITIONS: int = _core.MAX_PARTITIONS
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
-_CANONICAL_ORDER = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover")
+_CANONICAL_ORDER = (
+    "range",
+    "roundrobin",
+    "sticky",
+    "cooperative-sticky",
+    "lag-aware",
+    "fair",
+    "failover",
+    "server-uniform",
+    "server-range",
+)
 _RUST_STRATEGIES = frozenset(_core.rust_strategies())
 _AVAILABLE = _RUST_STRATEGIES | frozenset(PYTHON_STRATEGIES)
 
