@@ -179,3 +179,30 @@ def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(job, "MAX_DEFAULT_PARTITIONS", 9)
     assert job.default_partitions(str(snap), 2) == 9
     assert job.default_partitions("hdfs://nn/fleet", 2) == 8  # remote: not read here
+
+
+def test_lag_aware_modes_and_distance_from_the_bound():
+    from kassign.spark.group import VARIANTS, strategy_call, strategy_labels
+
+    assert set(VARIANTS) <= set(strategy_labels()) and set(kassign.STRATEGIES) <= set(strategy_labels())
+    assert strategy_call("lag-aware:global") == ("lag-aware", {"mode": "global"})
+    assert strategy_call("range") == ("range", {})
+    members = pa.Table.from_pylist([
+        {"member_id": "a", "topics": ["t"], "owned_partitions": [{"topic": "t", "partition": 0}], "generation": 3},
+        {"member_id": "b", "topics": ["t"], "owned_partitions": [{"topic": "t", "partition": 1},
+                                                                {"topic": "t", "partition": 2}], "generation": 3},
+    ])
+    # The proposal's worked example: lags 100000, 60000, 50000 (committed 0, so lag = end offset).
+    parts = pa.Table.from_pylist([
+        {"topic": "t", "partition": p, "beginning_offset": 0, "end_offset": e, "committed": 0}
+        for p, e in enumerate([100000, 60000, 50000])])
+    labels = ["range", "lag-aware", "lag-aware:per-topic", "lag-aware:global", "lag-aware:sticky"]
+    rows = {r["strategy"]: r for r in evaluate_group("c", "g", members, parts, labels, churn_rounds=2)}
+    assert all(r["status"] == "ok" for r in rows.values()), rows
+    bound = max(100000, 210000 / 2)
+    for label in ("lag-aware", "lag-aware:per-topic", "lag-aware:global"):
+        assert rows[label]["max_member_lag"] == 110000
+        assert rows[label]["lag_vs_bound"] == pytest.approx(110000 / bound)
+    # range: a [0, 1] = 160000; sticky keeps a's t-0 and b's t-1, t-2 (already the best split).
+    assert rows["range"]["lag_vs_bound"] == pytest.approx(160000 / bound)
+    assert rows["lag-aware:sticky"]["moves"] == 0 and rows["lag-aware:sticky"]["max_member_lag"] == 110000

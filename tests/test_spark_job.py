@@ -32,6 +32,7 @@ if _missing:
         raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
     pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
 
+from kassign.spark.group import strategy_call, strategy_labels  # noqa: E402
 from kassign.spark.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -58,7 +59,8 @@ def _bounded_time():
         signal.signal(signal.SIGALRM, old)
 
 
-STRATEGIES = tuple(kassign.STRATEGIES)
+#: The job's default labels: kassign.STRATEGIES plus lag-aware's other modes (issue 17).
+STRATEGIES = strategy_labels()
 BAD_GROUPS = {
     ("kafka-prod-eu1", "orphan-offsets-only"): "no members",
     ("kafka-prod-eu1", "bad-null-member"): "member_id is null",
@@ -168,7 +170,8 @@ def test_results_equal_kassign_assign_on_the_same_groups(run, snapshot_dir):
         if r["status"] != "ok":
             continue
         members, ppt, lags, racks = inputs[(r["cluster"], r["group_id"])]
-        expected = kassign.assign(r["strategy"], members, ppt, lags=lags, partition_racks=racks)
+        name, options = strategy_call(r["strategy"])
+        expected = kassign.assign(name, members, ppt, lags=lags, partition_racks=racks, **options)
         got = defaultdict(list)
         for d in r["assignment"]:
             got[d["member_id"]].append((d["topic"], d["partition"]))

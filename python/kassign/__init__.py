@@ -49,6 +49,7 @@ __all__ = [
     "ProtocolError",
     "TopicPartition",
     "assign",
+    "assign_lag_aware",
 ]
 
 
@@ -164,6 +165,34 @@ def assign(
             return result
         # Members are checked by their type; counts, the cap, duplicates by the core's model.
         return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def assign_lag_aware(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    *,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    **options: Any,
+) -> Any:
+    """The ``lag-aware`` strategy with a report: how far its busiest member is from the lower bound.
+
+    Same arguments and options as ``assign("lag-aware", ...)``; returns a
+    :class:`kassign.assignors.lag_aware.LagAwareResult` (``assignment``, ``max_member_lag``,
+    ``lower_bound``, ``ratio``, ``greedy_max_member_lag``, ``improvement_moves``, ``kept``, ``mode``).
+    """
+    from .assignors import lag_aware
+
+    checked_members = _check_members(members)
+    partitions = _core.check_partitions(partitions_per_topic)
+    checked_lags = _check_lags(lags)
+    gc_was_enabled = gc.isenabled()
+    if gc_was_enabled:
+        gc.disable()
+    try:
+        return lag_aware.solve(checked_members, partitions, lags=checked_lags, **options)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -62,7 +62,11 @@ STRATEGY_TABLE: tuple[StrategySpec, ...] = (
                  "Arguments:\n"
                  "    lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),\n"
                  "        asked by the leader for the lag of every partition; without it every lag is 0.\n"
-                 "    **options: strategy options of ``lag-aware`` (see :func:`kassign.assign`)."),
+                 "    sticky: keep owned partitions while the count rule allows; members then send their\n"
+                 "        owned partitions as the sticky classes do (``StickyAssignorUserData`` v1).\n"
+                 "        Configure every member of the group the same way.\n"
+                 "    **options: ``mode`` (\"proposal\", \"per-topic\", \"global\"), ``max_skew``, ``improve``,\n"
+                 "        ``min_gain`` (see :mod:`kassign.assignors.lag_aware`)."),
     StrategySpec("FairAssignor", "fair", None,
                  "``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."),
     StrategySpec("FailoverAssignor", "failover", "priority",
@@ -73,15 +77,30 @@ STRATEGY_TABLE: tuple[StrategySpec, ...] = (
 
 #: Strategy name -> how it carries history on the wire (see :class:`StrategySpec`).
 HISTORY: dict[str, Optional[str]] = {spec.name: spec.history for spec in STRATEGY_TABLE}
+#: Strategies whose members carry history only when configured with ``sticky=True`` (then exactly
+#: as "sticky": ``StickyAssignorUserData`` v1); their leader reads it whenever it is sent.
+OPTIONAL_HISTORY: dict[str, str] = {"lag-aware": "sticky"}
 
 
 class LagAwareOptions:
-    """``lag-aware``'s constructor: a lag provider, passed to the strategy as an option."""
+    """``lag-aware``'s constructor: a lag provider, passed to the strategy as an option, and
+    ``sticky=True``, which also makes the member send its owned partitions as the sticky classes do
+    (:data:`OPTIONAL_HISTORY`). Options are checked here, so bad values fail at configuration
+    rather than in the leader's rebalance."""
 
-    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+    sticky: bool = False
+
+    def __init__(self, *, lag_provider: Any = None, sticky: bool = False, rack: Optional[str] = None,
+                 **options: Any) -> None:
+        from .assignors.lag_aware import parse_options
+
         if lag_provider is not None:
             options["lag_provider"] = lag_provider
+        if sticky is not False:
+            options["sticky"] = sticky
+        parse_options(options)
         super().__init__(rack=rack, **options)  # type: ignore[call-arg]
+        self.sticky = sticky is True
 
 
 class FailoverOptions:
@@ -189,6 +208,7 @@ def encode_member_metadata(
     rack: Optional[str] = None,
     priority: Optional[int] = None,
     embed_owned_in_user_data: bool = False,
+    sticky: bool = False,
 ) -> bytes:
     """The subscription bytes a member sends in JoinGroup, matching Java's for the same strategy.
 
@@ -198,9 +218,12 @@ def encode_member_metadata(
     * sticky: v3 with an empty owned list, the generation field and StickyAssignorUserData v1
       (null before the first assignment).
     * failover: v3 with the int32 priority as user data (none when ``priority`` is None).
+    * lag-aware with ``sticky=True``: as sticky (:data:`OPTIONAL_HISTORY`).
     * the others: v3 with topics (and rack) only.
     """
     kind = HISTORY.get(strategy)
+    if sticky and strategy in OPTIONAL_HISTORY:
+        kind = OPTIONAL_HISTORY[strategy]
     topics = sorted(set(topics))
     user_data: Optional[bytes]
     if kind == "coop":
@@ -290,7 +313,7 @@ def member_from_wire(
     owned: Any = owned_partitions or ()
     if not isinstance(generation, int) or isinstance(generation, bool):
         generation = -1
-    kind = HISTORY.get(strategy)
+    kind = HISTORY.get(strategy) or OPTIONAL_HISTORY.get(strategy)
     try:
         if kind == "coop":
             owned, generation = _coop_history(user_data, owned, generation, member_id)

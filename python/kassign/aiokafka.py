@@ -112,6 +112,8 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
     rack: Optional[str] = None
     options: Mapping[str, Any] = {}
     priority: Optional[int] = None
+    #: lag-aware's ``sticky=True`` (set by ``LagAwareAssignor``): send owned partitions as sticky does.
+    sticky: bool = False
 
     def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
         if rack is not None and not isinstance(rack, str):
@@ -134,7 +136,7 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
         state = _store(self).get(current_consumer())
         return encode_member_metadata(self.name, topics, state, rack=self.rack, priority=self.priority,
-                                      embed_owned_in_user_data=True)
+                                      embed_owned_in_user_data=True, sticky=self.sticky)
 
     @hybridmethod
     def on_assignment(self, assignment: Any) -> None:

@@ -16,7 +16,7 @@ Classes (protocol name in brackets): :class:`RangeAssignor` ("range"), :class:`R
 as a configured instance::
 
     FailoverAssignor(priority=10)
-    LagAwareAssignor(lag_provider=provider, mode="global")
+    LagAwareAssignor(lag_provider=provider, sticky=True)
     CooperativeStickyAssignor(rack="eu-west-1a")   # kafka-python does not pass client_rack on
 
 Wire compatibility with Java consumers (same names, same bytes):
@@ -90,6 +90,8 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
     version = 3
     #: failover's priority (set by ``FailoverAssignor``); None elsewhere.
     priority: Optional[int] = None
+    #: lag-aware's ``sticky=True`` (set by ``LagAwareAssignor``): send owned partitions as sticky does.
+    sticky: bool = False
 
     def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
         if self.strategy not in kassign.STRATEGIES:
@@ -108,7 +110,8 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
 
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
-        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, priority=self.priority)
+        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, priority=self.priority,
+                                      sticky=self.sticky)
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         """Remember this consumer's partitions and generation (history for the next rebalance)."""

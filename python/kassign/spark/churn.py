@@ -18,7 +18,7 @@ import random
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import kassign
 from kassign import Member, TopicPartition, quality
@@ -44,9 +44,10 @@ def replay(
     lags: Optional[Mapping[tuple[str, int], int]] = None,
     partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
     seed: int = 0,
+    options: Mapping[str, Any] | None = None,
 ) -> ChurnResult:
     """Replay ``rounds`` leave/join events on the group ``members`` starting from the assignment
-    ``start`` (which ``strategy`` produced for ``members``)."""
+    ``start`` (which ``strategy`` with ``options`` produced for ``members``)."""
     rng = random.Random(seed)
     gen = max((m.generation for m in members.values()), default=-1) + 1
     profile: dict[str, Member] = dict(members)  # subscription/rack/static id of current members
@@ -78,7 +79,7 @@ def replay(
             }
             t0 = time.perf_counter()
             result = kassign.assign(strategy, group, partitions_per_topic, lags=lags,
-                                    partition_racks=partition_racks)
+                                    partition_racks=partition_racks, **(options or {}))
             spent += time.perf_counter() - t0
             rebalances += 1
             gen += 1

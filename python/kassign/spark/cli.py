@@ -161,7 +161,8 @@ def add_fleet(sub: Any) -> None:
     )
     p.add_argument("--snapshot", help="snapshot directory (docs/fleet.md); default: the bundled default fleet")
     p.add_argument("--strategies", nargs="+", metavar="S",
-                   help="strategies to compare (space or comma separated; default: all this build has)")
+                   help="strategies to compare (space or comma separated; default: all this build has, plus "
+                   "lag-aware's other modes lag-aware:per-topic, lag-aware:global, lag-aware:sticky)")
     p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
     p.add_argument("--out", default="fleet-report", help="output directory (default ./fleet-report)")
     p.add_argument("--churn", type=int, default=0, metavar="ROUNDS",

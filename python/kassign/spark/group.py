@@ -63,6 +63,7 @@ RESULT_SCHEMA = pa.schema(
         pa.field("mean_member_lag", pa.float64()),
         pa.field("lag_ratio", pa.float64()),
         pa.field("lag_ratio_bound", pa.float64()),
+        pa.field("lag_vs_bound", pa.float64()),  # busiest member lag / max(top partition lag, mean)
         pa.field("lag_imbalanced", pa.bool_()),
         pa.field("moves", pa.int32()),
         pa.field("kept", pa.int32()),
@@ -230,6 +231,26 @@ def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset
     )
 
 
+#: Fleet strategy labels beyond :data:`kassign.STRATEGIES`: lag-aware's other modes, so the report
+#: compares them (the plain "lag-aware" label is the default mode, the proposal's text).
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "lag-aware:per-topic": ("lag-aware", {"mode": "per-topic"}),
+    "lag-aware:global": ("lag-aware", {"mode": "global"}),
+    "lag-aware:sticky": ("lag-aware", {"sticky": True}),
+}
+
+
+def strategy_labels() -> tuple[str, ...]:
+    """Every label the fleet can run in this build: the strategies, then the variants."""
+    extra = tuple(v for v, (base, _) in VARIANTS.items() if base in kassign.STRATEGIES)
+    return tuple(kassign.STRATEGIES) + extra
+
+
+def strategy_call(label: str) -> tuple[str, dict[str, Any]]:
+    """(strategy, options) of a fleet label (a strategy name or a :data:`VARIANTS` label)."""
+    return VARIANTS.get(label, (label, {}))
+
+
 def _seed(cluster: str, group_id: str, seed: int) -> int:
     """A per-group seed that is the same in every process (Python's hash() is not)."""
     return zlib.crc32(f"{cluster}\x00{group_id}\x00{seed}".encode())
@@ -237,9 +258,10 @@ def _seed(cluster: str, group_id: str, seed: int) -> int:
 
 def run_strategy(strategy: str, g: GroupInput) -> tuple[dict[str, list[TopicPartition]], float]:
     """kassign.assign on the group; returns (assignment, milliseconds)."""
+    name, options = strategy_call(strategy)
     t0 = time.perf_counter()
-    result = kassign.assign(strategy, g.members, g.partitions_per_topic, lags=g.lags,
-                            partition_racks=g.partition_racks)
+    result = kassign.assign(name, g.members, g.partitions_per_topic, lags=g.lags,
+                            partition_racks=g.partition_racks, **options)
     return result, (time.perf_counter() - t0) * 1000.0
 
 
@@ -299,9 +321,13 @@ def evaluate_group(
                                  assignable=assignable, lag_bound=bound)
             row.update(q.as_dict())
             row.update(status="ok", time_ms=ms)
+            if q.lag_ratio is not None and q.lag_ratio_bound:
+                row["lag_vs_bound"] = q.lag_ratio / q.lag_ratio_bound
             if churn_rounds > 0:
-                c = replay(s, g.members, g.partitions_per_topic, result, rounds=churn_rounds,
-                           lags=g.lags, partition_racks=g.partition_racks, seed=_seed(cluster, group_id, seed))
+                name, options = strategy_call(s)
+                c = replay(name, g.members, g.partitions_per_topic, result, rounds=churn_rounds,
+                           lags=g.lags, partition_racks=g.partition_racks, seed=_seed(cluster, group_id, seed),
+                           options=options)
                 row.update(churn_rounds=c.rounds, churn_rebalances=c.rebalances, churn_moves=c.moves,
                            churn_time_ms=c.time_ms)
             if with_assignment:

@@ -24,8 +24,6 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-import kassign
-
 from ..snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 from .group import result_schema
 
@@ -55,14 +53,18 @@ class FleetConfig:
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
-    """The requested strategies, or all of kassign.STRATEGIES; unknown names are a FleetError."""
+    """The requested strategies, or every label of :func:`kassign.spark.group.strategy_labels`
+    (kassign.STRATEGIES and lag-aware's modes); unknown names are a FleetError."""
+    from .group import strategy_labels
+
+    labels = strategy_labels()
     if not strategies:
-        return tuple(kassign.STRATEGIES)
-    unknown = [s for s in strategies if s not in kassign.STRATEGIES]
+        return labels
+    unknown = [s for s in strategies if s not in labels]
     if unknown:
         raise FleetError(
             f"unknown strateg{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))}; "
-            f"this build has: {', '.join(kassign.STRATEGIES)}"
+            f"this build has: {', '.join(labels)}"
         )
     return tuple(dict.fromkeys(strategies))
 

@@ -25,6 +25,10 @@ SUMMARY_COLUMNS = [
     ("lag_ratio_median", "lag max/mean median"),
     ("lag_bound_median", "best possible median"),
     ("lag_imbalanced_pct", f"lag max/mean > {IMBALANCE_THRESHOLD:.2f}"),
+    ("lag_vs_bound_median", "busiest/bound median"),
+    ("lag_vs_bound_p90", "busiest/bound p90"),
+    ("lag_vs_bound_mean", "busiest/bound mean"),
+    ("lag_worse_than_range_pct", "lag worse than range"),
     ("moves", "moves"),
     ("moved_pct", "moved % of owned"),
     ("rack_locality", "rack-local"),
@@ -42,6 +46,11 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
     import pandas as pd
 
     df = results.to_pandas()
+    if "lag_vs_bound" not in df.columns:  # results written before the column existed
+        df["lag_vs_bound"] = df.lag_ratio / df.lag_ratio_bound
+    key = ["cluster", "group_id"]
+    range_max = (df[(df.strategy == "range") & (df.status == "ok")].set_index(key).max_member_lag
+                 if "range" in strategies else None)
     rows = []
     for s in strategies:
         d = df[df.strategy == s]
@@ -50,6 +59,13 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
         eligible = ok.rack_eligible.sum()
         owned = (ok.moves + ok.kept).sum()
         lag_groups = ok[ok.lag_ratio.notna()]
+        vs = lag_groups.lag_vs_bound.dropna()
+        if range_max is not None and len(lag_groups):
+            ref = range_max.reindex(pd.MultiIndex.from_frame(lag_groups[key])).to_numpy()
+            worse = (lag_groups.max_member_lag.to_numpy() > ref)[~np.isnan(ref.astype(float))]
+            worse_pct = worse.mean() if len(worse) else np.nan
+        else:
+            worse_pct = np.nan
         rows.append(
             {
                 "strategy": s,
@@ -60,6 +76,10 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
                 "lag_ratio_median": lag_groups.lag_ratio.median() if len(lag_groups) else np.nan,
                 "lag_bound_median": lag_groups.lag_ratio_bound.median() if len(lag_groups) else np.nan,
                 "lag_imbalanced_pct": lag_groups.lag_imbalanced.mean() if len(lag_groups) else np.nan,
+                "lag_vs_bound_median": vs.median() if len(vs) else np.nan,
+                "lag_vs_bound_p90": vs.quantile(0.9) if len(vs) else np.nan,
+                "lag_vs_bound_mean": vs.mean() if len(vs) else np.nan,
+                "lag_worse_than_range_pct": worse_pct,
                 "moves": int(ok.moves.sum()),
                 "moved_pct": ok.moves.sum() / owned if owned else np.nan,
                 "rack_locality": ok.rack_local.sum() / eligible if eligible else np.nan,
@@ -78,10 +98,12 @@ def _fmt(col: str, v: Any) -> str:
 
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
-    if col in ("spread_le1", "lag_imbalanced_pct", "moved_pct", "rack_locality"):
+    if col in ("spread_le1", "lag_imbalanced_pct", "moved_pct", "rack_locality", "lag_worse_than_range_pct"):
         return f"{100 * v:.1f}%"
     if col in ("lag_ratio_median", "lag_bound_median"):
         return f"{v:.2f}"
+    if col in ("lag_vs_bound_median", "lag_vs_bound_p90", "lag_vs_bound_mean"):
+        return f"{v:.3f}"
     if col in ("time_s",):
         return f"{v:.2f}"
     if col in ("time_p95_ms",):
@@ -148,6 +170,28 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
                  f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
                  f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
                  f"the best any assignment could do (a hot partition cannot be split)."))
+
+    # 1b. distance from the lower bound: ECDF of busiest member lag / bound
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    vs_all = ok.lag_ratio / ok.lag_ratio_bound
+    for s in strategies:
+        v = np.sort(vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy())
+        if len(v):
+            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
+    ax.set_xlim(0.9, 3.0)  # groups beyond 3x (failover, by design) are off the right edge
+    ax.set_xlabel("busiest member lag / lower bound (1 = best possible; cut at 3)")
+    ax.set_ylabel("share of groups")
+    ax.set_title("Distance from the lower bound per group")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "lag_vs_bound.png"), dpi=110)
+    plt.close(fig)
+    made.append(("lag_vs_bound.png", "Distance from the lower bound",
+                 "Cumulative share of groups by the busiest member's lag over the lower bound max(largest "
+                 "partition lag, total lag / members); 1.0 is the best any assignment could do (below 1: "
+                 "partitions withheld for a follow-up round). Every group's value per strategy is in "
+                 "lag_vs_bound.csv."))
 
     # 2. count spread buckets
     buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]
@@ -294,6 +338,29 @@ def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Opti
          "best measured", "busiest member lag", "max/mean", "moves"], rows)
 
 
+def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int = 20) -> str | None:
+    """Every group's distance from the lower bound per strategy -> ``lag_vs_bound.csv``; the HTML
+    table shows the groups farthest from it under the default lag-aware (or the first strategy)."""
+    ok = df[(df.status == "ok") & df.lag_ratio.notna() & df.lag_ratio_bound.notna()]
+    if ok.empty:
+        return None
+    ok = ok.assign(vs=ok.lag_ratio / ok.lag_ratio_bound)
+    wide = ok.pivot_table(index=["cluster", "group_id"], columns="strategy", values="vs", aggfunc="first")
+    wide = wide[[s for s in strategies if s in wide.columns]]
+    sizes = ok.drop_duplicates(["cluster", "group_id"]).set_index(["cluster", "group_id"])[["members", "partitions"]]
+    sizes = sizes.astype("int64")
+    wide = sizes.join(wide, how="right")
+    wide.to_csv(os.path.join(out_dir, "lag_vs_bound.csv"), float_format="%.4f")
+    lead = "lag-aware" if "lag-aware" in wide.columns else next((s for s in strategies if s in wide.columns), None)
+    if lead is None:
+        return None
+    top = wide.sort_values(lead, ascending=False).head(limit)
+    cols = [s for s in strategies if s in wide.columns]
+    rows = [[c, g, f"{int(r.members):,}", f"{int(r.partitions):,}"]
+            + [("-" if r[s] != r[s] else f"{r[s]:.3f}") for s in cols] for (c, g), r in top.iterrows()]
+    return _html_table(["cluster", "group", "members", "partitions", *cols], rows)
+
+
 def _migration_section(df: Any, out_dir: str) -> tuple[list[str], Optional[tuple[str, str, str]]]:
     """HTML of the "moving to the consumer protocol" view (kassign.spark.migration); the full
     per-group view goes to migration.csv."""
@@ -373,6 +440,7 @@ def write_report(run: Any, out_dir: str) -> str:
                                [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()])
     err_rows = [[r.cluster, r.group_id, r.strategy, str(r.error)] for _, r in errors.head(50).iterrows()]
     switch = _switch_table(df, strategies)
+    bound_table = _bound_table(df, strategies, out_dir)
     now = _dt.datetime.now().isoformat(timespec="seconds")
     plot_html = "".join(
         f'<figure><img src="{html.escape(f)}" alt="{html.escape(t)}"><figcaption><b>{html.escape(t)}.</b> '
@@ -398,10 +466,20 @@ def write_report(run: Any, out_dir: str) -> str:
         f"total lag over the mean member lag (groups with lag only); above {IMBALANCE_THRESHOLD:.2f} "
         "(Cruise Control's default) a group is flagged. <i>moves</i> counts partitions that leave their "
         "current owner. <i>unassigned</i> are partitions left for a follow-up round (cooperative-sticky "
-        "withholds partitions that change owner).</p>",
+        "withholds partitions that change owner). <i>busiest/bound</i> is the busiest member's lag over the "
+        "lower bound max(largest partition lag, total lag / members) (1.0 = best possible); <i>lag worse "
+        "than range</i> is the share of groups whose busiest member gets more lag than under range. "
+        "<i>lag-aware</i> is the default mode (the proposal's text); <i>lag-aware:per-topic</i> the "
+        "prototype's rule, <i>lag-aware:global</i> counts balanced overall, <i>lag-aware:sticky</i> keeps "
+        "owned partitions.</p>",
         "<h2>Plots</h2>",
         plot_html,
     ]
+    if bound_table:
+        parts += ["<h2>Distance from the lower bound per group</h2>"
+                  "<p>Busiest member lag / lower bound for every strategy, the 20 groups farthest from the "
+                  "bound under the default lag-aware first. Every group: <code>lag_vs_bound.csv</code>.</p>",
+                  bound_table]
     parts += migration_html
     if switch:
         parts += ["<h2>Groups that gain most from switching</h2>"
