@@ -261,6 +261,31 @@ def results_path(smoke: bool, override: Optional[Path] = None) -> Path:
     return override or RESULTS_DIR / ("smoke.json" if smoke else "full.json")
 
 
+#: Cells of the KIP-848 server-* strategies (issue 16), kept apart from full.json:
+#: `run_all.py --results benches/results/server.json --strategies server-uniform server-range ...`.
+SERVER_RESULTS = RESULTS_DIR / "server.json"
+
+
+def with_server_cells(data: dict, smoke: bool) -> dict:
+    """The data to render: full.json's cells plus the server-* cells of results/server.json. When
+    ``data`` is itself a server-only run, full.json is the base it is laid over."""
+    if smoke:
+        return data
+    cells = data.get("cells", {})
+    server_only = bool(cells) and all(k.split("|")[1] in C.SERVER_STRATEGIES for k in cells)
+    base = data
+    full = RESULTS_DIR / "full.json"
+    if server_only and full.exists():
+        base = json.loads(full.read_text())
+    merged = dict(base.get("cells", {}))
+    if SERVER_RESULTS.exists():
+        extra = json.loads(SERVER_RESULTS.read_text()).get("cells", {})
+        merged.update({k: v for k, v in extra.items() if k.split("|")[1] in C.SERVER_STRATEGIES})
+    if server_only:
+        merged.update(cells)
+    return {**base, "cells": merged}
+
+
 def save(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -279,7 +304,9 @@ def run(args) -> dict:
     # Smallest first, so "> cap" on a smaller case can stand for a larger one.
     names.sort(key=lambda n: (sizes[n.split("/")[0]][0] * sizes[n.split("/")[0]][1], n))
     contenders = [c for c in C.ALL_CONTENDERS if not args.contenders or c in args.contenders]
-    strategies = [s for s in C.STRATEGIES + C.SERVER_STRATEGIES if not args.strategies or s in args.strategies]
+    # The KIP-848 server-* strategies run only when named (their cells live in results/server.json).
+    strategies = [s for s in C.STRATEGIES + C.SERVER_STRATEGIES
+                  if (s in args.strategies if args.strategies else s in C.STRATEGIES)]
 
     unavailable: dict[str, str] = {}
     if "java" in contenders:
@@ -1020,6 +1047,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     md.parent.mkdir(parents=True, exist_ok=True)
     png.parent.mkdir(parents=True, exist_ok=True)
     # The report links the PNG relative to itself.
+    data = with_server_cells(data, smoke)
     render(data, md, os.path.relpath(png, md.parent))
     plot(data, png)
     print(f"wrote {md} and {png}")
