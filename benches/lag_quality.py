@@ -102,7 +102,7 @@ def count_rule_bound(lags: Lags, topics: Mapping[str, int], n: int) -> int:
     for t, count in topics.items():
         vals = sorted(lags[(t, p)] for p in range(count) if (t, p) != hot)
         need = count // n - (1 if t == hot[0] else 0)
-        total += sum(vals[:max(need, 0)])
+        total += sum(vals[: max(need, 0)])
     return total
 
 
@@ -114,8 +114,9 @@ def lpt_max(lags: Lags, n: int) -> int:
     return max(heap)
 
 
-def measure(shapes: Mapping[str, Mapping[str, int]] = SHAPES, exponents: Sequence[float] = EXPONENTS,
-            seed: int = SEED) -> dict:
+def measure(
+    shapes: Mapping[str, Mapping[str, int]] = SHAPES, exponents: Sequence[float] = EXPONENTS, seed: int = SEED
+) -> dict:
     """{(shape, s): {"rows": {label: {"max": .., "min": .., "ratio": ..}}, "mean": .., "bound": ..,
     "lpt": .., "result": {label: assignment}}}"""
     out = {}
@@ -124,16 +125,27 @@ def measure(shapes: Mapping[str, Mapping[str, int]] = SHAPES, exponents: Sequenc
         for s in exponents:
             lags = zipf_lags(topics, s, seed)
             mean = sum(lags.values()) / len(members)
-            cell = {"mean": mean, "bound": lower_bound(lags, len(members)), "lpt": lpt_max(lags, len(members)),
-                    "count_bound": count_rule_bound(lags, topics, len(members)),
-                    "rows": {}, "result": {}, "lags": lags, "members": members, "topics": dict(topics)}
+            cell = {
+                "mean": mean,
+                "bound": lower_bound(lags, len(members)),
+                "lpt": lpt_max(lags, len(members)),
+                "count_bound": count_rule_bound(lags, topics, len(members)),
+                "rows": {},
+                "result": {},
+                "lags": lags,
+                "members": members,
+                "topics": dict(topics),
+            }
             for label, strategy, options in CONTENDERS:
                 if strategy not in kassign.STRATEGIES:
                     continue
                 result = kassign.assign(strategy, members, topics, lags=lags, **options)
                 per = member_lags(result, lags)
-                cell["rows"][label] = {"max": max(per.values()), "min": min(per.values()),
-                                       "ratio": max(per.values()) / mean}
+                cell["rows"][label] = {
+                    "max": max(per.values()),
+                    "min": min(per.values()),
+                    "ratio": max(per.values()) / mean,
+                }
                 cell["result"][label] = result
             out[(shape, s)] = cell
     return out
@@ -147,10 +159,14 @@ def table(data: dict) -> str:
     lines = [head, sep]
     for label in labels:
         lines.append(f"| {label} | " + " | ".join(f"{data[c]['rows'][label]['ratio']:.2f}" for c in cols) + " |")
-    lines.append("| LPT, no count constraint | " + " | ".join(f"{data[c]['lpt'] / data[c]['mean']:.2f}" for c in cols)
-                 + " |")
-    lines.append("| per-topic count rule bound | "
-                 + " | ".join(f"{data[c]['count_bound'] / data[c]['mean']:.2f}" for c in cols) + " |")
+    lines.append(
+        "| LPT, no count constraint | " + " | ".join(f"{data[c]['lpt'] / data[c]['mean']:.2f}" for c in cols) + " |"
+    )
+    lines.append(
+        "| per-topic count rule bound | "
+        + " | ".join(f"{data[c]['count_bound'] / data[c]['mean']:.2f}" for c in cols)
+        + " |"
+    )
     lines.append("| lower bound | " + " | ".join(f"{data[c]['bound'] / data[c]['mean']:.2f}" for c in cols) + " |")
     return "\n".join(lines)
 
@@ -162,12 +178,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     data = measure(seed=args.seed)
     if args.json:
-        print(json.dumps({f"{shape} s={s}": {k: v for k, v in cell.items()
-                                             if k in ("mean", "bound", "lpt", "count_bound", "rows")}
-                          for (shape, s), cell in data.items()}, indent=1))
+        print(
+            json.dumps(
+                {
+                    f"{shape} s={s}": {
+                        k: v for k, v in cell.items() if k in ("mean", "bound", "lpt", "count_bound", "rows")
+                    }
+                    for (shape, s), cell in data.items()
+                },
+                indent=1,
+            )
+        )
     else:
-        print(f"max member lag / mean member lag; {PARTITIONS} partitions, {MEMBERS} members, "
-              f"Zipf lags SCALE/r^s, seed {args.seed}, kassign {kassign.__version__}\n")
+        print(
+            f"max member lag / mean member lag; {PARTITIONS} partitions, {MEMBERS} members, "
+            f"Zipf lags SCALE/r^s, seed {args.seed}, kassign {kassign.__version__}\n"
+        )
         print(table(data))
     return 0
 

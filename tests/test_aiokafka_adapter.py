@@ -11,11 +11,10 @@ import textwrap
 
 import pytest
 
-import kassign
-
 # aiokafka is pinned in requirements-dev.txt: a missing client fails here, it is never skipped.
 from aiokafka.coordinator.protocol import ConsumerProtocol
 
+import kassign
 import kassign.aiokafka as kaio
 
 
@@ -27,7 +26,7 @@ class Reader:
 
     def take(self, n: int) -> bytes:
         assert self.pos + n <= len(self.data), "truncated"
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -151,8 +150,9 @@ def _partitions(assignment) -> list[tuple[str, int]]:
 def test_leader_range_through_aiokafka_structs():
     # Range by hand (docs/strategies/range.md): t has 5 partitions over c1, c2 -> c1 gets 0-2, c2 3-4;
     # u (3 partitions) only c2 subscribes to; "gone" has no metadata and is skipped.
-    members = _leader_members({"c1": kaio.RangeAssignor, "c2": kaio.RangeAssignor()},
-                              {"c1": ["t"], "c2": ["t", "u", "gone"]})
+    members = _leader_members(
+        {"c1": kaio.RangeAssignor, "c2": kaio.RangeAssignor()}, {"c1": ["t"], "c2": ["t", "u", "gone"]}
+    )
     result = kaio.RangeAssignor.assign(FakeCluster({"t": 5, "u": 3}), members)
     assert set(result) == {"c1", "c2"}
     assert _partitions(result["c1"]) == [("t", 0), ("t", 1), ("t", 2)]
@@ -257,14 +257,20 @@ def test_leader_lag_aware_sticky_keeps_owned_partitions():
     # The same members under a non-sticky leader: history is ignored (fresh proposal assignment).
     fresh = kaio.LagAwareAssignor(lag_provider=provider).assign(FakeCluster({"t": 6}), members)
     assert {m: _partitions(a) for m, a in fresh.items()} == {
-        "c1": [("t", 0), ("t", 3)], "c2": [("t", 1), ("t", 4)], "c3": [("t", 2), ("t", 5)]}
+        "c1": [("t", 0), ("t", 3)],
+        "c2": [("t", 1), ("t", 4)],
+        "c3": [("t", 2), ("t", 5)],
+    }
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"sticky": "yes"}, "sticky: expected True or False"),
-    ({"mode": "nope"}, "mode: expected one of"),
-    ({"min_gain": 0.2}, "min_gain: only applies with sticky=True"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"sticky": "yes"}, "sticky: expected True or False"),
+        ({"mode": "nope"}, "mode: expected one of"),
+        ({"min_gain": 0.2}, "min_gain: only applies with sticky=True"),
+    ],
+)
 def test_lag_aware_bad_options_fail_at_configuration(kwargs, match):
     with pytest.raises(ValueError, match=match):
         kaio.LagAwareAssignor(**kwargs)

@@ -51,8 +51,13 @@ def _lower_bound_brute(lags, n):
 
 def test_benchmark_covers_the_issue_rows(data):
     labels = set(next(iter(data.values()))["rows"])
-    assert {"range", "roundrobin", "lag-aware (default: proposal)", "lag-aware per-topic (prototype)",
-            "lag-aware global"} <= labels
+    assert {
+        "range",
+        "roundrobin",
+        "lag-aware (default: proposal)",
+        "lag-aware per-topic (prototype)",
+        "lag-aware global",
+    } <= labels
     if "sticky" in kassign.STRATEGIES:
         assert "sticky (fresh)" in labels
     for cell in data.values():

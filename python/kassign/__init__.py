@@ -2,15 +2,18 @@
 
 >>> import kassign
 >>> members = {"c1": kassign.Member(["t"]), "c2": kassign.Member(["t"])}
->>> kassign.assign("range", members, {"t": 3})
-{'c1': [TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)], 'c2': [TopicPartition(topic='t', partition=2)]}
+>>> result = kassign.assign("range", members, {"t": 3})
+>>> result["c1"]
+[TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)]
+>>> result["c2"]
+[TopicPartition(topic='t', partition=2)]
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from . import _core
 from ._core import InternalError, ProtocolError
@@ -97,7 +100,7 @@ def _check_partition_racks(partition_racks: Any) -> list[tuple[str, int, list[st
     return out
 
 
-def _check_lags(lags: Any) -> Optional[dict[tuple[str, int], int]]:
+def _check_lags(lags: Any) -> dict[tuple[str, int], int] | None:
     if lags is None:
         return None
     if not isinstance(lags, Mapping):
@@ -119,8 +122,8 @@ def assign(
     members: Mapping[str, Member],
     partitions_per_topic: Mapping[str, int],
     *,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
-    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Assign the partitions of ``partitions_per_topic`` to ``members`` with ``strategy``.

@@ -37,7 +37,7 @@ kept per consumer, even when one instance is shared by several consumers in a pr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any
 
 from ._adapter_common import client_missing
 
@@ -89,11 +89,11 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
     strategy = ""
     version = 3
     #: failover's priority (set by ``FailoverAssignor``); None elsewhere.
-    priority: Optional[int] = None
+    priority: int | None = None
     #: lag-aware's ``sticky=True`` (set by ``LagAwareAssignor``): send owned partitions as sticky does.
     sticky: bool = False
 
-    def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, *, rack: str | None = None, **options: Any) -> None:
         if self.strategy not in kassign.STRATEGIES:
             raise ImportError(
                 f"kassign strategy {self.strategy!r} is not in this build (available: {', '.join(kassign.STRATEGIES)})"
@@ -110,8 +110,9 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
 
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
-        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, priority=self.priority,
-                                      sticky=self.sticky)
+        return encode_member_metadata(
+            self.name, topics, self._state(), rack=self.rack, priority=self.priority, sticky=self.sticky
+        )
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         """Remember this consumer's partitions and generation (history for the next rebalance)."""
@@ -182,7 +183,7 @@ class _Cooperative:
     assignors, in which case the consumer owns nothing when it joins)."""
 
     name: str
-    rack: Optional[str]
+    rack: str | None
     _states: StateStore
 
     def supported_protocols(self) -> list[Any]:

@@ -20,8 +20,8 @@ import os
 import struct
 import sys
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any, Callable, Optional
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -125,7 +125,7 @@ def read_schema(path: str) -> pa.Schema:
     return ds.dataset(path, format="parquet").schema
 
 
-def check_snapshot(snapshot_dir: str) -> dict[str, Optional[pa.Schema]]:
+def check_snapshot(snapshot_dir: str) -> dict[str, pa.Schema | None]:
     """Check that ``snapshot_dir`` holds a readable snapshot; return each table's file schema
     (None for an absent optional table).
 
@@ -134,7 +134,7 @@ def check_snapshot(snapshot_dir: str) -> dict[str, Optional[pa.Schema]]:
     """
     if not os.path.isdir(snapshot_dir):
         raise SnapshotError(f"snapshot {snapshot_dir!r}: not a directory")
-    found: dict[str, Optional[pa.Schema]] = {}
+    found: dict[str, pa.Schema | None] = {}
     for name, schema in TABLES.items():
         path = table_path(snapshot_dir, name)
         if not os.path.exists(path):
@@ -248,11 +248,11 @@ class _Reader:
     def i32(self) -> int:
         return int(struct.unpack(">i", self.take(4))[0])
 
-    def string(self) -> Optional[str]:
+    def string(self) -> str | None:
         n = self.i16()
         return None if n < 0 else self.take(n).decode("utf-8")
 
-    def bytes_(self) -> Optional[bytes]:
+    def bytes_(self) -> bytes | None:
         n = self.i32()
         return None if n < 0 else self.take(n)
 
@@ -290,8 +290,9 @@ def _fallback_decode_subscription(data: bytes) -> Any:
         generation = r.i32()
     if version >= 3 and not r.at_end():
         rack = r.string() or None
-    return _Decoded(version=version, topics=topics, user_data=user_data, owned_partitions=owned,
-                    generation=generation, rack=rack)
+    return _Decoded(
+        version=version, topics=topics, user_data=user_data, owned_partitions=owned, generation=generation, rack=rack
+    )
 
 
 def _fallback_decode_assignment(data: bytes) -> Any:
@@ -304,7 +305,7 @@ def _fallback_decode_assignment(data: bytes) -> Any:
     return _Decoded(version=version, partitions=partitions, user_data=user_data)
 
 
-def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
+def _user_data_generation(protocol: str, user_data: bytes | None) -> int:
     """The generation carried in user data by cooperative-sticky (int32) and sticky (v1), decoded
     with kassign.protocol when present; -1 when absent or undecodable (as Java does)."""
     if not user_data:
@@ -330,7 +331,7 @@ def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
     return -1
 
 
-def _as_bytes(value: Any) -> Optional[bytes]:
+def _as_bytes(value: Any) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -374,10 +375,10 @@ def _chunks(items: Sequence[Any], n: int) -> Iterable[Sequence[Any]]:
 def collect(
     bootstrap_servers: str,
     *,
-    cluster: Optional[str] = None,
-    groups: Optional[Sequence[str]] = None,
+    cluster: str | None = None,
+    groups: Sequence[str] | None = None,
     progress: bool = True,
-    admin_config: Optional[dict[str, Any]] = None,
+    admin_config: dict[str, Any] | None = None,
 ) -> dict[str, pa.Table]:
     """Read the consumer groups, members, partitions and offsets of one Kafka cluster.
 
@@ -404,9 +405,7 @@ def collect(
         listed = admin.list_groups()
         group_type = {g["group_id"]: g.get("group_type") or None for g in listed}
         if groups is None:
-            group_ids = sorted(
-                g["group_id"] for g in listed if g.get("protocol_type") in ("consumer", "", None)
-            )
+            group_ids = sorted(g["group_id"] for g in listed if g.get("protocol_type") in ("consumer", "", None))
         else:
             group_ids = list(groups)
         # KIP-848 groups are described with ConsumerGroupDescribe, not DescribeGroups.
@@ -424,18 +423,25 @@ def collect(
                     continue
                 protocol = d.get("protocol_data") or ""
                 group_rows.append(
-                    {"cluster": cluster_name, "group_id": gid, "state": d.get("group_state"),
-                     "protocol_type": d.get("protocol_type"), "protocol": protocol,
-                     "group_protocol": group_type.get(gid)}
+                    {
+                        "cluster": cluster_name,
+                        "group_id": gid,
+                        "state": d.get("group_state"),
+                        "protocol_type": d.get("protocol_type"),
+                        "protocol": protocol,
+                        "group_protocol": group_type.get(gid),
+                    }
                 )
                 for m in d.get("members", []):
-                    member_rows.append(_member_row(cluster_name, gid, protocol, m, decode_subscription,
-                                                   decode_assignment))
+                    member_rows.append(
+                        _member_row(cluster_name, gid, protocol, m, decode_subscription, decode_assignment)
+                    )
             bar.update(len(chunk))
         bar.close()
         if modern:
-            g_rows, m_rows = _describe_consumer_protocol_groups(bootstrap_servers, cluster_name, modern,
-                                                                 admin_config or {})
+            g_rows, m_rows = _describe_consumer_protocol_groups(
+                bootstrap_servers, cluster_name, modern, admin_config or {}
+            )
             group_rows += g_rows
             member_rows += m_rows
             group_ids = sorted(group_ids + modern)
@@ -448,15 +454,18 @@ def collect(
                 for gid, offs in fetched.items():
                     for tp, om in offs.items():
                         offset_rows.append(
-                            {"cluster": cluster_name, "group_id": gid, "topic": tp.topic,
-                             "partition": tp.partition, "offset": int(om.offset)}
+                            {
+                                "cluster": cluster_name,
+                                "group_id": gid,
+                                "topic": tp.topic,
+                                "partition": tp.partition,
+                                "offset": int(om.offset),
+                            }
                         )
             bar.update(len(chunk))
         bar.close()
 
-        topics = sorted(
-            {t for r in member_rows for t in r["topics"]} | {r["topic"] for r in offset_rows}
-        )
+        topics = sorted({t for r in member_rows for t in r["topics"]} | {r["topic"] for r in offset_rows})
         described_topics = admin.describe_topics(topics) if topics else []
         part_rows: list[dict[str, Any]] = []
         tps = []
@@ -466,8 +475,14 @@ def collect(
             for p in t.get("partitions", []):
                 racks = sorted({r for n in p.get("replica_nodes", []) if (r := broker_rack.get(n))})
                 part_rows.append(
-                    {"cluster": cluster_name, "topic": t["name"], "partition": p["partition_index"],
-                     "replica_racks": racks, "beginning_offset": None, "end_offset": None}
+                    {
+                        "cluster": cluster_name,
+                        "topic": t["name"],
+                        "partition": p["partition_index"],
+                        "replica_racks": racks,
+                        "beginning_offset": None,
+                        "end_offset": None,
+                    }
                 )
                 tps.append(KTP(t["name"], p["partition_index"]))
         bar = Progress("log offsets", len(tps), stream)
@@ -525,24 +540,46 @@ def _describe_consumer_protocol_groups(
     for gid in group_ids:
         d = futures[gid].result()
         state = d.state.name.title() if isinstance(d.state, ConsumerGroupState) else str(d.state)
-        group_rows.append({"cluster": cluster, "group_id": gid, "state": state, "protocol_type": "consumer",
-                           "protocol": d.partition_assignor or "", "group_protocol": "consumer"})
+        group_rows.append(
+            {
+                "cluster": cluster,
+                "group_id": gid,
+                "state": state,
+                "protocol_type": "consumer",
+                "protocol": d.partition_assignor or "",
+                "group_protocol": "consumer",
+            }
+        )
         for m in d.members:
             current = sorted((tp.topic, tp.partition) for tp in (m.assignment.topic_partitions if m.assignment else []))
             target = [tp.topic for tp in (m.target_assignment.topic_partitions if m.target_assignment else [])]
-            member_rows.append({
-                "cluster": cluster, "group_id": gid, "member_id": m.member_id,
-                "group_instance_id": m.group_instance_id, "client_id": m.client_id, "host": m.host,
-                "rack": None, "topics": sorted({t for t, _ in current} | set(target)),
-                "owned_partitions": [{"topic": t, "partition": p} for t, p in current],
-                "generation": -1, "user_data": None, "assignment_user_data": None,
-            })
+            member_rows.append(
+                {
+                    "cluster": cluster,
+                    "group_id": gid,
+                    "member_id": m.member_id,
+                    "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id,
+                    "host": m.host,
+                    "rack": None,
+                    "topics": sorted({t for t, _ in current} | set(target)),
+                    "owned_partitions": [{"topic": t, "partition": p} for t, p in current],
+                    "generation": -1,
+                    "user_data": None,
+                    "assignment_user_data": None,
+                }
+            )
     return group_rows, member_rows
 
 
-def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any],
-                decode_subscription: Callable[[bytes], Any],
-                decode_assignment: Callable[[bytes], Any]) -> dict[str, Any]:
+def _member_row(
+    cluster: str,
+    group_id: str,
+    protocol: str,
+    m: dict[str, Any],
+    decode_subscription: Callable[[bytes], Any],
+    decode_assignment: Callable[[bytes], Any],
+) -> dict[str, Any]:
     topics: list[str] = []
     owned: list[dict[str, Any]] = []
     generation, rack, user_data, assignment_user_data = -1, None, None, None

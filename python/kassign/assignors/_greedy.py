@@ -26,8 +26,9 @@ its true count with its true lag.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from heapq import heappop, heappush, heapreplace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .._types import TopicPartition
@@ -49,10 +50,11 @@ class _Pool:
 class Balancer:
     """Counts and lags of ``n`` members, with least-loaded selection over eligible subsets."""
 
-    __slots__ = ("count", "lag", "_version", "_pools_of", "_pools", "_keep", "_max_count")
+    __slots__ = ("_keep", "_max_count", "_pools", "_pools_of", "_version", "count", "lag")
 
-    def __init__(self, n: int, count: int = 0, lags: Sequence[int] | None = None,
-                 counts: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, n: int, count: int = 0, lags: Sequence[int] | None = None, counts: Sequence[int] | None = None
+    ) -> None:
         """``n`` members starting with ``count`` partitions each (or ``counts[i]``) and ``lags``."""
         self.count = list(counts) if counts is not None else [count] * n
         self.lag = list(lags) if lags is not None else [0] * n

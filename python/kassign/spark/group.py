@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -23,14 +23,29 @@ from .churn import replay
 
 #: Columns of the member side of a group (the snapshot's members table).
 MEMBER_COLUMNS = (
-    "member_id", "group_instance_id", "client_id", "host", "rack", "topics", "owned_partitions",
-    "generation", "user_data", "assignment_user_data",
+    "member_id",
+    "group_instance_id",
+    "client_id",
+    "host",
+    "rack",
+    "topics",
+    "owned_partitions",
+    "generation",
+    "user_data",
+    "assignment_user_data",
 )
 #: Columns of the partition side: the group's partitions joined with its committed offsets, plus
 #: one marker row per known group (``topic`` null) that carries the groups table's state/protocol.
 PARTITION_COLUMNS = (
-    "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed", "state",
-    "protocol", "group_protocol",
+    "topic",
+    "partition",
+    "replica_racks",
+    "beginning_offset",
+    "end_offset",
+    "committed",
+    "state",
+    "protocol",
+    "group_protocol",
 )
 
 RESULT_SCHEMA = pa.schema(
@@ -79,9 +94,7 @@ RESULT_SCHEMA = pa.schema(
     ]
 )
 ASSIGNMENT_TYPE = pa.list_(
-    pa.struct(
-        [pa.field("member_id", pa.string()), pa.field("topic", pa.string()), pa.field("partition", pa.int32())]
-    )
+    pa.struct([pa.field("member_id", pa.string()), pa.field("topic", pa.string()), pa.field("partition", pa.int32())])
 )
 
 
@@ -95,8 +108,9 @@ class GroupInputError(ValueError):
     """The snapshot rows of one group cannot form a valid kassign input."""
 
 
-def _local_partition_lag(committed: Optional[int], beginning: Optional[int], end: Optional[int],
-                         auto_offset_reset: str = "latest") -> int:
+def _local_partition_lag(
+    committed: int | None, beginning: int | None, end: int | None, auto_offset_reset: str = "latest"
+) -> int:
     """Lag by kassign.lag's rules (docs/strategies/lag-aware.md): the next offset is the committed
     one (a committed offset below the log start counts from the log start); with no committed
     offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag = max(end -
@@ -137,7 +151,7 @@ def _columns(table: pa.Table, names: Sequence[str]) -> dict[str, list[Any]]:
     return {c: table.column(c).to_pylist() if c in table.column_names else [None] * n for c in names}
 
 
-def group_meta(parts: pa.Table) -> tuple[Optional[str], Optional[str]]:
+def group_meta(parts: pa.Table) -> tuple[str | None, str | None]:
     """(state, protocol) from the group's marker rows, when the snapshot has a groups table."""
     cols = _columns(parts, ("topic", "state", "protocol"))
     state = protocol = None
@@ -156,8 +170,13 @@ def migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> dict[str, Any]
     return {"group_protocol": gp, "custom_user_data": sum(1 for u in ud if u)}
 
 
-def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset: str = "latest",
-                lag_fn: Optional[Callable[..., int]] = None) -> GroupInput:
+def build_group(
+    members_tbl: pa.Table,
+    parts_tbl: pa.Table,
+    *,
+    auto_offset_reset: str = "latest",
+    lag_fn: Callable[..., int] | None = None,
+) -> GroupInput:
     """Turn one group's snapshot rows into kassign inputs.
 
     Raises:
@@ -199,8 +218,9 @@ def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset
     lags: dict[tuple[str, int], int] = {}
     racks: dict[tuple[str, int], list[str]] = {}
     sum_lag = max_lag = uncommitted = 0
-    for t, part, rk, begin, end, c in zip(p["topic"], p["partition"], p["replica_racks"], p["beginning_offset"],
-                                          p["end_offset"], p["committed"]):
+    for t, part, rk, begin, end, c in zip(
+        p["topic"], p["partition"], p["replica_racks"], p["beginning_offset"], p["end_offset"], p["committed"]
+    ):
         if t is None or t not in subscribed or part is None or part < 0:
             continue
         key = (t, part)
@@ -260,8 +280,9 @@ def run_strategy(strategy: str, g: GroupInput) -> tuple[dict[str, list[TopicPart
     """kassign.assign on the group; returns (assignment, milliseconds)."""
     name, options = strategy_call(strategy)
     t0 = time.perf_counter()
-    result = kassign.assign(name, g.members, g.partitions_per_topic, lags=g.lags,
-                            partition_racks=g.partition_racks, **options)
+    result = kassign.assign(
+        name, g.members, g.partitions_per_topic, lags=g.lags, partition_racks=g.partition_racks, **options
+    )
     return result, (time.perf_counter() - t0) * 1000.0
 
 
@@ -285,7 +306,7 @@ def evaluate_group(
     with_assignment: bool = False,
     auto_offset_reset: str = "latest",
     seed: int = 0,
-    lag_fn: Optional[Callable[..., int]] = None,
+    lag_fn: Callable[..., int] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per strategy for this group: metrics, or status "error" with the reason.
 
@@ -300,8 +321,14 @@ def evaluate_group(
         rows = []
         for s in strategies:
             row = _empty_row(cluster, group_id, s)
-            row.update(status="error", error=str(e), state=state, current_protocol=protocol,
-                       members=members_tbl.num_rows, **mig)
+            row.update(
+                status="error",
+                error=str(e),
+                state=state,
+                current_protocol=protocol,
+                members=members_tbl.num_rows,
+                **mig,
+            )
             rows.append(row)
         return rows
     previous = quality.previous_owners(g.members)
@@ -311,33 +338,62 @@ def evaluate_group(
     for s in strategies:
         row = _empty_row(cluster, group_id, s)
         row.update(mig)
-        row.update(state=state, current_protocol=protocol, members=len(g.members), topics=g.topics,
-                   missing_topics=g.missing_topics, sum_lag=g.sum_lag, max_lag=g.max_lag,
-                   uncommitted=g.uncommitted)
+        row.update(
+            state=state,
+            current_protocol=protocol,
+            members=len(g.members),
+            topics=g.topics,
+            missing_topics=g.missing_topics,
+            sum_lag=g.sum_lag,
+            max_lag=g.max_lag,
+            uncommitted=g.uncommitted,
+        )
         try:
             result, ms = run_strategy(s, g)
-            q = quality.evaluate(g.members, g.partitions_per_topic, result, lags=g.lags,
-                                 partition_racks=g.partition_racks, previous=previous,
-                                 assignable=assignable, lag_bound=bound)
+            q = quality.evaluate(
+                g.members,
+                g.partitions_per_topic,
+                result,
+                lags=g.lags,
+                partition_racks=g.partition_racks,
+                previous=previous,
+                assignable=assignable,
+                lag_bound=bound,
+            )
             row.update(q.as_dict())
             row.update(status="ok", time_ms=ms)
             if q.lag_ratio is not None and q.lag_ratio_bound:
                 row["lag_vs_bound"] = q.lag_ratio / q.lag_ratio_bound
             if churn_rounds > 0:
                 name, options = strategy_call(s)
-                c = replay(name, g.members, g.partitions_per_topic, result, rounds=churn_rounds,
-                           lags=g.lags, partition_racks=g.partition_racks, seed=_seed(cluster, group_id, seed),
-                           options=options)
-                row.update(churn_rounds=c.rounds, churn_rebalances=c.rebalances, churn_moves=c.moves,
-                           churn_time_ms=c.time_ms)
+                c = replay(
+                    name,
+                    g.members,
+                    g.partitions_per_topic,
+                    result,
+                    rounds=churn_rounds,
+                    lags=g.lags,
+                    partition_racks=g.partition_racks,
+                    seed=_seed(cluster, group_id, seed),
+                    options=options,
+                )
+                row.update(
+                    churn_rounds=c.rounds, churn_rebalances=c.rebalances, churn_moves=c.moves, churn_time_ms=c.time_ms
+                )
             if with_assignment:
                 row["assignment"] = [
                     {"member_id": mid, "topic": tp[0], "partition": tp[1]} for mid, tps in result.items() for tp in tps
                 ]
         except Exception as e:  # a strategy failure is reported for this group, never fatal
             row = _empty_row(cluster, group_id, s)
-            row.update(status="error", error=f"{s}: {type(e).__name__}: {e}", state=state,
-                       current_protocol=protocol, members=len(g.members), **mig)
+            row.update(
+                status="error",
+                error=f"{s}: {type(e).__name__}: {e}",
+                state=state,
+                current_protocol=protocol,
+                members=len(g.members),
+                **mig,
+            )
         rows.append(row)
     return rows
 

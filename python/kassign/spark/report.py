@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import os
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -49,8 +49,11 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
     if "lag_vs_bound" not in df.columns:  # results written before the column existed
         df["lag_vs_bound"] = df.lag_ratio / df.lag_ratio_bound
     key = ["cluster", "group_id"]
-    range_max = (df[(df.strategy == "range") & (df.status == "ok")].set_index(key).max_member_lag
-                 if "range" in strategies else None)
+    range_max = (
+        df[(df.strategy == "range") & (df.status == "ok")].set_index(key).max_member_lag
+        if "range" in strategies
+        else None
+    )
     rows = []
     for s in strategies:
         d = df[df.strategy == s]
@@ -166,10 +169,15 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "lag_balance.png"), dpi=110)
     plt.close(fig)
-    made.append(("lag_balance.png", "Lag balance",
-                 f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
-                 f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
-                 f"the best any assignment could do (a hot partition cannot be split)."))
+    made.append(
+        (
+            "lag_balance.png",
+            "Lag balance",
+            f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
+            f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
+            f"the best any assignment could do (a hot partition cannot be split).",
+        )
+    )
 
     # 1b. distance from the lower bound: ECDF of busiest member lag / bound
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -187,11 +195,16 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "lag_vs_bound.png"), dpi=110)
     plt.close(fig)
-    made.append(("lag_vs_bound.png", "Distance from the lower bound",
-                 "Cumulative share of groups by the busiest member's lag over the lower bound max(largest "
-                 "partition lag, total lag / members); 1.0 is the best any assignment could do (below 1: "
-                 "partitions withheld for a follow-up round). Every group's value per strategy is in "
-                 "lag_vs_bound.csv."))
+    made.append(
+        (
+            "lag_vs_bound.png",
+            "Distance from the lower bound",
+            "Cumulative share of groups by the busiest member's lag over the lower bound max(largest "
+            "partition lag, total lag / members); 1.0 is the best any assignment could do (below 1: "
+            "partitions withheld for a follow-up round). Every group's value per strategy is in "
+            "lag_vs_bound.csv.",
+        )
+    )
 
     # 2. count spread buckets
     buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]
@@ -211,8 +224,13 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "count_spread.png"), dpi=110)
     plt.close(fig)
-    made.append(("count_spread.png", "Partition-count balance",
-                 "Share of groups by the difference between the busiest and the idlest member."))
+    made.append(
+        (
+            "count_spread.png",
+            "Partition-count balance",
+            "Share of groups by the difference between the busiest and the idlest member.",
+        )
+    )
 
     # 3. moves (and churn)
     has_churn = ok.churn_moves.notna().any()
@@ -240,9 +258,14 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "moves.png"), dpi=110)
     plt.close(fig)
-    made.append(("moves.png", "Partition moves",
-                 "Share of partitions that leave their current owner if the group switched to the strategy now"
-                 + ("; right: cumulative moves in the churn replay." if has_churn else ".")))
+    made.append(
+        (
+            "moves.png",
+            "Partition moves",
+            "Share of partitions that leave their current owner if the group switched to the strategy now"
+            + ("; right: cumulative moves in the churn replay." if has_churn else "."),
+        )
+    )
 
     # 4. rack locality
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -260,8 +283,13 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "rack_locality.png"), dpi=110)
     plt.close(fig)
-    made.append(("rack_locality.png", "Rack locality",
-                 "Among partitions assigned to members with a rack, the share with a replica on that rack."))
+    made.append(
+        (
+            "rack_locality.png",
+            "Rack locality",
+            "Among partitions assigned to members with a rack, the share with a replica on that rack.",
+        )
+    )
 
     # 5. time per group vs size: median and p95 per size bin (a scatter of every group and strategy
     # overplots into one colour at fleet scale)
@@ -294,9 +322,14 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "time.png"), dpi=110)
     plt.close(fig)
-    made.append(("time.png", "Assignment time",
-                 "Wall time of kassign.assign per group (inside the Spark task, input conversion included): "
-                 "median (line) and 95th percentile (dotted) of the groups in each size bin."))
+    made.append(
+        (
+            "time.png",
+            "Assignment time",
+            "Wall time of kassign.assign per group (inside the Spark task, input conversion included): "
+            "median (line) and 95th percentile (dotted) of the groups in each size bin.",
+        )
+    )
     return made
 
 
@@ -313,7 +346,7 @@ def _html_table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
-def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Optional[str]:
+def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> str | None:
     """Groups whose busiest member's lag would shrink most by switching from their current strategy
     to the most lag-balanced measured one (absolute messages, so near-idle groups do not rank)."""
     ok = df[(df.status == "ok") & df.lag_ratio.notna()]
@@ -322,20 +355,49 @@ def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Opti
         return None
     best = ok.sort_values(["max_member_lag", "count_spread", "moves"]).drop_duplicates(["cluster", "group_id"])
     best = best.set_index(["cluster", "group_id"])
-    cur = cur.assign(gain=[cur_lag - best.loc[(c, g)].max_member_lag for c, g, cur_lag in
-                           zip(cur.cluster, cur.group_id, cur.max_member_lag)])
+    cur = cur.assign(
+        gain=[
+            cur_lag - best.loc[(c, g)].max_member_lag
+            for c, g, cur_lag in zip(cur.cluster, cur.group_id, cur.max_member_lag)
+        ]
+    )
     top = cur[cur.gain > 0].sort_values("gain", ascending=False).head(limit)
     if top.empty:
         return "<p>No group's busiest member would get less lag under another measured strategy.</p>"
     rows = []
     for _, r in top.iterrows():
         b = best.loc[(r.cluster, r.group_id)]
-        rows.append([r.cluster, r.group_id, f"{int(r.members):,}", f"{int(r.partitions):,}", r.strategy,
-                     f"{int(r.max_member_lag):,}", f"{r.lag_ratio:.2f}", b.strategy, f"{int(b.max_member_lag):,}",
-                     f"{b.lag_ratio:.2f}", f"{int(b.moves):,}"])
+        rows.append(
+            [
+                r.cluster,
+                r.group_id,
+                f"{int(r.members):,}",
+                f"{int(r.partitions):,}",
+                r.strategy,
+                f"{int(r.max_member_lag):,}",
+                f"{r.lag_ratio:.2f}",
+                b.strategy,
+                f"{int(b.max_member_lag):,}",
+                f"{b.lag_ratio:.2f}",
+                f"{int(b.moves):,}",
+            ]
+        )
     return _html_table(
-        ["cluster", "group", "members", "partitions", "current", "busiest member lag", "max/mean",
-         "best measured", "busiest member lag", "max/mean", "moves"], rows)
+        [
+            "cluster",
+            "group",
+            "members",
+            "partitions",
+            "current",
+            "busiest member lag",
+            "max/mean",
+            "best measured",
+            "busiest member lag",
+            "max/mean",
+            "moves",
+        ],
+        rows,
+    )
 
 
 def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int = 20) -> str | None:
@@ -356,12 +418,15 @@ def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int 
         return None
     top = wide.sort_values(lead, ascending=False).head(limit)
     cols = [s for s in strategies if s in wide.columns]
-    rows = [[c, g, f"{int(r.members):,}", f"{int(r.partitions):,}"]
-            + [("-" if r[s] != r[s] else f"{r[s]:.3f}") for s in cols] for (c, g), r in top.iterrows()]
+    rows = [
+        [c, g, f"{int(r.members):,}", f"{int(r.partitions):,}"]
+        + [("-" if r[s] != r[s] else f"{r[s]:.3f}") for s in cols]
+        for (c, g), r in top.iterrows()
+    ]
     return _html_table(["cluster", "group", "members", "partitions", *cols], rows)
 
 
-def _migration_section(df: Any, out_dir: str) -> tuple[list[str], Optional[tuple[str, str, str]]]:
+def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str, str] | None]:
     """HTML of the "moving to the consumer protocol" view (kassign.spark.migration); the full
     per-group view goes to migration.csv."""
     from . import migration as M
@@ -373,24 +438,41 @@ def _migration_section(df: Any, out_dir: str) -> tuple[list[str], Optional[tuple
     t = M.totals(view)
     fig = M.plot(view, out_dir)
     lost = ", ".join(f"{k} ({v})" for k, v in sorted(t["semantics_lost"].items())) or "none"
-    sticky = (f"; kassign's sticky would move {t['sticky_moves']:,}" if t["sticky_moves"] is not None else "")
-    totals_html = _html_table(["", "groups"], [
-        ["can move online", f"{t['online']:,}"],
-        ["  landing on uniform", f"{t['lands_on_uniform']:,}"],
-        ["  landing on range", f"{t['lands_on_range']:,}"],
-        ["blocked: custom user data in current assignments", f"{t['blocked']:,}"],
-        ["already on the consumer protocol", f"{t['already_consumer']:,}"],
-        ["no members", f"{t['no_members']:,}"],
-        ["balance (max-min) worse after the switch", f"{t['balance_worse']:,}"],
-        ["busiest member's lag higher after the switch", f"{t['busiest_lag_higher']:,}"],
-    ])
+    sticky = f"; kassign's sticky would move {t['sticky_moves']:,}" if t["sticky_moves"] is not None else ""
+    totals_html = _html_table(
+        ["", "groups"],
+        [
+            ["can move online", f"{t['online']:,}"],
+            ["  landing on uniform", f"{t['lands_on_uniform']:,}"],
+            ["  landing on range", f"{t['lands_on_range']:,}"],
+            ["blocked: custom user data in current assignments", f"{t['blocked']:,}"],
+            ["already on the consumer protocol", f"{t['already_consumer']:,}"],
+            ["no members", f"{t['no_members']:,}"],
+            ["balance (max-min) worse after the switch", f"{t['balance_worse']:,}"],
+            ["busiest member's lag higher after the switch", f"{t['busiest_lag_higher']:,}"],
+        ],
+    )
     movers = view[view.moves.notna()].sort_values(["moves", "moved_pct"], ascending=False).head(20)
-    mover_rows = [[r.cluster, r.group_id, r.current or "-", r.lands_on, f"{int(r.members):,}",
-                   f"{int(r.partitions):,}", f"{int(r.moves):,}", _fmt("moved_pct", r.moved_pct),
-                   _fmt("x", r.sticky_moves), _fmt("x", r.spread_before), _fmt("x", r.spread_after),
-                   _fmt("x", r.busiest_lag_before), _fmt("x", r.busiest_lag_after),
-                   r.semantics_lost or "-", "yes" if r.online else ("-" if r.online is None else "no")]
-                  for _, r in movers.iterrows()]
+    mover_rows = [
+        [
+            r.cluster,
+            r.group_id,
+            r.current or "-",
+            r.lands_on,
+            f"{int(r.members):,}",
+            f"{int(r.partitions):,}",
+            f"{int(r.moves):,}",
+            _fmt("moved_pct", r.moved_pct),
+            _fmt("x", r.sticky_moves),
+            _fmt("x", r.spread_before),
+            _fmt("x", r.spread_after),
+            _fmt("x", r.busiest_lag_before),
+            _fmt("x", r.busiest_lag_after),
+            r.semantics_lost or "-",
+            "yes" if r.online else ("-" if r.online is None else "no"),
+        ]
+        for _, r in movers.iterrows()
+    ]
     blocked = view[view.status == "blocked"].head(20)
     parts = [
         "<h2>Moving to the consumer protocol (KIP-848)</h2>",
@@ -407,14 +489,37 @@ def _migration_section(df: Any, out_dir: str) -> tuple[list[str], Optional[tuple
         f"Semantics lost: {html.escape(lost)}.</p>",
     ]
     if mover_rows:
-        parts += ["<h3>Groups that would move most</h3>", _html_table(
-            ["cluster", "group", "current", "lands on", "members", "partitions", "moved", "moved %",
-             "kassign sticky moves", "max-min before", "max-min after", "busiest lag before",
-             "busiest lag after", "semantics lost", "online"], mover_rows)]
+        parts += [
+            "<h3>Groups that would move most</h3>",
+            _html_table(
+                [
+                    "cluster",
+                    "group",
+                    "current",
+                    "lands on",
+                    "members",
+                    "partitions",
+                    "moved",
+                    "moved %",
+                    "kassign sticky moves",
+                    "max-min before",
+                    "max-min after",
+                    "busiest lag before",
+                    "busiest lag after",
+                    "semantics lost",
+                    "online",
+                ],
+                mover_rows,
+            ),
+        ]
     if not blocked.empty:
-        parts += ["<h3>Blocked groups</h3>", _html_table(
-            ["cluster", "group", "current", "reason"],
-            [[r.cluster, r.group_id, r.current or "-", r.reason] for _, r in blocked.iterrows()])]
+        parts += [
+            "<h3>Blocked groups</h3>",
+            _html_table(
+                ["cluster", "group", "current", "reason"],
+                [[r.cluster, r.group_id, r.current or "-", r.reason] for _, r in blocked.iterrows()],
+            ),
+        ]
     return parts, fig
 
 
@@ -432,19 +537,21 @@ def write_report(run: Any, out_dir: str) -> str:
     first = df.drop_duplicates(["cluster", "group_id"])
     n_members = int(first.members.fillna(0).sum())
     errors = (
-        df[df.status == "error"].groupby(["cluster", "group_id", "error"], sort=True)["strategy"]
-        .agg(lambda v: ", ".join(v)).reset_index()
+        df[df.status == "error"]
+        .groupby(["cluster", "group_id", "error"], sort=True)["strategy"]
+        .agg(lambda v: ", ".join(v))
+        .reset_index()
     )
     cols = [c for c in SUMMARY_COLUMNS if not (c[0] == "churn_moves" and summary.churn_moves.isna().all())]
-    summary_html = _html_table([h for _, h in cols],
-                               [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()])
+    summary_html = _html_table([h for _, h in cols], [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()])
     err_rows = [[r.cluster, r.group_id, r.strategy, str(r.error)] for _, r in errors.head(50).iterrows()]
     switch = _switch_table(df, strategies)
     bound_table = _bound_table(df, strategies, out_dir)
     now = _dt.datetime.now().isoformat(timespec="seconds")
     plot_html = "".join(
         f'<figure><img src="{html.escape(f)}" alt="{html.escape(t)}"><figcaption><b>{html.escape(t)}.</b> '
-        f"{html.escape(c)}</figcaption></figure>" for f, t, c in plots
+        f"{html.escape(c)}</figcaption></figure>"
+        for f, t, c in plots
     )
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>kassign fleet report</title><style>",
@@ -476,15 +583,20 @@ def write_report(run: Any, out_dir: str) -> str:
         plot_html,
     ]
     if bound_table:
-        parts += ["<h2>Distance from the lower bound per group</h2>"
-                  "<p>Busiest member lag / lower bound for every strategy, the 20 groups farthest from the "
-                  "bound under the default lag-aware first. Every group: <code>lag_vs_bound.csv</code>.</p>",
-                  bound_table]
+        parts += [
+            "<h2>Distance from the lower bound per group</h2>"
+            "<p>Busiest member lag / lower bound for every strategy, the 20 groups farthest from the "
+            "bound under the default lag-aware first. Every group: <code>lag_vs_bound.csv</code>.</p>",
+            bound_table,
+        ]
     parts += migration_html
     if switch:
-        parts += ["<h2>Groups that gain most from switching</h2>"
-                  "<p>Largest reduction of the busiest member's lag from the group's current strategy "
-                  "(groups table) to the measured strategy with the lowest busiest-member lag.</p>", switch]
+        parts += [
+            "<h2>Groups that gain most from switching</h2>"
+            "<p>Largest reduction of the busiest member's lag from the group's current strategy "
+            "(groups table) to the measured strategy with the lowest busiest-member lag.</p>",
+            switch,
+        ]
     parts += [f"<h2>Errors ({len(errors):,})</h2>"]
     if err_rows:
         parts.append(_html_table(["cluster", "group", "strategies", "error"], err_rows))
