@@ -48,6 +48,11 @@ GO_DIR = BENCHES / "peers" / "go"
 GO_BIN = GO_DIR / "kassign-go-harness"
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+#: KIP-848 broker-side assignors (issue 16): kassign's server-uniform / server-range against the
+#: broker's own UniformAssignor / RangeAssignor (kafka-group-coordinator, benches/peers/java
+#: ServerBench); only these contenders have them.
+SERVER_STRATEGIES = ("server-uniform", "server-range")
+SERVER_CONTENDERS = ("kassign", "kassign-core", "java")
 
 Assignment = dict[str, list[tuple[str, int]]]
 

@@ -279,7 +279,7 @@ def run(args) -> dict:
     # Smallest first, so "> cap" on a smaller case can stand for a larger one.
     names.sort(key=lambda n: (sizes[n.split("/")[0]][0] * sizes[n.split("/")[0]][1], n))
     contenders = [c for c in C.ALL_CONTENDERS if not args.contenders or c in args.contenders]
-    strategies = [s for s in C.STRATEGIES if not args.strategies or s in args.strategies]
+    strategies = [s for s in C.STRATEGIES + C.SERVER_STRATEGIES if not args.strategies or s in args.strategies]
 
     unavailable: dict[str, str] = {}
     if "java" in contenders:
@@ -339,6 +339,8 @@ def run(args) -> dict:
         doc = None
         for strategy in strategies:
             for contender in contenders:
+                if strategy in C.SERVER_STRATEGIES and contender not in C.SERVER_CONTENDERS:
+                    continue  # only kassign and the broker's own classes have the KIP-848 assignors
                 key = cell_key(name, strategy, contender)
                 if depends_on_kassign(contender):
                     current_commit = kassign_commit()
@@ -559,6 +561,74 @@ def _loss_reason(sc: str, st: str, c: str, r: dict, base: Optional[dict], cells:
     return "unexplained: kassign's own path is slower here"
 
 
+def render_server(data: dict, w: Any) -> None:
+    """The KIP-848 section: server-uniform / server-range vs the broker's own classes."""
+    cells = data["cells"]
+    meta = data["meta"]
+    cap = meta["cap_s"]
+    if not any(k.split("|")[1] in C.SERVER_STRATEGIES for k in cells):
+        return
+
+    def get(sc: str, st: str, c: str) -> Optional[dict]:
+        return cells.get(cell_key(sc, st, c))
+
+    def ok(r: Optional[dict]) -> bool:
+        return bool(r) and r.get("status") == "ok"
+
+    def ratio(r: Optional[dict], b: Optional[dict]) -> str:
+        if not (ok(r) and ok(b)):
+            return ""
+        txt = fmt_ratio(r["median"] / b["median"])
+        if r.get("cpu_median") and b.get("cpu_median") and r["median"] >= 0.01:
+            txt += f" (cpu {fmt_ratio(r['cpu_median'] / b['cpu_median'])})"
+        return txt
+
+    w("## Broker-side assignors (KIP-848): server-uniform and server-range")
+    w("")
+    w("kassign's `server-uniform` / `server-range` (docs/server_assignors.md) against the broker's own "
+      "`UniformAssignor` / `RangeAssignor` from `org.apache.kafka:kafka-group-coordinator` "
+      f"{meta.get('versions', {}).get('kafka-clients (Java)', '')} (`java`: only `assign(groupSpec, describer)` "
+      "is timed, on a `GroupSpecImpl` built once the way the coordinator's `TargetAssignmentBuilder` "
+      "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the extension call "
+      "`kassign._core.assign` alone and `kassign` is `kassign.assign` end to end; both take Python "
+      "objects in and give Python objects out. Round 2: `owned` is each member's current target assignment. Ratios: Java time / kassign "
+      "time (above 1×: kassign faster). Load average at each cell is in benches/results/full.json. "
+      "The Rust core alone (no Python objects) against the same Java cells: docs/server_assignors.md, "
+      "Performance.")
+    w("")
+    scenarios = sorted({k.split("|")[0] for k in cells if k.split("|")[1] in C.SERVER_STRATEGIES},
+                       key=lambda sc: (meta["sizes"].get(sc.split("/")[0], [0, 0])[0], sc))
+    goals = []
+    for st in C.SERVER_STRATEGIES:
+        w(f"### {st}")
+        w("")
+        w("| scenario | partitions | members | `kassign-core` | `kassign` | `java` assign() | java / core | java / kassign |")
+        w("|---|---|---|---|---|---|---|---|")
+        for sc in scenarios:
+            core, kas, java = (get(sc, st, c) for c in ("kassign-core", "kassign", "java"))
+            if not any((core, kas, java)):
+                continue
+            p, n = meta["sizes"].get(sc.split("/")[0], [0, 0])
+            w(f"| {sc} | {p:,} | {n:,} | {cell_text(core, cap, None) if core else ''} | "
+              f"{cell_text(kas, cap, None) if kas else ''} | {cell_text(java, cap, None) if java else ''} | "
+              f"{ratio(java, core)} | {ratio(java, kas)} |")
+            if p >= 1_000_000 and ok(java):
+                core_ok = ok(core) and java["median"] >= 3 * core["median"]
+                kas_ok = ok(kas) and kas["median"] <= java["median"]
+                goals.append(f"{sc} {st}: core {'≥' if core_ok else '**<**'} 3× faster than Java "
+                             f"({ratio(java, core) or 'n/a'}); kassign.assign end to end "
+                             f"{'no slower than' if kas_ok else '**slower than**'} Java's assign() "
+                             f"({ratio(java, kas) or 'n/a'})")
+        w("")
+    if goals:
+        w("Goals on the 1M-partition shapes (Rust core ≥ 3× faster than Java's `assign()`; "
+          "`kassign.assign` end to end no slower than Java's `assign()` alone):")
+        w("")
+        for g in goals:
+            w(f"- {g}")
+        w("")
+
+
 def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     meta = data["meta"]
     cells = data["cells"]
@@ -757,6 +827,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         w(f"![time vs group size, N = P series]({png_link})")
         w("")
 
+    render_server(data, w)
     # The leader's wire path
     wire_rows = []
     for key, res in cells.items():

@@ -22,7 +22,9 @@ import legacy
 
 pytestmark = pytest.mark.slow
 
-STRATEGIES = list(kassign.STRATEGIES)
+# The strategies the previous implementation (legacy.LEGACY_COMMIT) has; the KIP-848 server-*
+# strategies came later and are checked against the Java classes instead (tests/server_diff.py).
+STRATEGIES = [s for s in kassign.STRATEGIES if not s.startswith("server-")]
 CASES_PER_STRATEGY = 120
 
 

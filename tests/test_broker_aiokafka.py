@@ -19,7 +19,7 @@ import time
 import pytest
 
 import kassign
-from kafka_broker import RETRY_GROUP_TEST, GroupRun
+from kafka_broker import GroupRun
 
 pytestmark = pytest.mark.broker
 
@@ -58,7 +58,6 @@ def _member_ids(run: GroupRun, since: float) -> dict[str, str]:
     return out
 
 
-@RETRY_GROUP_TEST
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_aiokafka_group_with_kassign(kafka_broker, small_topics, strategy, tmp_path):
     parts = {(t, p) for t in small_topics for p in range(PARTITIONS)}

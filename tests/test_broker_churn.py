@@ -18,7 +18,7 @@ import time
 import pytest
 
 import kassign
-from kafka_broker import RETRY_GROUP_TEST, GroupRun, overlapping_ownership
+from kafka_broker import GroupRun, overlapping_ownership
 
 pytestmark = pytest.mark.broker
 
@@ -40,7 +40,6 @@ def _window(run: GroupRun, name: str, ev: str, t0: float, t1: float) -> set[tupl
     return out
 
 
-@RETRY_GROUP_TEST
 @pytest.mark.parametrize("strategy", AVAILABLE)
 def test_churn_every_message_consumed_every_partition_owned(kafka_broker, numbered_topics, strategy, tmp_path):
     run_churn(kafka_broker, numbered_topics, strategy, tmp_path / "workers")

@@ -25,9 +25,9 @@ import time
 
 import pytest
 
+import kafka_python_join
 import kassign
 import oracles
-from kafka_broker import RETRY_GROUP_TEST
 from kassign import Member
 
 pytestmark = pytest.mark.broker
@@ -174,7 +174,6 @@ def test_lag_aware_assignment_over_live_lags_balances_them(kafka_broker, backlog
     assert max(per.values()) - min(per.values()) <= slack
 
 
-@RETRY_GROUP_TEST
 def test_lag_aware_group_on_the_broker(kafka_broker, backlog):
     """Three kafka-python consumers join with LagAwareAssignor + the live provider; the leader's
     assignment (what the consumers end up owning) is lag-aware over the broker's lags."""
@@ -205,6 +204,8 @@ def test_lag_aware_group_on_the_broker(kafka_broker, backlog):
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
+    for c in consumers:  # kafka-python 3.0.12 can discard a finished join between polls (RELIABILITY.md)
+        kafka_python_join.install(c)
     threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
     try:
         for t in threads:  # all at once: one rebalance, not one per consumer

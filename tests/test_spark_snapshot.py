@@ -102,3 +102,18 @@ def test_progress_bar_plain_stream():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("groups [") and lines[0].endswith("0/3")
     assert lines[-1].endswith("3/3")
+
+
+def test_assignment_user_data_is_recorded():
+    """A custom assignor's assignment user data (it blocks an online move to the KIP-848 consumer
+    protocol) lands in ``assignment_user_data``; built-in assignors' null user data stays null."""
+    sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
+    with_ud = bytes.fromhex("0003" "00000001" "000174" "00000001" "00000000" "00000002" "abcd")
+    base = {"member_id": "c-1", "group_instance_id": None, "client_id": "c", "client_host": "h",
+            "member_metadata": SUB_V3}
+    row = snap._member_row("k", "g", "stream", {**base, "member_assignment": with_ud}, sub_dec, asg_dec)
+    assert row["assignment_user_data"] == b"\xab\xcd"
+    assert row["owned_partitions"] == [{"topic": "t", "partition": 0}]
+    row = snap._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3}, sub_dec, asg_dec)
+    assert row["assignment_user_data"] is None
+    pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)

@@ -23,7 +23,17 @@ __version__: str = _core.__version__
 _MAX_PARTITIONS: int = _core.MAX_PARTITIONS
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
-_CANONICAL_ORDER = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover")
+_CANONICAL_ORDER = (
+    "range",
+    "roundrobin",
+    "sticky",
+    "cooperative-sticky",
+    "lag-aware",
+    "fair",
+    "failover",
+    "server-uniform",
+    "server-range",
+)
 _RUST_STRATEGIES = frozenset(_core.rust_strategies())
 _AVAILABLE = _RUST_STRATEGIES | frozenset(PYTHON_STRATEGIES)
 
@@ -149,7 +159,10 @@ def assign(
         if python_impl is not None:
             checked_members = _check_members(members)
             partitions = _core.check_partitions(partitions_per_topic)
-            return python_impl(checked_members, partitions, lags=checked_lags, partition_racks=racks, **options)
+            result: dict[str, list[TopicPartition]] = python_impl(
+                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+            )
+            return result
         # Members are checked by their type; counts, the cap, duplicates by the core's model.
         return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
     finally:

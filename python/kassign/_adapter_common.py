@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 import weakref
+from types import FrameType
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -158,7 +159,7 @@ def current_consumer(max_depth: int = 8) -> Any:
     coordinator; its ``self`` identifies the consumer. aiokafka's join helper
     (``CoordinatorGroupRebalance``) is mapped to the coordinator it serves.
     """
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     depth = 0
     while frame is not None and depth < max_depth:
         obj = frame.f_locals.get("self")
@@ -224,6 +225,7 @@ def encode_member_metadata(
     if sticky and strategy in OPTIONAL_HISTORY:
         kind = OPTIONAL_HISTORY[strategy]
     topics = sorted(set(topics))
+    user_data: Optional[bytes]
     if kind == "coop":
         user_data = protocol.encode_generation(state.generation)
         if embed_owned_in_user_data:

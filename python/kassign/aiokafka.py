@@ -94,10 +94,11 @@ def _store(target: Any) -> StateStore:
             store = StateStore()
             setattr(target, "_class_states", store)
         return store
-    return target._states
+    states: StateStore = target._states
+    return states
 
 
-class KassignAssignor(AbstractPartitionAssignor):
+class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokafka has no type hints
     """Base class: a kassign strategy behind aiokafka's assignor interface.
 
     Arguments:

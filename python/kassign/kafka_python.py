@@ -75,7 +75,7 @@ __all__ = [
 ASSIGNMENT_VERSION = 3
 
 
-class KassignAssignor(AbstractPartitionAssignor):
+class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python has no type hints
     """Base class: a kassign strategy behind kafka-python's assignor interface.
 
     Arguments:
@@ -122,11 +122,13 @@ class KassignAssignor(AbstractPartitionAssignor):
     @property
     def owned_partitions(self) -> tuple[kassign.TopicPartition, ...]:
         """Partitions of the last assignment (of the consumer calling, or of direct calls)."""
-        return self._state().owned
+        state: ConsumerState = self._state()
+        return state.owned
 
     @property
     def generation(self) -> int:
-        return self._state().generation
+        state: ConsumerState = self._state()
+        return state.generation
 
     # -- leader side ---------------------------------------------------------------------------
     def _member(self, member: Any) -> kassign.Member:

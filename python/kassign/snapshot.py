@@ -42,6 +42,9 @@ MEMBERS_SCHEMA = pa.schema(
         pa.field("owned_partitions", OWNED_TYPE),
         pa.field("generation", pa.int32()),
         pa.field("user_data", pa.binary()),
+        # User data of the member's current assignment (classic protocol). Built-in assignors leave
+        # it null; a custom assignor's user data blocks an online move to the consumer protocol.
+        pa.field("assignment_user_data", pa.binary()),
     ]
 )
 PARTITIONS_SCHEMA = pa.schema(
@@ -70,6 +73,9 @@ GROUPS_SCHEMA = pa.schema(
         pa.field("state", pa.string()),
         pa.field("protocol_type", pa.string()),
         pa.field("protocol", pa.string()),
+        # The group protocol: "classic" (JoinGroup/SyncGroup, client-side assignors) or "consumer"
+        # (KIP-848, the broker assigns); from ListGroups v5+ (Kafka 4.0+), null when unknown.
+        pa.field("group_protocol", pa.string()),
     ]
 )
 
@@ -395,13 +401,17 @@ def collect(
         meta = admin.describe_cluster()
         cluster_name = cluster or meta.get("cluster_id") or bootstrap_servers
         broker_rack = {b["broker_id"]: b.get("rack") for b in meta.get("brokers", [])}
+        listed = admin.list_groups()
+        group_type = {g["group_id"]: g.get("group_type") or None for g in listed}
         if groups is None:
-            listed = admin.list_groups()
             group_ids = sorted(
                 g["group_id"] for g in listed if g.get("protocol_type") in ("consumer", "", None)
             )
         else:
             group_ids = list(groups)
+        # KIP-848 groups are described with ConsumerGroupDescribe, not DescribeGroups.
+        modern = [g for g in group_ids if group_type.get(g) == "consumer"]
+        group_ids = [g for g in group_ids if group_type.get(g) != "consumer"]
 
         member_rows: list[dict[str, Any]] = []
         group_rows: list[dict[str, Any]] = []
@@ -415,13 +425,20 @@ def collect(
                 protocol = d.get("protocol_data") or ""
                 group_rows.append(
                     {"cluster": cluster_name, "group_id": gid, "state": d.get("group_state"),
-                     "protocol_type": d.get("protocol_type"), "protocol": protocol}
+                     "protocol_type": d.get("protocol_type"), "protocol": protocol,
+                     "group_protocol": group_type.get(gid)}
                 )
                 for m in d.get("members", []):
                     member_rows.append(_member_row(cluster_name, gid, protocol, m, decode_subscription,
                                                    decode_assignment))
             bar.update(len(chunk))
         bar.close()
+        if modern:
+            g_rows, m_rows = _describe_consumer_protocol_groups(bootstrap_servers, cluster_name, modern,
+                                                                 admin_config or {})
+            group_rows += g_rows
+            member_rows += m_rows
+            group_ids = sorted(group_ids + modern)
 
         offset_rows: list[dict[str, Any]] = []
         bar = Progress("committed offsets", len(group_ids), stream)
@@ -478,12 +495,55 @@ def collect(
     }
 
 
+def _describe_consumer_protocol_groups(bootstrap_servers: str, cluster: str, group_ids: Sequence[str],
+                                       admin_config: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+    """Groups on the KIP-848 consumer protocol, through ConsumerGroupDescribe (confluent-kafka's
+    admin client; kafka-python does not implement that API).
+
+    ``owned_partitions`` is the member's current assignment; ``protocol`` is "" (the broker picks
+    the assignor per group; members name it with ``group.remote.assignor``). ConsumerGroupDescribe
+    returns subscribed topic names, but confluent-kafka does not expose them: ``topics`` is the
+    set of topics in the member's current and target assignments (a subscribed topic with no
+    partition for this member is missed).
+    """
+    try:
+        from confluent_kafka import ConsumerGroupState
+        from confluent_kafka.admin import AdminClient
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SnapshotError(
+            f"{len(group_ids)} group(s) use the consumer group protocol (KIP-848), which needs "
+            "confluent-kafka to describe (pip install 'kassign[confluent]')"
+        ) from exc
+    conf = {"bootstrap.servers": bootstrap_servers}
+    conf.update({k: v for k, v in admin_config.items() if "." in k})
+    admin = AdminClient(conf)
+    group_rows: list[dict] = []
+    member_rows: list[dict] = []
+    futures = admin.describe_consumer_groups(list(group_ids), request_timeout=30)
+    for gid in group_ids:
+        d = futures[gid].result()
+        state = d.state.name.title() if isinstance(d.state, ConsumerGroupState) else str(d.state)
+        group_rows.append({"cluster": cluster, "group_id": gid, "state": state, "protocol_type": "consumer",
+                           "protocol": d.partition_assignor or "", "group_protocol": "consumer"})
+        for m in d.members:
+            current = sorted((tp.topic, tp.partition) for tp in (m.assignment.topic_partitions if m.assignment else []))
+            target = [tp.topic for tp in (m.target_assignment.topic_partitions if m.target_assignment else [])]
+            member_rows.append({
+                "cluster": cluster, "group_id": gid, "member_id": m.member_id,
+                "group_instance_id": m.group_instance_id, "client_id": m.client_id, "host": m.host,
+                "rack": None, "topics": sorted({t for t, _ in current} | set(target)),
+                "owned_partitions": [{"topic": t, "partition": p} for t, p in current],
+                "generation": -1, "user_data": None, "assignment_user_data": None,
+            })
+    return group_rows, member_rows
+
+
 def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any],
                 decode_subscription: Callable[[bytes], Any],
                 decode_assignment: Callable[[bytes], Any]) -> dict[str, Any]:
     topics: list[str] = []
     owned: list[dict[str, Any]] = []
-    generation, rack, user_data = -1, None, None
+    generation, rack, user_data, assignment_user_data = -1, None, None, None
     meta = m.get("member_metadata")
     if isinstance(meta, (bytes, bytearray)) and meta:
         try:
@@ -500,6 +560,7 @@ def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any],
         try:
             asg = decode_assignment(bytes(assignment))
             current = [{"topic": tp[0], "partition": tp[1]} for tp in asg.partitions]
+            assignment_user_data = asg.user_data or None
             if current:
                 owned = current
         except ValueError:
@@ -518,6 +579,7 @@ def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any],
         "owned_partitions": sorted(owned, key=lambda d: (d["topic"], d["partition"])),
         "generation": generation,
         "user_data": user_data,
+        "assignment_user_data": assignment_user_data,
     }
 
 

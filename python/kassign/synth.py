@@ -381,6 +381,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
             owned_col,
             pa.array(generation),
             pa.array(user_data, type=pa.binary()),
+            pa.nulls(len(member_ids), type=pa.binary()),  # built-in assignors: no assignment user data
         ],
         schema=MEMBERS_SCHEMA,
     )
@@ -394,6 +395,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
             pa.array(state.tolist()),
             pa.array(["consumer"] * G),
             pa.array(np.where(g_empty, "", g_assignor).tolist()),
+            pa.array(["classic"] * G),  # synthetic groups run the classic protocol
         ],
         schema=GROUPS_SCHEMA,
     )

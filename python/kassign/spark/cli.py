@@ -134,6 +134,11 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         _err("fleet", str(e))
         return EXIT_BAD_INPUT
     print(console_table(summarize(run.results, run.strategies)))
+    if any(s.startswith("server-") for s in run.strategies):
+        from kassign.spark.migration import console_lines, migration_view
+
+        print()
+        print("\n".join(console_lines(migration_view(run.results.to_pandas()))))
     import pyarrow.compute as pc
 
     errors = run.results.filter(pc.equal(run.results.column("status"), "error"))

@@ -24,13 +24,13 @@ from .churn import replay
 #: Columns of the member side of a group (the snapshot's members table).
 MEMBER_COLUMNS = (
     "member_id", "group_instance_id", "client_id", "host", "rack", "topics", "owned_partitions",
-    "generation", "user_data",
+    "generation", "user_data", "assignment_user_data",
 )
 #: Columns of the partition side: the group's partitions joined with its committed offsets, plus
 #: one marker row per known group (``topic`` null) that carries the groups table's state/protocol.
 PARTITION_COLUMNS = (
     "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed", "state",
-    "protocol",
+    "protocol", "group_protocol",
 )
 
 RESULT_SCHEMA = pa.schema(
@@ -42,6 +42,10 @@ RESULT_SCHEMA = pa.schema(
         pa.field("error", pa.string()),
         pa.field("state", pa.string()),  # from the groups table, when present
         pa.field("current_protocol", pa.string()),
+        # KIP-848 migration inputs: the group protocol ("classic" / "consumer", groups table) and the
+        # number of members whose current assignment carries user data (kassign.spark.migration).
+        pa.field("group_protocol", pa.string()),
+        pa.field("custom_user_data", pa.int32()),
         pa.field("members", pa.int32()),
         pa.field("topics", pa.int32()),
         pa.field("missing_topics", pa.int32()),  # subscribed topics absent from the partitions table
@@ -142,6 +146,14 @@ def group_meta(parts: pa.Table) -> tuple[Optional[str], Optional[str]]:
             state = state or s
             protocol = protocol or p
     return state, protocol
+
+
+def migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> dict[str, Any]:
+    """The group protocol (marker rows) and how many members' current assignments carry user data."""
+    cols = _columns(parts_tbl, ("topic", "group_protocol"))
+    gp = next((g for t, g in zip(cols["topic"], cols["group_protocol"]) if t is None and g), None)
+    ud = _columns(members_tbl, ("assignment_user_data",))["assignment_user_data"]
+    return {"group_protocol": gp, "custom_user_data": sum(1 for u in ud if u)}
 
 
 def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset: str = "latest",
@@ -281,6 +293,7 @@ def evaluate_group(
     every strategy; a strategy that raises gets an error row of its own. Nothing is dropped.
     """
     state, protocol = group_meta(parts_tbl)
+    mig = migration_meta(members_tbl, parts_tbl)
     try:
         g = build_group(members_tbl, parts_tbl, auto_offset_reset=auto_offset_reset, lag_fn=lag_fn)
     except GroupInputError as e:
@@ -288,7 +301,7 @@ def evaluate_group(
         for s in strategies:
             row = _empty_row(cluster, group_id, s)
             row.update(status="error", error=str(e), state=state, current_protocol=protocol,
-                       members=members_tbl.num_rows)
+                       members=members_tbl.num_rows, **mig)
             rows.append(row)
         return rows
     previous = quality.previous_owners(g.members)
@@ -297,6 +310,7 @@ def evaluate_group(
     rows = []
     for s in strategies:
         row = _empty_row(cluster, group_id, s)
+        row.update(mig)
         row.update(state=state, current_protocol=protocol, members=len(g.members), topics=g.topics,
                    missing_topics=g.missing_topics, sum_lag=g.sum_lag, max_lag=g.max_lag,
                    uncommitted=g.uncommitted)
@@ -323,7 +337,7 @@ def evaluate_group(
         except Exception as e:  # a strategy failure is reported for this group, never fatal
             row = _empty_row(cluster, group_id, s)
             row.update(status="error", error=f"{s}: {type(e).__name__}: {e}", state=state,
-                       current_protocol=protocol, members=len(g.members))
+                       current_protocol=protocol, members=len(g.members), **mig)
         rows.append(row)
     return rows
 

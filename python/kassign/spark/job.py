@@ -210,7 +210,8 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
         .join(offsets.select(*key, "topic", "partition", F.col("offset").alias("committed")),
               [*key, "topic", "partition"], "left")
         .select(*key, "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed",
-                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"))
+                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"),
+                F.lit(None).cast("string").alias("group_protocol"))
     )
     keys = members_again.select(*key).union(offsets.select(*key))
     if groups is not None:
@@ -219,17 +220,19 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     if groups is not None:
         markers = markers.join(
             groups.groupBy(*key).agg(F.first("state", ignorenulls=True).alias("state"),
-                                     F.first("protocol", ignorenulls=True).alias("protocol")),
+                                     F.first("protocol", ignorenulls=True).alias("protocol"),
+                                     F.first("group_protocol", ignorenulls=True).alias("group_protocol")),
             key, "left",
         )
     else:
         markers = markers.select(*key, F.lit(None).cast("string").alias("state"),
-                                 F.lit(None).cast("string").alias("protocol"))
+                                 F.lit(None).cast("string").alias("protocol"),
+                                 F.lit(None).cast("string").alias("group_protocol"))
     markers = markers.select(
         *key, F.lit(None).cast("string").alias("topic"), F.lit(None).cast("int").alias("partition"),
         F.lit(None).cast("array<string>").alias("replica_racks"), F.lit(None).cast("long").alias("beginning_offset"),
         F.lit(None).cast("long").alias("end_offset"), F.lit(None).cast("long").alias("committed"),
-        "state", "protocol",
+        "state", "protocol", "group_protocol",
     )
     return members, gp.unionByName(markers)
 

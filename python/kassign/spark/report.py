@@ -361,6 +361,63 @@ def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int 
     return _html_table(["cluster", "group", "members", "partitions", *cols], rows)
 
 
+def _migration_section(df: Any, out_dir: str) -> tuple[list[str], Optional[tuple[str, str, str]]]:
+    """HTML of the "moving to the consumer protocol" view (kassign.spark.migration); the full
+    per-group view goes to migration.csv."""
+    from . import migration as M
+
+    view = M.migration_view(df)
+    if view.empty:
+        return [], None
+    view.to_csv(os.path.join(out_dir, "migration.csv"), index=False)
+    t = M.totals(view)
+    fig = M.plot(view, out_dir)
+    lost = ", ".join(f"{k} ({v})" for k, v in sorted(t["semantics_lost"].items())) or "none"
+    sticky = (f"; kassign's sticky would move {t['sticky_moves']:,}" if t["sticky_moves"] is not None else "")
+    totals_html = _html_table(["", "groups"], [
+        ["can move online", f"{t['online']:,}"],
+        ["  landing on uniform", f"{t['lands_on_uniform']:,}"],
+        ["  landing on range", f"{t['lands_on_range']:,}"],
+        ["blocked: custom user data in current assignments", f"{t['blocked']:,}"],
+        ["already on the consumer protocol", f"{t['already_consumer']:,}"],
+        ["no members", f"{t['no_members']:,}"],
+        ["balance (max-min) worse after the switch", f"{t['balance_worse']:,}"],
+        ["busiest member's lag higher after the switch", f"{t['busiest_lag_higher']:,}"],
+    ])
+    movers = view[view.moves.notna()].sort_values(["moves", "moved_pct"], ascending=False).head(20)
+    mover_rows = [[r.cluster, r.group_id, r.current or "-", r.lands_on, f"{int(r.members):,}",
+                   f"{int(r.partitions):,}", f"{int(r.moves):,}", _fmt("moved_pct", r.moved_pct),
+                   _fmt("x", r.sticky_moves), _fmt("x", r.spread_before), _fmt("x", r.spread_after),
+                   _fmt("x", r.busiest_lag_before), _fmt("x", r.busiest_lag_after),
+                   r.semantics_lost or "-", "yes" if r.online else ("-" if r.online is None else "no")]
+                  for _, r in movers.iterrows()]
+    blocked = view[view.status == "blocked"].head(20)
+    parts = [
+        "<h2>Moving to the consumer protocol (KIP-848)</h2>",
+        "<p>What happens to each group if it moves from the classic protocol to "
+        "<code>group.protocol=consumer</code>, where the broker assigns (Apache Kafka 4.4.0's "
+        "<code>uniform</code> or <code>range</code>, computed here as <code>server-uniform</code> / "
+        "<code>server-range</code> from the members' current assignments). Classic range lands on "
+        "<code>range</code>; sticky, cooperative-sticky, roundrobin and custom assignors on "
+        "<code>uniform</code> (the broker's default). A member whose current assignment carries user data "
+        "blocks the online upgrade. <i>Before</i> is the group's current strategy, <i>after</i> the broker's "
+        "first target assignment. All groups: <code>migration.csv</code>.</p>",
+        totals_html,
+        f"<p>At the switch {t['moves']:,} partitions move ({100 * t['moved_pct']:.1f}% of owned){sticky}. "
+        f"Semantics lost: {html.escape(lost)}.</p>",
+    ]
+    if mover_rows:
+        parts += ["<h3>Groups that would move most</h3>", _html_table(
+            ["cluster", "group", "current", "lands on", "members", "partitions", "moved", "moved %",
+             "kassign sticky moves", "max-min before", "max-min after", "busiest lag before",
+             "busiest lag after", "semantics lost", "online"], mover_rows)]
+    if not blocked.empty:
+        parts += ["<h3>Blocked groups</h3>", _html_table(
+            ["cluster", "group", "current", "reason"],
+            [[r.cluster, r.group_id, r.current or "-", r.reason] for _, r in blocked.iterrows()])]
+    return parts, fig
+
+
 def write_report(run: Any, out_dir: str) -> str:
     """Write ``report.html`` and its PNGs into ``out_dir``; print the console summary; return the
     HTML path."""
@@ -368,6 +425,9 @@ def write_report(run: Any, out_dir: str) -> str:
     strategies = tuple(run.strategies)
     summary = summarize(run.results, strategies)
     plots = _plots(df, strategies, out_dir)
+    migration_html, migration_fig = _migration_section(df, out_dir)
+    if migration_fig is not None:
+        plots.append(migration_fig)
     groups = df[["cluster", "group_id"]].drop_duplicates()
     first = df.drop_duplicates(["cluster", "group_id"])
     n_members = int(first.members.fillna(0).sum())
@@ -420,6 +480,7 @@ def write_report(run: Any, out_dir: str) -> str:
                   "<p>Busiest member lag / lower bound for every strategy, the 20 groups farthest from the "
                   "bound under the default lag-aware first. Every group: <code>lag_vs_bound.csv</code>.</p>",
                   bound_table]
+    parts += migration_html
     if switch:
         parts += ["<h2>Groups that gain most from switching</h2>"
                   "<p>Largest reduction of the busiest member's lag from the group's current strategy "

@@ -374,7 +374,7 @@ fn members_from_wire<'py>(
                     last.partitions = v.into_boxed_slice();
                 }
                 _ => owned.push(OwnedGroup {
-                    topic: name(&g.topic).unbind(),
+                    topic: name(g.topic).unbind(),
                     partitions: parts.into_boxed_slice(),
                 }),
             }
