@@ -11,7 +11,13 @@ so the driver (:mod:`run_all`) can cap every single call and report "> cap" inst
 Inputs are built the way each library's own group leader receives them and are not timed:
 
 * ``kassign``: :func:`kassign.assign` end to end (validation, conversion, Rust, result objects).
-* ``kassign-core``: only the extension call ``kassign._core.assign`` on pre-built columns.
+* ``kassign-core``: only the extension call ``kassign._core.assign`` on ready ``Member`` objects.
+* ``kassign-wire``: a leader's whole job on bytes, :func:`kassign.protocol.assign_wire`: every
+  member's subscription bytes (as kassign's members send them, history included) in, every
+  member's assignment bytes out. The counterpart of the franz-go and Java peer calls.
+* ``kassign-protocol``: the same job the way 0.1 offered it: :func:`kassign.protocol.decode_subscription`
+  per member, the adapters' ``member_from_wire``, :func:`kassign.assign`,
+  :func:`kassign.protocol.encode_assignment` per member.
 * ``kassign-kafka-python`` / ``kassign-aiokafka``: the adapter class's ``assign(cluster, members)``
   on member metadata produced by each member's own adapter instance, encoded to bytes and decoded
   by the library as its coordinator does.
@@ -27,13 +33,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 BENCHES = Path(__file__).resolve().parent
 REPO = BENCHES.parent
@@ -43,6 +49,11 @@ GO_DIR = BENCHES / "peers" / "go"
 GO_BIN = GO_DIR / "kassign-go-harness"
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+#: KIP-848 broker-side assignors (issue 16): kassign's server-uniform / server-range against the
+#: broker's own UniformAssignor / RangeAssignor (kafka-group-coordinator, benches/peers/java
+#: ServerBench); only these contenders have them.
+SERVER_STRATEGIES = ("server-uniform", "server-range")
+SERVER_CONTENDERS = ("kassign", "kassign-core", "java")
 
 Assignment = dict[str, list[tuple[str, int]]]
 
@@ -60,7 +71,7 @@ def quality(doc: dict, assignment: Assignment) -> dict[str, Any]:
     * ``spread``: max - min partition count over all members.
     * ``topic_spread``: max over topics of (max - min of that topic's count over its subscribers).
     * ``moves``: partitions owned (validly, uncontested) in the input whose owner changed or
-      that were withheld; ``moves_lb``: the lower bound sum(h_i) - kept* of DESIGN section 4
+      that were withheld; ``moves_lb``: the lower bound sum(h_i) - kept* of docs/oracles.md (Stickiness)
       (uniform subscriptions only, else None).
     """
     topics: dict[str, int] = doc["topics"]
@@ -94,7 +105,7 @@ def quality(doc: dict, assignment: Assignment) -> dict[str, Any]:
             continue
         c = [per_topic[t].get(mid, 0) for mid in ms]
         topic_spread = max(topic_spread, max(c) - min(c))
-    # History: valid claims, the highest generation wins, ties invalidate (DESIGN section 4).
+    # History: valid claims, the highest generation wins, ties invalidate (docs/oracles.md, Ownership).
     claims: dict[tuple[str, int], list[tuple[int, str]]] = defaultdict(list)
     for mid, m in members.items():
         gen = m.get("generation", -1)
@@ -145,7 +156,7 @@ class _Cluster:
     def topics(self, exclude_internal_topics: bool = True) -> set[str]:
         return set(self._topics)
 
-    def partitions_for_topic(self, topic: str) -> Optional[set[int]]:
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
         n = self._topics.get(topic)
         return None if n is None else set(range(n))
 
@@ -199,6 +210,70 @@ def _prep_kassign_core(doc: dict, strategy: str):
     return call, lambda r: {m: [tuple(x) for x in tps] for m, tps in r.items()}
 
 
+def _wire_subscriptions(doc: dict, strategy: str) -> dict[str, bytes]:
+    """Each member's JoinGroup metadata as a kassign member of ``strategy`` sends it (not timed)."""
+    from kassign._adapter_common import ConsumerState, encode_member_metadata
+    from kassign._types import TopicPartition
+
+    out = {}
+    for mid, m in doc["members"].items():
+        owned = tuple(TopicPartition(t, p) for t, p in (m.get("owned") or []))
+        gen = m.get("generation", -1)
+        state = ConsumerState(owned=owned, generation=gen, assigned=bool(owned) or gen >= 0)
+        out[mid] = encode_member_metadata(strategy, m["topics"], state, rack=m.get("rack"))
+    return out
+
+
+def _decode_assignments(r: dict) -> dict:
+    from kassign import protocol
+
+    return {mid: [tuple(tp) for tp in protocol.decode_assignment(b).partitions] for mid, b in r.items()}
+
+
+def _prep_kassign_wire(doc: dict, strategy: str):
+    import kassign
+    from kassign import protocol
+
+    if strategy not in kassign.STRATEGIES:
+        return None
+    sc = _scenario(doc)
+    subs = _wire_subscriptions(doc, strategy)
+    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items() if m.get("group_instance_id")}
+    counts = dict(sc.partitions_per_topic)
+    racks = sc.partition_racks
+
+    def call():
+        return protocol.assign_wire(strategy, subs, counts, group_instance_ids=instances or None, partition_racks=racks)
+
+    return call, _decode_assignments
+
+
+def _prep_kassign_protocol(doc: dict, strategy: str):
+    import kassign
+    from kassign import protocol
+    from kassign._adapter_common import member_from_wire
+
+    if strategy not in kassign.STRATEGIES:
+        return None
+    sc = _scenario(doc)
+    subs = _wire_subscriptions(doc, strategy)
+    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items()}
+    counts = dict(sc.partitions_per_topic)
+    racks = sc.partition_racks
+
+    def call():
+        members = {}
+        for mid, data in subs.items():
+            d = protocol.decode_subscription(data)
+            members[mid] = member_from_wire(
+                strategy, mid, d.topics, d.user_data, d.owned_partitions, d.generation, d.rack, instances.get(mid)
+            )
+        result = kassign.assign(strategy, members, counts, partition_racks=racks)
+        return {mid: protocol.encode_assignment(tps) for mid, tps in result.items()}
+
+    return call, _decode_assignments
+
+
 def _prep_reference(doc: dict, strategy: str):
     try:
         ref = importlib.import_module("kassign.reference")
@@ -218,14 +293,14 @@ def _prep_reference(doc: dict, strategy: str):
     return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.items()}
 
 
-def _assignor_name(cls: type) -> Optional[str]:
+def _assignor_name(cls: type) -> str | None:
     """An assignor's protocol name: a class attribute, or a property read from an instance."""
     name = getattr(cls, "name", None)
     if isinstance(name, str):
         return name
     try:
         name = cls().name
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
     return name if isinstance(name, str) else None
 
@@ -239,8 +314,10 @@ def _kafka_python_classes(module_name: str) -> dict[str, type]:
         return {}
     out = {}
     for obj in vars(mod).values():
-        if isinstance(obj, type) and issubclass(obj, AbstractPartitionAssignor) and not getattr(
-            obj, "__abstractmethods__", None
+        if (
+            isinstance(obj, type)
+            and issubclass(obj, AbstractPartitionAssignor)
+            and not getattr(obj, "__abstractmethods__", None)
         ):
             name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
@@ -313,8 +390,10 @@ def _aiokafka_classes(module_name: str) -> dict[str, type]:
         return {}
     out = {}
     for obj in vars(mod).values():
-        if isinstance(obj, type) and issubclass(obj, AbstractPartitionAssignor) and not getattr(
-            obj, "__abstractmethods__", None
+        if (
+            isinstance(obj, type)
+            and issubclass(obj, AbstractPartitionAssignor)
+            and not getattr(obj, "__abstractmethods__", None)
         ):
             name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
@@ -389,7 +468,9 @@ def _prep_kassign_aiokafka(doc, strategy):
 #: name -> (prepare function, one-line description). Order = column order in the report.
 PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
     "kassign": (_prep_kassign, "kassign.assign end to end"),
-    "kassign-core": (_prep_kassign_core, "kassign._core.assign on pre-built columns (Rust + result objects)"),
+    "kassign-core": (_prep_kassign_core, "kassign._core.assign on ready Members (Rust + result objects)"),
+    "kassign-wire": (_prep_kassign_wire, "kassign.protocol.assign_wire: subscription bytes in, assignment bytes out"),
+    "kassign-protocol": (_prep_kassign_protocol, "0.1's leader route: decode_subscription, assign, encode_assignment"),
     "kassign-kafka-python": (_prep_kassign_kafka_python, "kassign's kafka-python adapter, assign(cluster, members)"),
     "kassign-aiokafka": (_prep_kassign_aiokafka, "kassign's aiokafka adapter, assign(cluster, members)"),
     "kassign-reference": (_prep_reference, "kassign.reference (pure Python)"),
@@ -412,8 +493,11 @@ def python_supports(contender: str, strategy: str) -> bool:
     the cell is run, so the report shows the error instead of hiding it as "n/a".
     """
     try:
-        return PYTHON_CONTENDERS[contender][0]({"topics": {"t": 1}, "members": {"m": {"topics": ["t"]}}}, strategy) is not None
-    except Exception:  # noqa: BLE001
+        return (
+            PYTHON_CONTENDERS[contender][0]({"topics": {"t": 1}, "members": {"m": {"topics": ["t"]}}}, strategy)
+            is not None
+        )
+    except Exception:
         return True
 
 
@@ -429,8 +513,9 @@ def build_java(quiet: bool = True) -> Path:
     if not JAVA_JAR.exists() or JAVA_JAR.stat().st_mtime < newest:
         import subprocess
 
-        subprocess.run(["mvn", "-q", "-B", "package"], cwd=JAVA_DIR, check=True,
-                       stdout=subprocess.DEVNULL if quiet else None)
+        subprocess.run(
+            ["mvn", "-q", "-B", "package"], cwd=JAVA_DIR, check=True, stdout=subprocess.DEVNULL if quiet else None
+        )
     return JAVA_JAR
 
 
@@ -459,8 +544,13 @@ def peer_assign(contender: str, strategy: str, scenario_path: str, timeout: floa
     import subprocess
 
     (build_java if contender == "java" else build_go)()
-    out = subprocess.run(peer_command(contender, "assign", strategy, scenario_path), check=True,
-                         capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(
+        peer_command(contender, "assign", strategy, scenario_path),
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return read_assignment(out.stdout)
 
 
@@ -474,8 +564,16 @@ def _emit(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget: float, warmup: float,
-              out: Optional[str], min_time: float = 1.0) -> int:
+def run_child(
+    contender: str,
+    strategy: str,
+    scenario: str,
+    repeat: int,
+    budget: float,
+    warmup: float,
+    out: str | None,
+    min_time: float = 1.0,
+) -> int:
     t0 = time.perf_counter()
     doc = json.loads(Path(scenario).read_text())
     prep = PYTHON_CONTENDERS[contender][0](doc, strategy)
@@ -508,8 +606,10 @@ def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget:
     # min_time counts the loop's wall time (the gc.collect() before each call included), so short
     # calls of a library with a large heap do not spend minutes collecting garbage between samples.
     loop_start = time.perf_counter()
-    while not samples or (len(samples) < repeat and spent < budget) or (
-        time.perf_counter() - loop_start < min_time and len(samples) < 200
+    while (
+        not samples
+        or (len(samples) < repeat and spent < budget)
+        or (time.perf_counter() - loop_start < min_time and len(samples) < 200)
     ):
         result = None
         gc.collect()
@@ -528,7 +628,7 @@ def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget:
     return 0
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="time one Python contender (line protocol on stdout)")
@@ -546,8 +646,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     a.add_argument("scenario")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        return run_child(args.contender, args.strategy, args.scenario, args.repeat, args.budget, args.warmup,
-                         args.out, args.min_time)
+        return run_child(
+            args.contender, args.strategy, args.scenario, args.repeat, args.budget, args.warmup, args.out, args.min_time
+        )
     if args.contender in PEER_CONTENDERS:
         result = peer_assign(args.contender, args.strategy, args.scenario)
     else:

@@ -78,8 +78,12 @@ def _assignor(args: argparse.Namespace, log: EventLog, strategy: str, builtin: b
             from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
             from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-            base = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-                    "sticky": StickyPartitionAssignor, "cooperative-sticky": KPCoop}[strategy]
+            base = {
+                "range": RangePartitionAssignor,
+                "roundrobin": RoundRobinPartitionAssignor,
+                "sticky": StickyPartitionAssignor,
+                "cooperative-sticky": KPCoop,
+            }[strategy]
         else:
             import kassign.kafka_python as mod
 
@@ -90,8 +94,11 @@ def _assignor(args: argparse.Namespace, log: EventLog, strategy: str, builtin: b
             from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
             from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-            base = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-                    "sticky": StickyPartitionAssignor}[strategy]
+            base = {
+                "range": RangePartitionAssignor,
+                "roundrobin": RoundRobinPartitionAssignor,
+                "sticky": StickyPartitionAssignor,
+            }[strategy]
         else:
             import kassign.aiokafka as mod
 
@@ -159,12 +166,20 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
             log.write("lost", parts=_parts(lost))
 
     consumer = KafkaConsumer(
-        bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.name,
-        enable_auto_commit=False, auto_offset_reset="earliest",
-        session_timeout_ms=args.session_timeout_ms, heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
-        max_poll_interval_ms=60000, max_poll_records=args.max_poll_records,
-        partition_assignment_strategy=_assignors(args, log), metadata_max_age_ms=5000,
-        retry_backoff_ms=100, client_rack=args.rack or "", group_instance_id=args.group_instance_id,
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        client_id=args.name,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        session_timeout_ms=args.session_timeout_ms,
+        heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
+        max_poll_interval_ms=60000,
+        max_poll_records=args.max_poll_records,
+        partition_assignment_strategy=_assignors(args, log),
+        metadata_max_age_ms=5000,
+        retry_backoff_ms=100,
+        client_rack=args.rack or "",
+        group_instance_id=args.group_instance_id,
     )
     # Know every topic's partitions before joining: a leader without metadata assigns nothing for
     # a topic and the group needs an extra rebalance (more chances to miss one under load).
@@ -204,8 +219,13 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
         now = time.monotonic()
         if now >= next_tick:
             gen = coord._generation
-            log.write("tick", gen=gen.generation_id, member=gen.member_id, proto=gen.protocol,
-                      parts=_parts(consumer.assignment()))
+            log.write(
+                "tick",
+                gen=gen.generation_id,
+                member=gen.member_id,
+                proto=gen.protocol,
+                parts=_parts(consumer.assignment()),
+            )
             next_tick = now + args.tick
         _throttle(started, consumed, args.rate)
     if _STOP.is_set():
@@ -226,11 +246,18 @@ async def run_aiokafka_async(args: argparse.Namespace, log: EventLog) -> None:
             log.write("assigned", parts=_parts(assigned))
 
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.name,
-        enable_auto_commit=False, auto_offset_reset="earliest",
-        session_timeout_ms=args.session_timeout_ms, heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
-        max_poll_interval_ms=60000, max_poll_records=args.max_poll_records,
-        partition_assignment_strategy=tuple(_assignors(args, log)), metadata_max_age_ms=5000, retry_backoff_ms=100,
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        client_id=args.name,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        session_timeout_ms=args.session_timeout_ms,
+        heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
+        max_poll_interval_ms=60000,
+        max_poll_records=args.max_poll_records,
+        partition_assignment_strategy=tuple(_assignors(args, log)),
+        metadata_max_age_ms=5000,
+        retry_backoff_ms=100,
         group_instance_id=args.group_instance_id,
     )
     consumer.subscribe(args.topics.split(","), listener=Listener())
@@ -273,9 +300,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--group", required=True)
     p.add_argument("--topics", required=True, help="comma-separated")
     p.add_argument("--client", choices=("kafka-python", "aiokafka"), default="kafka-python")
-    p.add_argument("--strategy", required=True,
-                   help="assignor names in preference order, comma-separated; builtin:NAME / kassign:NAME pick the library")
-    p.add_argument("--builtin", action="store_true", help="bare names are the client's own assignors (benchmark baseline)")
+    p.add_argument(
+        "--strategy",
+        required=True,
+        help="assignor names in preference order, comma-separated; builtin:NAME / kassign:NAME pick the library",
+    )
+    p.add_argument(
+        "--builtin", action="store_true", help="bare names are the client's own assignors (benchmark baseline)"
+    )
     p.add_argument("--group-instance-id", default=None, help="static membership (KIP-345)")
     p.add_argument("--name", required=True)
     p.add_argument("--events", required=True)
@@ -286,16 +318,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=0.0, help="max messages per second (0 = unbounded)")
     p.add_argument("--tick", type=float, default=0.3)
     p.add_argument("--max-runtime", type=float, default=300.0)
-    p.add_argument("--plain-poll", action="store_true",
-                   help="kafka-python: without the lost-join work-around (tests/kafka_python_join.py); "
-                        "the control for RELIABILITY.md")
+    p.add_argument(
+        "--plain-poll",
+        action="store_true",
+        help="kafka-python: without the lost-join work-around (tests/kafka_python_join.py); "
+        "the control for RELIABILITY.md",
+    )
     p.add_argument("--coordinator-log-level", default="INFO", help="level of the client's coordinator log (stderr)")
     args = p.parse_args(argv)
 
     # The clients' group-coordination log (joins, syncs, heartbeat errors) goes to stderr, which the
     # harness keeps beside the event log: the record to read when a group does not settle.
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"
+    )
     for name in ("kafka.coordinator", "aiokafka.consumer.group_coordinator"):
         logging.getLogger(name).setLevel(args.coordinator_log_level)
     log = EventLog(args.events, args.name)

@@ -24,7 +24,8 @@ next poll; only if it finishes in the instant between two waits is it still lost
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 #: Longest single wait of the coordinator for a join in flight. Longer than the session timeouts the
 #: tests use, so a rebalance that waits for a dead member to expire still completes in one wait; it
@@ -39,14 +40,14 @@ def finished_join_unapplied(consumer: Any) -> bool:
     return task is not None and task.is_done and task.succeeded()
 
 
-def install(consumer: Any, on_lost: Optional[Callable[[], None]] = None, wait: bool = True) -> None:
+def install(consumer: Any, on_lost: Callable[[], None] | None = None, wait: bool = True) -> None:
     """Make ``consumer``'s coordinator wait for group joins to finish (see the module docstring).
     ``on_lost`` is called whenever a coordinator poll finds a finished join unapplied (it is about to
     be discarded). ``wait=False`` only reports: kafka-python's behaviour, for the control runs."""
     coord = consumer._coordinator
     original = coord.poll
 
-    def poll(timeout_ms: Optional[int] = None) -> bool:
+    def poll(timeout_ms: int | None = None) -> bool:
         if on_lost is not None and finished_join_unapplied(consumer):
             on_lost()
         if wait and timeout_ms is not None:

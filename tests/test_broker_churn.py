@@ -53,8 +53,9 @@ def run_churn(kafka_broker, numbered_topics, strategy: str, work_dir, builtin: b
     rate = 2500.0 if strategy == "failover" else 500.0
 
     def start(name: str) -> None:
-        run.start_python(name, strategy, rate=rate, builtin=builtin,
-                         priority=PRIORITIES[name] if strategy == "failover" else None)
+        run.start_python(
+            name, strategy, rate=rate, builtin=builtin, priority=PRIORITIES[name] if strategy == "failover" else None
+        )
 
     steps: list[tuple[str, float, float, dict]] = []
     try:
@@ -124,7 +125,8 @@ def run_churn(kafka_broker, numbered_topics, strategy: str, work_dir, builtin: b
                 revoked = _window(run, w, "revoked", t0, t1) | _window(run, w, "lost", t0, t1)
                 # Only partitions that actually moved away were revoked; kept ones never were.
                 assert revoked == had - after[w], (
-                    f"{label}: {w} revoked {sorted(revoked)} but lost {sorted(had - after[w])}")
+                    f"{label}: {w} revoked {sorted(revoked)} but lost {sorted(had - after[w])}"
+                )
             if label in ("SIGKILL w2", "close w3"):
                 for w in after:
                     if w in prev:

@@ -34,8 +34,9 @@ PLANS = {
 }
 
 
-def run_mixed_group(broker: KafkaBroker, java_classpath: str, topics: list[str], work_dir: Path, plan: str,
-                    python_builtin: bool = False) -> dict[str, Any]:
+def run_mixed_group(
+    broker: KafkaBroker, java_classpath: str, topics: list[str], work_dir: Path, plan: str, python_builtin: bool = False
+) -> dict[str, Any]:
     """Run one plan and check it; returns what was observed (for reporting)."""
     members = PLANS[plan]
     parts = {(t, p) for t in topics for p in range(PARTITIONS)}

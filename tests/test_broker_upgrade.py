@@ -40,7 +40,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
@@ -60,25 +59,38 @@ class Member:
 
     base: str
     kind: str  # "python" or "java"
-    instance: Optional[str] = None  # group_instance_id (static)
-    worker: Optional[str] = None
+    instance: str | None = None  # group_instance_id (static)
+    worker: str | None = None
     restarts: int = 0
 
 
 class Rolling:
     """A group under a rolling restart, with the checks of the module docstring."""
 
-    def __init__(self, broker: KafkaBroker, java_classpath: Optional[str], topics: list[str], work_dir: Path,
-                 label: str, session_timeout_ms: int = 6000) -> None:
+    def __init__(
+        self,
+        broker: KafkaBroker,
+        java_classpath: str | None,
+        topics: list[str],
+        work_dir: Path,
+        label: str,
+        session_timeout_ms: int = 6000,
+    ) -> None:
         self.broker = broker
         self.java_classpath = java_classpath
         self.topics = topics
         self.parts = {(t, p) for t in topics for p in range(PARTITIONS)}
-        self.run = GroupRun(broker, broker.unique_name(label), topics, work_dir,
-                            session_timeout_ms=session_timeout_ms, max_runtime=400.0)
+        self.run = GroupRun(
+            broker,
+            broker.unique_name(label),
+            topics,
+            work_dir,
+            session_timeout_ms=session_timeout_ms,
+            max_runtime=400.0,
+        )
         self.members: dict[str, Member] = {}
         self.states: list[tuple[str, float, float, dict[str, frozenset]]] = []  # (label, t0, t1, stable)
-        self.producer: Optional[NumberedProducer] = None
+        self.producer: NumberedProducer | None = None
         self.strategy_of: dict[str, str] = {}  # worker -> the strategy it was started with
 
     # -- membership ----------------------------------------------------------------------------
@@ -90,8 +102,9 @@ class Rolling:
         self.strategy_of[m.worker] = strategy
         if m.kind == "java":
             assert self.java_classpath is not None
-            self.run.start_java(m.worker, self.java_classpath, rate=CONSUME_RATE, assignors=strategy,
-                                group_instance_id=m.instance)
+            self.run.start_java(
+                m.worker, self.java_classpath, rate=CONSUME_RATE, assignors=strategy, group_instance_id=m.instance
+            )
         else:
             self.run.start_python(m.worker, strategy, rate=CONSUME_RATE, group_instance_id=m.instance)
 
@@ -152,8 +165,7 @@ class Rolling:
         overlaps = overlapping_ownership(self.run.ownership_intervals(end))
         assert not overlaps, f"partitions owned by two live members at once: {overlaps[:5]}"
         assert self.run.leaders(), "no member logged running the assignment"
-        return {"records": total, "restarts": sum(m.restarts for m in self.members.values()),
-                "steps": len(self.states)}
+        return {"records": total, "restarts": sum(m.restarts for m in self.members.values()), "steps": len(self.states)}
 
     def wait_committed(self, timeout: float) -> tuple[dict, dict]:
         ends = self.broker.end_offsets(self.topics)
@@ -192,7 +204,8 @@ def _balanced(state: dict[str, frozenset]) -> bool:
 
 
 def test_rolling_upgrade_builtin_range_to_kassign_cooperative_sticky_and_downgrade(
-        kafka_broker, java_consumer, topics, tmp_path):
+    kafka_broker, java_consumer, topics, tmp_path
+):
     r = Rolling(kafka_broker, java_consumer, topics, tmp_path / "workers", "upgrade-range-coop")
     members = [Member("p1", "python"), Member("j1", "java"), Member("p2", "python")]
     try:
@@ -201,14 +214,18 @@ def test_rolling_upgrade_builtin_range_to_kassign_cooperative_sticky_and_downgra
         # Bounce 1: every member offers cooperative-sticky first and still range. While one member
         # offers only range the group stays on range; once all offer both, the broker selects
         # cooperative-sticky (members still revoke eagerly: they also run an eager assignor).
-        r.bounce("upgrade 1", {"python": "kassign:cooperative-sticky,builtin:range", "java": "cooperative-sticky,range"})
+        r.bounce(
+            "upgrade 1", {"python": "kassign:cooperative-sticky,builtin:range", "java": "cooperative-sticky,range"}
+        )
         assert r.protocol() == {"cooperative-sticky"}
         # Bounce 2: cooperative-sticky alone.
         up = r.bounce("upgrade 2", {"python": "kassign:cooperative-sticky", "java": "cooperative-sticky"})
         assert r.protocol() == {"cooperative-sticky"} and _balanced(up)
         # Downgrade: back to offering both, then range alone (the first range-only member switches
         # the whole group back to range).
-        r.bounce("downgrade 1", {"python": "kassign:cooperative-sticky,builtin:range", "java": "cooperative-sticky,range"})
+        r.bounce(
+            "downgrade 1", {"python": "kassign:cooperative-sticky,builtin:range", "java": "cooperative-sticky,range"}
+        )
         assert r.protocol() == {"cooperative-sticky"}
         r.bounce("downgrade 2", {"python": "builtin:range", "java": "range"})
         assert r.protocol() == {"range"}
@@ -231,8 +248,12 @@ def _check_kept_partitions_never_revoked(r: Rolling) -> int:
             if r.strategy_of[w] not in COOPERATIVE_ONLY:
                 continue
             kept = before[w] & after[w]
-            revoked = {(t, p) for e in r.run.workers[w].events()
-                       if e["ev"] in ("revoked", "lost") and t0 <= e["t"] <= t1 for t, p in e["parts"]}
+            revoked = {
+                (t, p)
+                for e in r.run.workers[w].events()
+                if e["ev"] in ("revoked", "lost") and t0 <= e["t"] <= t1
+                for t, p in e["parts"]
+            }
             assert not revoked & kept, f"{label}: cooperative {w} revoked {sorted(revoked & kept)} and kept them"
             checked += 1
     return checked
@@ -291,11 +312,22 @@ JAVA_NAME = {"range": "range", "sticky": "sticky"}
 
 @pytest.mark.parametrize("strategy", ["range", "sticky"])
 def test_static_members_restart_without_rebalance_and_expire_after_session_timeout(
-        kafka_broker, java_consumer, topics, tmp_path, strategy):
-    r = Rolling(kafka_broker, java_consumer, topics, tmp_path / "workers", f"static-{strategy}",
-                session_timeout_ms=STATIC_SESSION_MS)
-    members = [Member("s1", "python", "inst-1"), Member("s2", "python", "inst-2"),
-               Member("j1", "java", "inst-j"), Member("s3", "python", "inst-3")]
+    kafka_broker, java_consumer, topics, tmp_path, strategy
+):
+    r = Rolling(
+        kafka_broker,
+        java_consumer,
+        topics,
+        tmp_path / "workers",
+        f"static-{strategy}",
+        session_timeout_ms=STATIC_SESSION_MS,
+    )
+    members = [
+        Member("s1", "python", "inst-1"),
+        Member("s2", "python", "inst-2"),
+        Member("j1", "java", "inst-j"),
+        Member("s3", "python", "inst-3"),
+    ]
     strategies = {"python": f"kassign:{strategy}", "java": JAVA_NAME[strategy]}
     run = r.run
     try:
@@ -310,11 +342,13 @@ def test_static_members_restart_without_rebalance_and_expire_after_session_timeo
         after = r.stable("restart s2", t0, timeout=STATIC_SESSION_MS / 1000 + 60)
         t1 = time.time()
         assert after[s2.worker] == before["s2"], (
-            f"restarted static member got {sorted(after[s2.worker])}, had {sorted(before['s2'])}")
+            f"restarted static member got {sorted(after[s2.worker])}, had {sorted(before['s2'])}"
+        )
         for w in ("s1", "j1", "s3"):
             assert after[w] == before[w], f"{w} changed from {sorted(before[w])} to {sorted(after[w])}"
-            moved = [e for e in run.workers[w].events()
-                     if e["ev"] in ("revoked", "lost", "assigned") and t0 <= e["t"] <= t1]
+            moved = [
+                e for e in run.workers[w].events() if e["ev"] in ("revoked", "lost", "assigned") and t0 <= e["t"] <= t1
+            ]
             assert not moved, f"{w} saw {moved} while the static member restarted"
             assert run.workers[w].last("tick")["gen"] == gen_before[w], f"{w}: the group rebalanced"
         assigned = [e for e in run.workers[s2.worker].events() if e["ev"] == "assigned"]
@@ -325,11 +359,16 @@ def test_static_members_restart_without_rebalance_and_expire_after_session_timeo
         t_kill = run.kill("s3")
         replaced = r.stable("s3 gone", t_kill, timeout=STATIC_SESSION_MS / 1000 + 90)
         assert "s3" not in replaced and set().union(*replaced.values()) == r.parts
-        first_change = min(e["t"] for w in replaced for e in run.workers[w].events()
-                           if e["ev"] in ("revoked", "assigned") and e["t"] > t_kill)
+        first_change = min(
+            e["t"]
+            for w in replaced
+            for e in run.workers[w].events()
+            if e["ev"] in ("revoked", "assigned") and e["t"] > t_kill
+        )
         heartbeat_s = max(STATIC_SESSION_MS // 6, 200) / 1000
         assert first_change - t_kill >= STATIC_SESSION_MS / 1000 - heartbeat_s - 0.5, (
-            f"s3's partitions moved {first_change - t_kill:.1f}s after it died, before its session timed out")
+            f"s3's partitions moved {first_change - t_kill:.1f}s after it died, before its session timed out"
+        )
         if strategy == "sticky":
             for w, had in after.items():
                 if w in replaced:

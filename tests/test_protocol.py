@@ -1,4 +1,4 @@
-"""kassign.protocol: consumer-protocol wire formats (DESIGN.md section 3, REFERENCE.md 2.5/2.7).
+"""kassign.protocol: consumer-protocol wire formats (docs/wire.md).
 
 Expected bytes come from the spec's worked examples or from the small ``struct``-based spec
 writer below (written from the field tables, independent of the Rust encoder).
@@ -24,12 +24,12 @@ def h(s: str) -> bytes:
     return bytes.fromhex(s.replace("|", " "))
 
 
-# DESIGN.md section 3 worked example.
+# The worked example of docs/wire.md.
 WORKED = h(
     "00 03 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
     "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05 | 00 02 72 31"
 )
-# REFERENCE.md 2.7.
+# docs/wire.md: assignment v3 and StickyAssignorUserData examples.
 ASSIGNMENT_V3 = h("00 03 | 00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | ff ff ff ff")
 STICKY_V1 = h("00 00 00 01 | 00 01 74 | 00 00 00 02 | 00 00 00 00 | 00 00 00 01 | 00 00 00 05")
 
@@ -127,7 +127,7 @@ def test_sticky_user_data_reference_vectors():
     v0 = STICKY_V1[:-4]
     assert protocol.encode_sticky_user_data([("t", 0), ("t", 1)]) == v0
     assert protocol.decode_sticky_user_data(v0) == ([TP("t", 0), TP("t", 1)], None)
-    # REFERENCE 2.7: v0 + 00 00 00 09 + one byte reads as generation 9.
+    # docs/wire.md: v0 + 00 00 00 09 + one byte reads as generation 9.
     assert protocol.decode_sticky_user_data(v0 + h("00 00 00 09 77")) == ([TP("t", 0), TP("t", 1)], 9)
     # Fewer than four extra bytes: v1 fails, v0 succeeds.
     assert protocol.decode_sticky_user_data(v0 + h("00 00 09"))[1] is None
@@ -167,10 +167,16 @@ def test_failover_priority_user_data():
     ("version", "expected"),
     [
         (0, "00 00 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05"),
-        (1, "00 01 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
-            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01"),
-        (2, "00 02 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
-            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05"),
+        (
+            1,
+            "00 01 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
+            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01",
+        ),
+        (
+            2,
+            "00 02 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
+            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05",
+        ),
         (3, WORKED.hex()),
     ],
 )
@@ -197,9 +203,7 @@ def test_version_5_with_trailing_bytes_decodes_as_v3():
     data = h("00 05") + WORKED[2:] + h("de ad be ef 00 01 02")
     sub = protocol.decode_subscription(data)
     assert sub.version == 5
-    assert (sub.topics, sub.owned_partitions, sub.generation, sub.rack) == (
-        ("t",), (TP("t", 0), TP("t", 1)), 5, "r1"
-    )
+    assert (sub.topics, sub.owned_partitions, sub.generation, sub.rack) == (("t",), (TP("t", 0), TP("t", 1)), 5, "r1")
     asg = protocol.decode_assignment(h("00 07") + ASSIGNMENT_V3[2:] + h("00 00 00 00 00 00"))
     assert asg == Assignment(7, (TP("t", 0), TP("t", 1)), None)
 
@@ -388,7 +392,7 @@ def _random_inputs():
     # Raw noise, plus valid messages with bytes flipped, cut or appended (reaches deeper fields).
     valid = st.sampled_from([WORKED, ASSIGNMENT_V3, STICKY_V1, h("00 00 00 05")])
     mutated = st.tuples(valid, st.integers(0, 60), st.integers(0, 255), st.binary(max_size=8)).map(
-        lambda a: (a[0][: a[1] % (len(a[0]) + 1)] + bytes([a[2]]) + a[0][a[1] % (len(a[0]) + 1) + 1 :] + a[3])
+        lambda a: a[0][: a[1] % (len(a[0]) + 1)] + bytes([a[2]]) + a[0][a[1] % (len(a[0]) + 1) + 1 :] + a[3]
     )
     return st.binary(max_size=64) | mutated
 

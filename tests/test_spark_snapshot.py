@@ -10,14 +10,11 @@ import pytest
 from kassign import snapshot as snap
 from kassign.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
 
-# DESIGN.md section 3: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
+# docs/wire.md: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
 # generation 5; rack "r1"
-SUB_V3 = bytes.fromhex(
-    "0003" "00000001" "000174" "00000004" "00000005" "00000001" "000174" "00000002" "00000000" "00000001"
-    "00000005" "00027231"
-)
-# REFERENCE.md 2.7: assignment v3 of t-0 and t-1 with null user data
-ASSIGN_V3 = bytes.fromhex("0003" "00000001" "000174" "00000002" "00000000" "00000001" "ffffffff")
+SUB_V3 = bytes.fromhex("0003000000010001740000000400000005000000010001740000000200000000000000010000000500027231")
+# docs/wire.md: assignment v3 of t-0 and t-1 with null user data
+ASSIGN_V3 = bytes.fromhex("000300000001000174000000020000000000000001ffffffff")
 
 
 @pytest.mark.parametrize("decode", ["kassign", "fallback"])
@@ -29,8 +26,14 @@ def test_member_row_from_raw_metadata(decode):
             pytest.skip("no decoders")
     else:
         sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
-    m = {"member_id": "c-1", "group_instance_id": None, "client_id": "c", "client_host": "/10.0.0.1",
-         "member_metadata": SUB_V3, "member_assignment": ASSIGN_V3}
+    m = {
+        "member_id": "c-1",
+        "group_instance_id": None,
+        "client_id": "c",
+        "client_host": "/10.0.0.1",
+        "member_metadata": SUB_V3,
+        "member_assignment": ASSIGN_V3,
+    }
     row = snap._member_row("k", "g", "cooperative-sticky", m, sub_dec, asg_dec)
     assert row["topics"] == ["t"]
     assert row["rack"] == "r1"
@@ -42,9 +45,16 @@ def test_member_row_from_raw_metadata(decode):
 
 
 def test_fallback_decoder_versions():
-    v0 = bytes.fromhex("0000" "00000002" "000161" "000162" "ffffffff")
+    v0 = bytes.fromhex("000000000002000161000162ffffffff")
     s = snap._fallback_decode_subscription(v0)
-    assert (s.version, s.topics, s.user_data, s.owned_partitions, s.generation, s.rack) == (0, ["a", "b"], None, [], -1, None)
+    assert (s.version, s.topics, s.user_data, s.owned_partitions, s.generation, s.rack) == (
+        0,
+        ["a", "b"],
+        None,
+        [],
+        -1,
+        None,
+    )
     # versions above 3 parse the v3 fields and ignore trailing bytes
     s4 = snap._fallback_decode_subscription(b"\x00\x04" + SUB_V3[2:] + b"\xff\xff")
     assert s4.rack == "r1" and s4.generation == 5
@@ -61,8 +71,8 @@ def test_undecodable_metadata_keeps_the_member():
 
 
 def test_sticky_user_data_generation():
-    # REFERENCE.md 2.7: t-0 and t-1 at generation 5
-    ud = bytes.fromhex("00000001" "000174" "00000002" "00000000" "00000001" "00000005")
+    # docs/wire.md: t-0 and t-1 at generation 5
+    ud = bytes.fromhex("0000000100017400000002000000000000000100000005")
     assert snap._user_data_generation("sticky", ud) == 5
     assert snap._user_data_generation("sticky", ud[:-4]) == -1  # v0: no generation
     assert snap._user_data_generation("cooperative-sticky", b"\x00\x00\x00\x07") == 7
@@ -72,7 +82,7 @@ def test_sticky_user_data_generation():
 def test_check_snapshot_names_the_problem(tmp_path):
     with pytest.raises(SnapshotError, match="not a directory"):
         check_snapshot(str(tmp_path / "nope"))
-    with pytest.raises(SnapshotError, match="missing table members.parquet"):
+    with pytest.raises(SnapshotError, match=r"missing table members\.parquet"):
         check_snapshot(str(tmp_path))
     empty = {n: s.empty_table() for n, s in snap.TABLES.items()}
     for n, t in empty.items():
@@ -80,7 +90,7 @@ def test_check_snapshot_names_the_problem(tmp_path):
     check_snapshot(str(tmp_path))
     bad = empty["offsets"].drop(["offset"]).append_column("offset", pa.array([], pa.string()))
     pq.write_table(bad, tmp_path / "offsets.parquet")
-    with pytest.raises(SnapshotError, match="offsets.parquet: column offset has type string, expected int64"):
+    with pytest.raises(SnapshotError, match=r"offsets\.parquet: column offset has type string, expected int64"):
         check_snapshot(str(tmp_path))
     (tmp_path / "offsets.parquet").write_bytes(b"not parquet")
     with pytest.raises(SnapshotError, match="not readable as Parquet"):
@@ -102,3 +112,23 @@ def test_progress_bar_plain_stream():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("groups [") and lines[0].endswith("0/3")
     assert lines[-1].endswith("3/3")
+
+
+def test_assignment_user_data_is_recorded():
+    """A custom assignor's assignment user data (it blocks an online move to the KIP-848 consumer
+    protocol) lands in ``assignment_user_data``; built-in assignors' null user data stays null."""
+    sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
+    with_ud = bytes.fromhex("000300000001000174000000010000000000000002abcd")
+    base = {
+        "member_id": "c-1",
+        "group_instance_id": None,
+        "client_id": "c",
+        "client_host": "h",
+        "member_metadata": SUB_V3,
+    }
+    row = snap._member_row("k", "g", "stream", {**base, "member_assignment": with_ud}, sub_dec, asg_dec)
+    assert row["assignment_user_data"] == b"\xab\xcd"
+    assert row["owned_partitions"] == [{"topic": "t", "partition": 0}]
+    row = snap._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3}, sub_dec, asg_dec)
+    assert row["assignment_user_data"] is None
+    pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)

@@ -1,6 +1,7 @@
-//! Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmarks.md:
-//! `ProblemBuilder` (checks and interning) and `Strategy::run` (the assignment proper) are timed
-//! separately, median of several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
+//! Rust-core timings of the sticky engine and the KIP-848 broker-side assignors (`server-uniform`,
+//! `server-range`) on the shapes of docs/benchmark-shapes.md: `ProblemBuilder` (checks and
+//! interning) and `Strategy::run` (the assignment proper) are timed separately, median of several
+//! runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
 //! Round 2 = every member but the first resubmits its round-1 partitions at generation 1 and a
 //! new member joins (the "one member changed" shape).
@@ -58,7 +59,11 @@ struct Case {
     members: Vec<CaseMember>,
 }
 
-fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u32, i64)>>, Vec<String>) {
+/// Per member (in problem order): its partitions as (index into the case's topics, partition).
+type OwnedByIndex = Vec<Vec<(u32, i64)>>;
+
+/// Median build and run times (ms), and the first run's result with the member ids it is keyed by.
+fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, OwnedByIndex, Vec<String>) {
     let mut build = Vec::new();
     let mut run = Vec::new();
     let mut owned_out = Vec::new();
@@ -97,7 +102,7 @@ fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, Vec<Vec
     (median(build), median(run), owned_out, ids)
 }
 
-fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
+fn round2(case: &Case, ids: &[String], owned: OwnedByIndex) -> Case {
     let mut members: Vec<CaseMember> = Vec::new();
     let by_id: std::collections::HashMap<&str, &CaseMember> = case.members.iter().map(|m| (m.id.as_str(), m)).collect();
     for (k, (id, o)) in ids.iter().zip(owned).enumerate() {
@@ -117,6 +122,18 @@ fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
 
 fn main() {
     let filter: Option<String> = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    // KASSIGN_BENCH_STRATEGIES=a,b picks the strategies (default: the sticky engine and the KIP-848
+    // broker-side assignors).
+    let strategies: Vec<Strategy> = std::env::var("KASSIGN_BENCH_STRATEGIES")
+        .unwrap_or_else(|_| "sticky,cooperative-sticky,server-uniform,server-range".to_string())
+        .split(',')
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<Strategy>()
+                .expect("KASSIGN_BENCH_STRATEGIES: unknown strategy")
+        })
+        .collect();
     let mut cases: Vec<Case> = Vec::new();
     let t1: Vec<String> = vec!["t".to_string()];
     let _ = &t1;
@@ -164,7 +181,7 @@ fn main() {
                 continue;
             }
         }
-        for strategy in [Strategy::Sticky, Strategy::CooperativeSticky] {
+        for strategy in strategies.iter().copied() {
             let runs = if case.members.len() * case.topics.len() > 100_000 {
                 5
             } else {

@@ -1,7 +1,7 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, final
 
 from ._types import TopicPartition
 
@@ -18,18 +18,19 @@ class InternalError(RuntimeError):
 MAX_PARTITIONS: int
 MAX_MEMBERS: int
 
+@final
 class Member:
     """One consumer group member as the assignor sees it (see ``kassign.Member``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         topics: Iterable[str],
         owned_partitions: Iterable[Any] | None = (),
         generation: int | None = -1,
         rack: str | None = None,
         group_instance_id: str | None = None,
         user_data: bytes | bytearray | memoryview | None = None,
-    ) -> None: ...
+    ) -> Member: ...
     @property
     def topics(self) -> tuple[str, ...]: ...
     @property
@@ -44,7 +45,7 @@ class Member:
     def group_instance_id(self) -> str | None: ...
     @property
     def user_data(self) -> bytes | None: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 def assign(
@@ -59,9 +60,7 @@ def assign(
 def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """The model's checks of partition counts (types, >= 0, int32, the total cap); a new dict."""
 
-def result_lists(
-    tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]
-) -> list[list[_TP]]:
+def result_lists(tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
 def rust_strategies() -> list[str]:

@@ -11,7 +11,7 @@
 //!
 //! Owned partitions are validated at this single entry point: claims of unknown topics or
 //! out-of-range indexes are dropped (Java crashes or double-assigns on the latter; see
-//! REFERENCE.md section 2.3), duplicates inside one member's list are removed.
+//! docs/java-differences.md), duplicates inside one member's list are removed.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -212,7 +212,10 @@ pub struct ProblemBuilder {
     given_topic: Vec<TopicId>,
     subs: Vec<Vec<TopicId>>,
     sub_raw: Vec<Vec<String>>,
-    sub_index: FastMap<Vec<String>, SubId>,
+    /// Hash of a sorted subscription => its SubIds (equal hashes are compared by content).
+    sub_index: FastMap<u64, Vec<SubId>>,
+    /// The last subscription interned (members usually come in runs of one subscription).
+    last_sub: Option<(u64, SubId)>,
     racks: Vec<String>,
     rack_index: FastMap<String, RackId>,
     members: Vec<Member>,
@@ -274,6 +277,7 @@ impl ProblemBuilder {
             subs: Vec::new(),
             sub_raw: Vec::new(),
             sub_index: FastMap::default(),
+            last_sub: None,
             racks: Vec::new(),
             rack_index: FastMap::default(),
             members: Vec::new(),
@@ -306,25 +310,48 @@ impl ProblemBuilder {
 
     /// Intern a subscription (topic names in any order, duplicates allowed). Members with equal
     /// subscriptions share one SubId; topics that do not exist are kept in the raw set (Java's
-    /// constrained-path test compares raw topic sets) and dropped from the TopicId list.
+    /// constrained-path test compares raw topic sets) and dropped from the TopicId list. A
+    /// subscription seen before costs a hash and a comparison, no allocation.
     pub fn subscription<S: AsRef<str>>(&mut self, topics: &[S]) -> SubId {
-        let sorted = topics.windows(2).all(|w| w[0].as_ref() < w[1].as_ref());
-        let raw: Vec<String> = if sorted {
-            topics.iter().map(|t| t.as_ref().to_string()).collect()
+        if topics.windows(2).all(|w| w[0].as_ref() < w[1].as_ref()) {
+            self.intern_sorted(topics.iter().map(|t| t.as_ref()), topics.len())
         } else {
-            let mut v: Vec<String> = topics.iter().map(|t| t.as_ref().to_string()).collect();
-            v.sort();
+            let mut v: Vec<&str> = topics.iter().map(|t| t.as_ref()).collect();
+            v.sort_unstable();
             v.dedup();
-            v
-        };
-        if let Some(&s) = self.sub_index.get(&raw) {
-            return s;
+            let n = v.len();
+            self.intern_sorted(v.into_iter(), n)
         }
-        let s = self.subs.len() as SubId;
-        let ids: Vec<TopicId> = raw.iter().filter_map(|t| self.topic(t)).collect();
-        self.subs.push(ids);
-        self.sub_raw.push(raw.clone());
-        self.sub_index.insert(raw, s);
+    }
+
+    fn intern_sorted<'t>(&mut self, view: impl Iterator<Item = &'t str> + Clone, n: usize) -> SubId {
+        let mut h = FastHasher::default();
+        for t in view.clone() {
+            std::hash::Hash::hash(t, &mut h);
+        }
+        let key = std::hash::Hasher::finish(&h);
+        let same = |raw: &[String]| raw.len() == n && raw.iter().map(String::as_str).eq(view.clone());
+        if let Some(&(k, s)) = self.last_sub.as_ref() {
+            if k == key && same(&self.sub_raw[s as usize]) {
+                return s;
+            }
+        }
+        let found = self
+            .sub_index
+            .get(&key)
+            .and_then(|ids| ids.iter().copied().find(|&s| same(&self.sub_raw[s as usize])));
+        let s = match found {
+            Some(s) => s,
+            None => {
+                let s = self.subs.len() as SubId;
+                let ids: Vec<TopicId> = view.clone().filter_map(|t| self.topic(t)).collect();
+                self.subs.push(ids);
+                self.sub_raw.push(view.map(str::to_string).collect());
+                self.sub_index.entry(key).or_default().push(s);
+                s
+            }
+        };
+        self.last_sub = Some((key, s));
         s
     }
 
@@ -577,7 +604,7 @@ impl Problem {
         self.subs.len() <= 1
     }
 
-    /// Whether rack-aware logic applies (KIP-881 conditions, REFERENCE.md 2.6), judged on the
+    /// Whether rack-aware logic applies (KIP-881 conditions, docs/java-differences.md), judged on the
     /// partitions being assigned (topics some member subscribes to, as Java's assignors only see
     /// those): some member has a rack, member racks and those partitions' racks intersect, and not
     /// every such partition has a replica on every rack that appears among them.

@@ -1,4 +1,4 @@
-//! Range assignor, Java semantics (REFERENCE.md 2.2).
+//! Range assignor, Java semantics (Apache Kafka's RangeAssignor; docs/strategies/range.md).
 //!
 //! Per topic, the topic's subscribers in member order (static members by instance id first, then
 //! dynamic members by member id); member i of n gets the contiguous run starting at

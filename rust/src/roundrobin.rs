@@ -1,4 +1,4 @@
-//! Round-robin assignor, Java semantics (REFERENCE.md 2.2).
+//! Round-robin assignor, Java semantics (Apache Kafka's RoundRobinAssignor; docs/strategies/roundrobin.md).
 //!
 //! Members sit on a circular cursor in member order (static members by instance id first, then
 //! dynamic members by member id). Partitions are visited sorted by (topic, partition); each goes

@@ -6,20 +6,20 @@
 //! the leader; it gets an empty assignment and a warning.
 
 use crate::model::{InputError, PartId, ProblemBuilder};
-use crate::protocol::{self, EncodeError, StickyUserData, Subscription, TopicPartitions, Writer};
+use crate::protocol::{self, EncodeError, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
 use crate::strategy::Strategy;
 
 /// The leader's view of one member, from its subscription bytes, with the history rules of the
 /// member's strategy (the same rules the drop-in classes apply to decoded metadata).
-pub struct WireMember {
-    pub topics: Vec<String>,
+pub struct WireMember<'a> {
+    pub topics: Vec<&'a str>,
     /// The history the strategy reads (empty for strategies without history).
-    pub owned: Vec<TopicPartitions>,
+    pub owned: Vec<TopicPartitionsRef<'a>>,
     /// -1 when unknown.
     pub generation: i32,
     /// None for no rack or `""`.
-    pub rack: Option<String>,
-    pub user_data: Option<Vec<u8>>,
+    pub rack: Option<&'a str>,
+    pub user_data: Option<&'a [u8]>,
 }
 
 /// How a strategy carries history on the wire.
@@ -47,8 +47,8 @@ impl History {
 }
 
 /// Decode one member's subscription; never fails. Warnings name the member.
-pub fn member(id: &str, data: &[u8], history: History, warnings: &mut Vec<String>) -> WireMember {
-    let s = match Subscription::decode(data) {
+pub fn member<'a>(id: &str, data: &'a [u8], history: History, warnings: &mut Vec<String>) -> WireMember<'a> {
+    let s = match SubscriptionRef::decode(data) {
         Ok(s) => s,
         Err(e) => {
             warnings.push(format!(
@@ -69,7 +69,7 @@ pub fn member(id: &str, data: &[u8], history: History, warnings: &mut Vec<String
         History::Cooperative => {
             let mut generation = s.generation;
             let mut owned = s.owned_partitions;
-            if let Some(ud) = &s.user_data {
+            if let Some(ud) = s.user_data {
                 if generation < 0 {
                     generation = match protocol::decode_generation(ud) {
                         Ok(g) => g,
@@ -82,16 +82,16 @@ pub fn member(id: &str, data: &[u8], history: History, warnings: &mut Vec<String
                     };
                 }
                 if owned.iter().all(|g| g.partitions.is_empty()) && ud.len() > 4 {
-                    if let Ok(embedded) = StickyUserData::decode(&ud[4..]) {
+                    if let Ok(embedded) = StickyUserDataRef::decode(&ud[4..]) {
                         owned = embedded.partitions;
                     }
                 }
             }
             (owned, generation)
         }
-        History::Sticky => match s.user_data.as_deref() {
+        History::Sticky => match s.user_data {
             None | Some([]) => (s.owned_partitions, s.generation),
-            Some(ud) => match StickyUserData::decode(ud) {
+            Some(ud) => match StickyUserDataRef::decode(ud) {
                 Ok(u) => (u.partitions, u.generation.unwrap_or(-1)),
                 Err(e) => {
                     warnings.push(format!(
@@ -118,29 +118,33 @@ pub fn encode_member_assignment(
     topic_base: &[PartId],
     parts: &[PartId],
 ) -> Result<Vec<u8>, EncodeError> {
-    let mut w = Writer::with_capacity(16 + parts.len() * 4);
+    // Groups are runs of one topic in the sorted ids: count them, then write.
+    let mut groups = 0usize;
+    let mut t = 0usize;
+    for (i, &p) in parts.iter().enumerate() {
+        if i == 0 || p >= topic_base[t + 1] {
+            while topic_base[t + 1] <= p {
+                t += 1;
+            }
+            groups += 1;
+        }
+    }
+    let mut w = Writer::with_capacity(10 + groups * 8 + parts.len() * 4);
     w.write_i16(protocol::MAX_VERSION);
-    // groups: runs of one topic
-    let mut runs: Vec<(usize, usize, usize)> = Vec::new(); // (topic, start, end) into parts
+    w.write_array_len(groups, "partitions")?;
     let mut t = 0usize;
     let mut i = 0usize;
     while i < parts.len() {
         while topic_base[t + 1] <= parts[i] {
             t += 1;
         }
-        let start = i;
-        while i < parts.len() && parts[i] < topic_base[t + 1] {
-            i += 1;
-        }
-        runs.push((t, start, i));
-    }
-    w.write_array_len(runs.len(), "partitions")?;
-    for (t, s, e) in runs {
+        let end = parts[i..].partition_point(|&p| p < topic_base[t + 1]) + i;
         w.write_string(&problem_topics[t], "partitions")?;
-        w.write_array_len(e - s, "partitions")?;
-        for &p in &parts[s..e] {
+        w.write_array_len(end - i, "partitions")?;
+        for &p in &parts[i..end] {
             w.write_i32((p - topic_base[t]) as i32);
         }
+        i = end;
     }
     w.write_nullable_bytes(None, "user_data")?;
     Ok(w.into_bytes())
@@ -173,8 +177,8 @@ pub fn assign(
         let sub = b.subscription(&m.topics);
         let mut owned = Vec::new();
         for g in &m.owned {
-            if let Some(t) = b.topic(&g.topic) {
-                owned.extend(g.partitions.iter().filter_map(|&p| b.partition(t, p as i64)));
+            if let Some(t) = b.topic(g.topic) {
+                owned.extend(g.partitions.iter().filter_map(|p| b.partition(t, p as i64)));
             }
         }
         b.add_member(
@@ -182,7 +186,7 @@ pub fn assign(
             sub,
             owned,
             m.generation,
-            m.rack.as_deref(),
+            m.rack,
             w.group_instance_id.clone(),
         )?;
     }
@@ -211,7 +215,7 @@ pub fn assign(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Assignment;
+    use crate::protocol::{Assignment, StickyUserData, Subscription, TopicPartitions};
 
     fn sub(topics: &[&str], owned: &[(&str, &[i32])], generation: i32, user_data: Option<Vec<u8>>) -> Vec<u8> {
         Subscription {

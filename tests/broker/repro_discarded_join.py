@@ -80,9 +80,17 @@ def main() -> int:
         group = broker.unique_name("repro-group")
 
         def consumer(name: str) -> KafkaConsumer:
-            c = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, client_id=name,
-                              enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000,
-                              max_poll_interval_ms=60000, partition_assignment_strategy=[RangePartitionAssignor])
+            c = KafkaConsumer(
+                topic,
+                bootstrap_servers=broker.bootstrap,
+                group_id=group,
+                client_id=name,
+                enable_auto_commit=False,
+                session_timeout_ms=10000,
+                heartbeat_interval_ms=1000,
+                max_poll_interval_ms=60000,
+                partition_assignment_strategy=[RangePartitionAssignor],
+            )
             watch(c, name, log)
             return c
 
@@ -115,12 +123,16 @@ def main() -> int:
     discarded = {n: sum(1 for _, w, _, _, d in log if w == n and d) for n in ("A", "B")}
     t0 = log[0][0] if log else 0.0
     for t, n, _, g, d in log:
-        print(f"  {t - t0:6.2f}s {n} sends JoinGroup (local generation {g})"
-              + ("  <- the previous join had finished: its assignment is discarded" if d else ""))
+        print(
+            f"  {t - t0:6.2f}s {n} sends JoinGroup (local generation {g})"
+            + ("  <- the previous join had finished: its assignment is discarded" if d else "")
+        )
     print(f"pause between A's polls: {args.pause}s")
     for n in ("A", "B"):
-        print(f"{n}: {joins[n]} JoinGroup requests, {discarded[n]} of them discarding a finished successful join; "
-              f"generations seen: {gens[n]}")
+        print(
+            f"{n}: {joins[n]} JoinGroup requests, {discarded[n]} of them discarding a finished successful join; "
+            f"generations seen: {gens[n]}"
+        )
     return 0
 
 

@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from . import fair, failover, lag_aware
+from . import failover, fair, lag_aware
 
 PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {
     lag_aware.NAME: lag_aware.assign,

@@ -17,7 +17,7 @@ The strategy takes no options.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import build_result, deal_global, subscribers_by_topic
@@ -36,7 +36,7 @@ def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
     *,
-    lags: Optional[dict[tuple[str, int], int]] = None,
+    lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:

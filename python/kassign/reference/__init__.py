@@ -10,7 +10,7 @@ algorithm.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from . import sticky
@@ -26,8 +26,8 @@ def assign(
     members: Mapping[str, Member],
     partitions_per_topic: Mapping[str, int],
     *,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
-    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Pure-Python ``sticky`` / ``cooperative-sticky``; same contract as :func:`kassign.assign`."""

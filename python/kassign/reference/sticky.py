@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Optional
+from collections.abc import Callable
 
 from ._problem import Problem
 
@@ -54,7 +54,7 @@ class Claims:
     """Resolved claims: ``win[p]`` = member that keeps claim to p (or NONE/TIE); raw holders for
     cooperative withholding."""
 
-    __slots__ = ("win", "raw_first", "raw_multi")
+    __slots__ = ("raw_first", "raw_multi", "win")
 
     def __init__(self, prob: Problem) -> None:
         n = prob.num_partitions
@@ -91,7 +91,7 @@ class Claims:
 class Placer:
     """The owner array being built, with cooperative withholding applied on new placements."""
 
-    __slots__ = ("owner", "count", "claims", "cooperative")
+    __slots__ = ("claims", "cooperative", "count", "owner")
 
     def __init__(self, prob: Problem, claims: Claims, cooperative: bool) -> None:
         self.owner = [NONE] * prob.num_partitions
@@ -129,7 +129,12 @@ def keep_order(prob: Problem, m: int, parts: list[int], rack_on: bool) -> list[i
 
 
 def rack_pass(
-    prob: Problem, pool: list[int], eligible: list[int], room, take, placed: bytearray
+    prob: Problem,
+    pool: list[int],
+    eligible: list[int],
+    room: Callable[[int], int | None],
+    take: Callable[[int, int], None],
+    placed: bytearray,
 ) -> None:
     """Give pool partitions to members on a rack that hosts a replica, scarcest partitions first
     (fewest replica racks, then flat id); each to the matching member with the least
@@ -143,11 +148,11 @@ def rack_pass(
         k = room(m)
         if r is not None and k is not None:
             heaps.setdefault(r, []).append((k, m))
-    for h in heaps.values():
-        heapq.heapify(h)
+    for heap in heaps.values():
+        heapq.heapify(heap)
     order = sorted((p for p in pool if prs[p]), key=lambda p: (len(prs[p]), p))
     for p in order:
-        best: Optional[tuple[int, int]] = None
+        best: tuple[int, int] | None = None
         for r in prs[p]:
             h = heaps.get(r)
             while h:
@@ -201,7 +206,7 @@ def constrained(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
     if rack_on and pool:
         state = {"extra": extra}
 
-        def room(m: int) -> Optional[int]:
+        def room(m: int) -> int | None:
             c = count[m]
             if c < q or (c == q and state["extra"] > 0):
                 return c
@@ -239,7 +244,7 @@ def constrained(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
 class Classes:
     """Topic classes (topics with the same subscriber set) and their class -> member edges."""
 
-    __slots__ = ("topics", "size", "start", "edge_member", "edge_class", "incidence", "order")
+    __slots__ = ("edge_class", "edge_member", "incidence", "order", "size", "start", "topics")
 
     def __init__(self, prob: Problem) -> None:
         subscribers: list[list[int]] = [[] for _ in prob.topics]
@@ -427,7 +432,15 @@ class Flow:
     """Phase B: keep/new counts per (class, member) edge with member ranges [lo, hi] and per-level
     counts of members at hi; maximises kept partitions by min-cost flow."""
 
-    def __init__(self, cls: Classes, owned_per_edge: list[int], level, lo, hi, at_hi) -> None:
+    def __init__(
+        self,
+        cls: Classes,
+        owned_per_edge: list[int],
+        level: list[int],
+        lo: list[int],
+        hi: list[int],
+        at_hi: list[int],
+    ) -> None:
         self.cls = cls
         self.h = owned_per_edge
         n_edges = len(cls.edge_member)
@@ -508,7 +521,8 @@ class Flow:
         n_l = len(self.free_hi)
         INF = float("inf")
         dist = [INF] * (n_c + n_m + n_l)
-        prev: list[Optional[tuple]] = [None] * (n_c + n_m + n_l)
+        # node => (previous node, the edge step taken from it) on the cheapest path found
+        prev: list[tuple[int, tuple[str, int]] | None] = [None] * (n_c + n_m + n_l)
         in_q = bytearray(n_c + n_m + n_l)
         q: deque[int] = deque()
         for c in range(n_c):
@@ -570,22 +584,24 @@ class Flow:
         # walk back, one unit (slot moves carry one unit; keeps the walk simple and exact)
         path = []
         v = best
-        while prev[v] is not None:
-            u, how = prev[v]
+        step = prev[v]
+        while step is not None:
+            u, how = step
             path.append(how)
             v = u
+            step = prev[v]
         source = v
-        for how, e in path:
-            if how == "keep+":
+        for kind, e in path:
+            if kind == "keep+":
                 self.k[e] += 1
                 self._add(cls.edge_member[e], 1)
-            elif how == "new+":
+            elif kind == "new+":
                 self.y[e] += 1
                 self._add(cls.edge_member[e], 1)
-            elif how == "new-":
+            elif kind == "new-":
                 self.y[e] -= 1
                 self._add(cls.edge_member[e], -1)
-            elif how == "keep-":
+            elif kind == "keep-":
                 self.k[e] -= 1
                 self._add(cls.edge_member[e], -1)
             # slot+/slot-: the member's own count changes through its class edges; nothing here
@@ -631,16 +647,22 @@ def general(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
                     place.keep(m, p)
     placed = bytearray(prob.num_partitions)
     for c in range(len(cls.topics)):
-        pool = [p for t in cls.topics[c] for p in range(prob.topic_base[t], prob.topic_base[t + 1])
-                if place.owner[p] == NONE]
+        pool = [
+            p
+            for t in cls.topics[c]
+            for p in range(prob.topic_base[t], prob.topic_base[t + 1])
+            if place.owner[p] == NONE
+        ]
         room = {cls.edge_member[e]: flow.y[e] for e in cls.edges(c) if flow.y[e] > 0}
         if rack_on and pool:
             given = dict.fromkeys(room, 0)
 
-            def room_key(m: int) -> Optional[int]:
+            # Both closures run inside rack_pass below, during this iteration; the defaults bind
+            # this class's dicts explicitly.
+            def room_key(m: int, room: dict[int, int] = room, given: dict[int, int] = given) -> int | None:
                 return given[m] if room[m] > 0 else None
 
-            def take(m: int, p: int) -> None:
+            def take(m: int, p: int, room: dict[int, int] = room, given: dict[int, int] = given) -> None:
                 room[m] -= 1
                 given[m] += 1
                 place.give(m, p)

@@ -20,11 +20,9 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
-
-import kassign
 
 from ..snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 from .group import result_schema
@@ -39,7 +37,7 @@ class FleetError(ValueError):
 
 @dataclass
 class FleetConfig:
-    snapshot: Optional[str] = None
+    snapshot: str | None = None
     strategies: Sequence[str] = ()
     master: str = "local[*]"
     out: str = "fleet-report"
@@ -47,7 +45,7 @@ class FleetConfig:
     with_assignment: bool = False
     auto_offset_reset: str = "latest"
     seed: int = 0
-    shuffle_partitions: Optional[int] = None
+    shuffle_partitions: int | None = None
     driver_memory: str = "2g"
     spark_conf: dict[str, str] = field(default_factory=dict)
     progress: bool = True
@@ -55,14 +53,18 @@ class FleetConfig:
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
-    """The requested strategies, or all of kassign.STRATEGIES; unknown names are a FleetError."""
+    """The requested strategies, or every label of :func:`kassign.spark.group.strategy_labels`
+    (kassign.STRATEGIES and lag-aware's modes); unknown names are a FleetError."""
+    from .group import strategy_labels
+
+    labels = strategy_labels()
     if not strategies:
-        return tuple(kassign.STRATEGIES)
-    unknown = [s for s in strategies if s not in kassign.STRATEGIES]
+        return labels
+    unknown = [s for s in strategies if s not in labels]
     if unknown:
         raise FleetError(
             f"unknown strateg{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))}; "
-            f"this build has: {', '.join(kassign.STRATEGIES)}"
+            f"this build has: {', '.join(labels)}"
         )
     return tuple(dict.fromkeys(strategies))
 
@@ -83,7 +85,7 @@ def default_partitions(snapshot: str, parallelism: int) -> int:
     try:
         import pyarrow.dataset as ds
 
-        rows = ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows()
+        rows = int(ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows())
     except Exception:  # unreadable here: Spark reports it
         return base
     return max(base, min(MAX_DEFAULT_PARTITIONS, -(-rows // MEMBER_ROWS_PER_PARTITION)))
@@ -104,9 +106,11 @@ def default_fleet(out: str, log: Any = None) -> str:
         t0 = time.perf_counter()
         stats = synth(DEFAULT_FLEET_GROUPS, path, seed=DEFAULT_FLEET_SEED)
         if log:
-            log(f"generated the default fleet ({stats.groups} groups, {stats.members} members, "
+            log(
+                f"generated the default fleet ({stats.groups} groups, {stats.members} members, "
                 f"{stats.partitions} partitions, seed {DEFAULT_FLEET_SEED}) in {time.perf_counter() - t0:.1f}s "
-                f"at {path}")
+                f"at {path}"
+            )
     elif log:
         log(f"using the default fleet at {path}")
     return path
@@ -141,8 +145,10 @@ def quiet_spark_env(master: str) -> list[tuple[str, str]]:
     path = os.path.join(tempfile.gettempdir(), "kassign-log4j2.properties")
     with open(path, "w", encoding="utf-8") as f:
         f.write(_LOG4J)
-    return [("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{path}"),
-            ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning")]
+    return [
+        ("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{path}"),
+        ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning"),
+    ]
 
 
 def spark_session(cfg: FleetConfig) -> Any:
@@ -205,10 +211,23 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     )
     gp = (
         group_topics.join(partitions, ["cluster", "topic"], "inner")
-        .join(offsets.select(*key, "topic", "partition", F.col("offset").alias("committed")),
-              [*key, "topic", "partition"], "left")
-        .select(*key, "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed",
-                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"))
+        .join(
+            offsets.select(*key, "topic", "partition", F.col("offset").alias("committed")),
+            [*key, "topic", "partition"],
+            "left",
+        )
+        .select(
+            *key,
+            "topic",
+            "partition",
+            "replica_racks",
+            "beginning_offset",
+            "end_offset",
+            "committed",
+            F.lit(None).cast("string").alias("state"),
+            F.lit(None).cast("string").alias("protocol"),
+            F.lit(None).cast("string").alias("group_protocol"),
+        )
     )
     keys = members_again.select(*key).union(offsets.select(*key))
     if groups is not None:
@@ -216,25 +235,47 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     markers = keys.distinct()
     if groups is not None:
         markers = markers.join(
-            groups.groupBy(*key).agg(F.first("state", ignorenulls=True).alias("state"),
-                                     F.first("protocol", ignorenulls=True).alias("protocol")),
-            key, "left",
+            groups.groupBy(*key).agg(
+                F.first("state", ignorenulls=True).alias("state"),
+                F.first("protocol", ignorenulls=True).alias("protocol"),
+                F.first("group_protocol", ignorenulls=True).alias("group_protocol"),
+            ),
+            key,
+            "left",
         )
     else:
-        markers = markers.select(*key, F.lit(None).cast("string").alias("state"),
-                                 F.lit(None).cast("string").alias("protocol"))
+        markers = markers.select(
+            *key,
+            F.lit(None).cast("string").alias("state"),
+            F.lit(None).cast("string").alias("protocol"),
+            F.lit(None).cast("string").alias("group_protocol"),
+        )
     markers = markers.select(
-        *key, F.lit(None).cast("string").alias("topic"), F.lit(None).cast("int").alias("partition"),
-        F.lit(None).cast("array<string>").alias("replica_racks"), F.lit(None).cast("long").alias("beginning_offset"),
-        F.lit(None).cast("long").alias("end_offset"), F.lit(None).cast("long").alias("committed"),
-        "state", "protocol",
+        *key,
+        F.lit(None).cast("string").alias("topic"),
+        F.lit(None).cast("int").alias("partition"),
+        F.lit(None).cast("array<string>").alias("replica_racks"),
+        F.lit(None).cast("long").alias("beginning_offset"),
+        F.lit(None).cast("long").alias("end_offset"),
+        F.lit(None).cast("long").alias("committed"),
+        "state",
+        "protocol",
+        "group_protocol",
     )
     return members, gp.unionByName(markers)
 
 
-def fleet_dataframe(spark: Any, snapshot: str, strategies: Sequence[str], *, churn: int = 0,
-                    with_assignment: bool = False, auto_offset_reset: str = "latest", seed: int = 0,
-                    counter: Any = None) -> Any:
+def fleet_dataframe(
+    spark: Any,
+    snapshot: str,
+    strategies: Sequence[str],
+    *,
+    churn: int = 0,
+    with_assignment: bool = False,
+    auto_offset_reset: str = "latest",
+    seed: int = 0,
+    counter: Any = None,
+) -> Any:
     """The result DataFrame (lazy): one row per (cluster, group_id, strategy)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -245,8 +286,17 @@ def fleet_dataframe(spark: Any, snapshot: str, strategies: Sequence[str], *, chu
     def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
         from kassign.spark.group import evaluate_group, rows_to_table
 
-        rows = evaluate_group(key[0].as_py(), key[1].as_py(), left, right, strategies, churn_rounds=churn,
-                              with_assignment=with_assignment, auto_offset_reset=auto_offset_reset, seed=seed)
+        rows = evaluate_group(
+            key[0].as_py(),
+            key[1].as_py(),
+            left,
+            right,
+            strategies,
+            churn_rounds=churn,
+            with_assignment=with_assignment,
+            auto_offset_reset=auto_offset_reset,
+            seed=seed,
+        )
         if counter is not None:
             counter.add(1)
         return rows_to_table(rows, with_assignment)
@@ -313,7 +363,7 @@ class FleetRun:
     snapshot: str
     seconds: float
     spark_seconds: float
-    report_path: Optional[str] = None
+    report_path: str | None = None
     lag_source: str = ""
 
 
@@ -344,8 +394,16 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
     say(f"{shuffle} shuffle partitions (tasks) for the per-group stage")
     counter = sc.accumulator(0)
-    df = fleet_dataframe(spark, snapshot, strategies, churn=cfg.churn, with_assignment=cfg.with_assignment,
-                         auto_offset_reset=cfg.auto_offset_reset, seed=cfg.seed, counter=counter)
+    df = fleet_dataframe(
+        spark,
+        snapshot,
+        strategies,
+        churn=cfg.churn,
+        with_assignment=cfg.with_assignment,
+        auto_offset_reset=cfg.auto_offset_reset,
+        seed=cfg.seed,
+        counter=counter,
+    )
     results_path = os.path.join(cfg.out, "results.parquet")
     progress = _ProgressThread(spark, counter, sys.stderr) if cfg.progress else None
     if progress:
@@ -361,8 +419,15 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     results = res.toArrow()
     spark_seconds = time.perf_counter() - t_spark
     say(f"{results.num_rows} result rows for {counter.value} groups in {spark_seconds:.1f}s -> {results_path}")
-    run = FleetRun(results_path=results_path, results=results, strategies=strategies, snapshot=snapshot,
-                   seconds=0.0, spark_seconds=spark_seconds, lag_source=lag_function()[1])
+    run = FleetRun(
+        results_path=results_path,
+        results=results,
+        strategies=strategies,
+        snapshot=snapshot,
+        seconds=0.0,
+        spark_seconds=spark_seconds,
+        lag_source=lag_function()[1],
+    )
     if cfg.report:
         from .report import write_report
 

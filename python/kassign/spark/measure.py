@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Optional
+from typing import Any
 
 
 def _children() -> dict[int, list[int]]:
@@ -35,7 +35,7 @@ def _children() -> dict[int, list[int]]:
         except OSError:
             continue
         # pid (comm) state ppid ...: comm may hold spaces and parentheses
-        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
         kids.setdefault(ppid, []).append(int(name))
     return kids
 
@@ -75,7 +75,8 @@ def _kind(pid: int) -> str:
     return "other"
 
 
-def measure(cmd: list[str], interval: float = 0.5) -> dict[str, object]:
+def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
+    """Run ``cmd``; return its exit code, wall time and peak RSS of its process tree (a JSON record)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd)
     peak = {"total": 0, "jvm": 0, "python_workers": 0, "other": 0}
@@ -106,7 +107,7 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, object]:
     }
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kassign.spark.measure", description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--json", help="also write the result as JSON to this file")
@@ -117,14 +118,16 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error("no command")
     r = measure(cmd, a.interval)
     peak = r["peak_rss_mib"]
-    print(f"[measure] wall {r['wall_s']}s, exit {r['exit_code']}; peak RSS of the process tree "
-          f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
-          f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
-          file=sys.stderr)
+    print(
+        f"[measure] wall {r['wall_s']}s, exit {r['exit_code']}; peak RSS of the process tree "
+        f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
+        f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
+        file=sys.stderr,
+    )
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(r, f, indent=1)
-    return int(r["exit_code"])  # type: ignore[arg-type]
+    return int(r["exit_code"])
 
 
 if __name__ == "__main__":

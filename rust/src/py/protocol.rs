@@ -17,8 +17,11 @@ use super::assign::{mapping_items, read_topics};
 use super::errors::run_detached;
 use super::member::{hash_names, Member, OwnedGroup};
 use super::objects::{topic_partition_class, GilYield, TpFactory};
-use crate::model::py_repr;
-use crate::protocol::{self, Assignment, StickyUserData, Subscription, TopicPartitions};
+use crate::model::{py_repr, FastMap};
+use crate::protocol::{
+    self, Assignment, AssignmentRef, StickyUserData, StickyUserDataRef, Subscription, SubscriptionRef,
+    TopicPartitionsRef,
+};
 use crate::strategy::Strategy;
 use crate::wire;
 
@@ -49,40 +52,33 @@ fn optional_bytes_arg(obj: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Op
 }
 
 /// Turns decoded groups into `TopicPartition`s, one str object per topic name.
-struct Flattener<'py> {
+struct Flattener<'a, 'py> {
     factory: TpFactory<'py>,
-    names: HashMap<String, Bound<'py, PyString>>,
+    names: FastMap<&'a str, Bound<'py, PyString>>,
 }
 
-impl<'py> Flattener<'py> {
-    fn new(py: Python<'py>, groups: &[TopicPartitions]) -> PyResult<Self> {
-        let longest = groups
-            .iter()
-            .flat_map(|g| g.partitions.iter())
-            .copied()
-            .max()
-            .unwrap_or(-1);
+impl<'a, 'py> Flattener<'a, 'py> {
+    fn new(py: Python<'py>, groups: &[TopicPartitionsRef<'a>]) -> PyResult<Self> {
+        let longest = groups.iter().flat_map(|g| g.partitions.iter()).max().unwrap_or(-1);
         let cls = topic_partition_class(py)?;
         Ok(Flattener {
             factory: TpFactory::new(py, cls, (longest + 1).max(0) as usize)?,
-            names: HashMap::new(),
+            names: FastMap::default(),
         })
     }
 
-    fn name(&mut self, py: Python<'py>, topic: &str) -> Bound<'py, PyString> {
-        if let Some(s) = self.names.get(topic) {
-            return s.clone();
-        }
-        let s = PyString::new(py, topic);
-        self.names.insert(topic.to_owned(), s.clone());
-        s
+    fn name(&mut self, py: Python<'py>, topic: &'a str) -> Bound<'py, PyString> {
+        self.names
+            .entry(topic)
+            .or_insert_with(|| PyString::new(py, topic))
+            .clone()
     }
 
-    fn flatten(&mut self, py: Python<'py>, groups: &[TopicPartitions]) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    fn flatten(&mut self, py: Python<'py>, groups: &[TopicPartitionsRef<'a>]) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let mut out = Vec::with_capacity(groups.iter().map(|g| g.partitions.len()).sum());
         for g in groups {
-            let name = self.name(py, &g.topic);
-            for &p in &g.partitions {
+            let name = self.name(py, g.topic);
+            for p in g.partitions.iter() {
                 out.push(self.factory.make(py, &name, p as i64)?);
             }
         }
@@ -127,17 +123,17 @@ type SubscriptionTuple<'py> = (
 #[pyfunction]
 fn decode_subscription<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<SubscriptionTuple<'py>> {
     let bytes = bytes_arg(data, "data")?;
-    let s = Subscription::decode(&bytes)?;
+    let s = SubscriptionRef::decode(&bytes)?;
     let mut flat = Flattener::new(py, &s.owned_partitions)?;
     let topics: Vec<Bound<'py, PyString>> = s.topics.iter().map(|t| flat.name(py, t)).collect();
     let owned = flat.flatten(py, &s.owned_partitions)?;
     Ok((
         s.version,
         PyTuple::new(py, topics)?,
-        s.user_data.map(|d| PyBytes::new(py, &d)),
+        s.user_data.map(|d| PyBytes::new(py, d)),
         PyTuple::new(py, owned)?,
         s.generation,
-        s.rack,
+        s.rack.map(str::to_owned),
     ))
 }
 
@@ -165,12 +161,12 @@ fn decode_assignment<'py>(
     data: &Bound<'py, PyAny>,
 ) -> PyResult<(i16, Bound<'py, PyTuple>, Option<Bound<'py, PyBytes>>)> {
     let bytes = bytes_arg(data, "data")?;
-    let a = Assignment::decode(&bytes)?;
+    let a = AssignmentRef::decode(&bytes)?;
     let parts = Flattener::new(py, &a.partitions)?.flatten(py, &a.partitions)?;
     Ok((
         a.version,
         PyTuple::new(py, parts)?,
-        a.user_data.map(|d| PyBytes::new(py, &d)),
+        a.user_data.map(|d| PyBytes::new(py, d)),
     ))
 }
 
@@ -196,7 +192,7 @@ fn decode_sticky_user_data<'py>(
     data: &Bound<'py, PyAny>,
 ) -> PyResult<(Vec<Bound<'py, PyAny>>, Option<i32>)> {
     let bytes = bytes_arg(data, "data")?;
-    let u = StickyUserData::decode(&bytes)?;
+    let u = StickyUserDataRef::decode(&bytes)?;
     let parts = Flattener::new(py, &u.partitions)?.flatten(py, &u.partitions)?;
     Ok((parts, u.generation))
 }
@@ -361,13 +357,13 @@ fn members_from_wire<'py>(
         let mut topics = m.topics;
         topics.sort();
         topics.dedup();
-        let topics_hash = hash_names(topics.iter().map(String::as_str));
+        let topics_hash = hash_names(topics.iter().copied());
         let topic_objs: Vec<Bound<'py, PyString>> = topics.iter().map(|t| name(t)).collect();
         let mut owned: Vec<OwnedGroup> = Vec::new();
         let mut n_owned = 0;
         for g in m.owned {
             n_owned += g.partitions.len();
-            let parts: Vec<i64> = g.partitions.iter().map(|&p| p as i64).collect();
+            let parts: Vec<i64> = g.partitions.iter().map(|p| p as i64).collect();
             match owned.last_mut() {
                 Some(last) if last.topic.bind(py).to_str()? == g.topic => {
                     let mut v = std::mem::take(&mut last.partitions).into_vec();
@@ -375,7 +371,7 @@ fn members_from_wire<'py>(
                     last.partitions = v.into_boxed_slice();
                 }
                 _ => owned.push(OwnedGroup {
-                    topic: name(&g.topic).unbind(),
+                    topic: name(g.topic).unbind(),
                     partitions: parts.into_boxed_slice(),
                 }),
             }
@@ -386,9 +382,9 @@ fn members_from_wire<'py>(
             owned.into_boxed_slice(),
             n_owned,
             m.generation,
-            m.rack.map(|r| PyString::new(py, &r).unbind()),
+            m.rack.map(|r| PyString::new(py, r).unbind()),
             instance.map(|i| PyString::new(py, &i).unbind()),
-            m.user_data.map(|u| PyBytes::new(py, &u).unbind()),
+            m.user_data.map(|u| PyBytes::new(py, u).unbind()),
         );
         out.set_item(id, Bound::new(py, member)?)?;
     }

@@ -211,6 +211,20 @@ public final class JavaConsumer {
         props.put("metadata.max.age.ms", "5000");
         props.put("key.deserializer", ByteArrayDeserializer.class.getName());
         props.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        // --protocol consumer: the KIP-848 group protocol; the broker assigns (--remote-assignor
+        // uniform|range). That protocol rejects the classic session/heartbeat/assignor settings.
+        if (args.getOrDefault("protocol", "classic").equals("consumer")) {
+            props.put("group.protocol", "consumer");
+            props.remove("partition.assignment.strategy");
+            props.remove("session.timeout.ms");
+            props.remove("heartbeat.interval.ms");
+            if (args.containsKey("remote-assignor")) {
+                props.put("group.remote.assignor", args.get("remote-assignor"));
+            }
+        }
+        if (args.containsKey("instance-id")) {
+            props.put("group.instance.id", args.get("instance-id"));
+        }
         if (args.containsKey("rack")) {
             props.put("client.rack", args.get("rack"));
         }
