@@ -1,4 +1,4 @@
-"""kassign.snapshot without a broker: format checks, member rows from raw DescribeGroups bytes."""
+"""kassign.fleet.snapshot without a broker: format checks, member rows from raw DescribeGroups bytes."""
 
 import io
 import os
@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kassign import snapshot as snap
-from kassign.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
+from kassign.fleet.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
 
 # DESIGN.md section 3: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
 # generation 5; rack "r1"

@@ -24,7 +24,7 @@ def _err(cmd: str, msg: str) -> None:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
-    from kassign.synth import main_summary, synth
+    from kassign.fleet.synth import main_summary, synth
 
     if args.groups < 1:
         _err("synth", f"--groups: expected >= 1, got {args.groups}")
@@ -47,7 +47,7 @@ def add_synth(sub: Any) -> None:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from kassign.snapshot import snapshot
+    from kassign.fleet.snapshot import snapshot
 
     try:
         import kafka  # noqa: F401
@@ -94,8 +94,8 @@ def _strategies(values: list[str] | None) -> list[str]:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    from kassign.snapshot import SnapshotError
-    from kassign.spark.job import FleetConfig, FleetError, check_strategies
+    from kassign.fleet.snapshot import SnapshotError
+    from kassign.fleet.job import FleetConfig, FleetError, check_strategies
 
     conf: dict[str, str] = {}
     for kv in args.conf or []:
@@ -114,8 +114,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     except ImportError:
         _err("fleet", "needs PySpark: pip install 'kassign[spark]'")
         return EXIT_FAILURE
-    from kassign.spark.job import run_fleet
-    from kassign.spark.report import console_table, summarize
+    from kassign.fleet.job import run_fleet
+    from kassign.fleet.report import console_table, summarize
 
     cfg = FleetConfig(
         snapshot=args.snapshot, strategies=strategies, master=args.master, out=args.out, churn=args.churn,

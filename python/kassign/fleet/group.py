@@ -17,7 +17,9 @@ from typing import Any, Callable, Optional
 import pyarrow as pa
 
 import kassign
-from kassign import Member, TopicPartition, quality
+from kassign import Member, TopicPartition
+
+from . import quality
 
 from .churn import replay
 
@@ -108,7 +110,7 @@ def _local_partition_lag(committed: Optional[int], beginning: Optional[int], end
 def lag_function() -> tuple[Callable[..., int], str]:
     """The per-partition lag function ``fn(committed, beginning, end, auto_offset_reset)`` and
     where it comes from."""
-    return _local_partition_lag, "kassign.spark.group._local_partition_lag"
+    return _local_partition_lag, "kassign.fleet.group._local_partition_lag"
 
 
 @dataclass

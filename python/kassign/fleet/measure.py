@@ -1,6 +1,6 @@
 """Wall time and peak memory of a command's whole process tree (the fleet job's scale run).
 
-``python -m kassign.spark.measure [--interval S] [--json FILE] -- COMMAND ...`` runs COMMAND and
+``python -m kassign.fleet.measure [--interval S] [--json FILE] -- COMMAND ...`` runs COMMAND and
 samples ``/proc`` every ``--interval`` seconds (default 0.5): the resident set size (VmRSS) of
 every process in the tree, summed, and split into the Spark JVM (``java``), the Python workers
 (``pyspark.daemon`` / ``pyspark.worker``) and the rest (the driver's Python). It prints, at the
@@ -10,7 +10,7 @@ bound of the tree's real memory use.
 
 Used for docs/fleet.md's scale numbers::
 
-    python -m kassign.spark.measure -- kassign fleet --snapshot fleet10k --out out/fleet10k
+    python -m kassign.fleet.measure -- kassign fleet --snapshot fleet10k --out out/fleet10k
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, object]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kassign.spark.measure", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m kassign.fleet.measure", description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--json", help="also write the result as JSON to this file")
     p.add_argument("command", nargs=argparse.REMAINDER)

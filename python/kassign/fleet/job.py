@@ -6,7 +6,7 @@ Data flow::
     members.topics ⋈ partitions ⟕ offsets  ∪  group markers ┘ .cogroup(...).applyInArrow(evaluate)
         -> results.parquet (one row per group and strategy) -> HTML report, console summary
 
-The per-group function is :func:`kassign.spark.group.evaluate_group`; it runs
+The per-group function is :func:`kassign.fleet.group.evaluate_group`; it runs
 :func:`kassign.assign` and measures with :mod:`kassign.quality`. Group markers (one row per
 (cluster, group_id) seen in members, offsets or the groups table) make sure a group without members
 still reaches the function and comes out as an error row.
@@ -26,7 +26,7 @@ import pyarrow as pa
 
 import kassign
 
-from ..snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
+from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 from .group import result_schema
 
 DEFAULT_FLEET_GROUPS = 300
@@ -96,7 +96,7 @@ def _is_local_path(path: str) -> bool:
 def default_fleet(out: str, log: Any = None) -> str:
     """The bundled default fleet: ``DEFAULT_FLEET_GROUPS`` synthetic groups (seed 0), generated
     once under ``<out>/default-fleet``."""
-    from ..synth import synth
+    from .synth import synth
 
     path = os.path.join(out, "default-fleet")
     marker = os.path.join(path, "snapshot.json")
@@ -243,7 +243,7 @@ def fleet_dataframe(spark: Any, snapshot: str, strategies: Sequence[str], *, chu
     strategies = tuple(strategies)
 
     def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
-        from kassign.spark.group import evaluate_group, rows_to_table
+        from kassign.fleet.group import evaluate_group, rows_to_table
 
         rows = evaluate_group(key[0].as_py(), key[1].as_py(), left, right, strategies, churn_rounds=churn,
                               with_assignment=with_assignment, auto_offset_reset=auto_offset_reset, seed=seed)

@@ -1,6 +1,6 @@
 """Quality metrics of an assignment: balance, lag spread, moves, rack locality.
 
-Pure functions shared by the fleet job (:mod:`kassign.spark`), the tests and the benchmarks.
+Pure functions shared by the fleet job (:mod:`kassign.fleet`), the tests and the benchmarks.
 They measure an assignment; they never compute one.
 
 Vocabulary (the fleet report uses the same names):
@@ -27,7 +27,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Optional, Sequence
 
-from ._types import Member, TopicPartition
+from .._types import Member, TopicPartition
+
+__all__ = [
+    "IMBALANCE_THRESHOLD", "Assignment", "GroupQuality", "assignable_partitions", "count_spread", "counts",
+    "evaluate", "lag_ratio_bound", "member_lags", "moves", "previous_owners", "rack_locality", "ratio",
+    "violations",
+]
 
 #: max/mean above this is flagged as imbalanced (Cruise Control's default balance threshold).
 IMBALANCE_THRESHOLD = 1.10
