@@ -311,7 +311,8 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     from kafka.structs import OffsetAndMetadata
     from kafka.structs import TopicPartition as KTP
 
-    from kassign.fleet.snapshot import check_snapshot, collect
+    from kassign.fleet.collect import collect
+    from kassign.fleet.snapshot import check_snapshot
 
     spark = request.getfixturevalue("spark")
     topic, group, empty = (broker.unique_name(p) for p in ("fleet-t", "fleet-g", "fleet-empty"))

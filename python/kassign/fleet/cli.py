@@ -47,7 +47,7 @@ def add_synth(sub: Any) -> None:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from kassign.fleet.snapshot import snapshot
+    from kassign.fleet.collect import snapshot
 
     try:
         import kafka  # noqa: F401
