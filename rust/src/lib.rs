@@ -10,6 +10,7 @@ pub mod range;
 pub mod roundrobin;
 pub mod sticky;
 pub mod strategy;
+pub mod fleet;
 
 #[cfg(feature = "python")]
 mod python;
