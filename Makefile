@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv develop demo test test-rust test-python test-long test-java-diff bench bench-smoke bench-full bench-rebalance clean
+.PHONY: bench-fleet venv develop demo test test-rust test-python test-long test-java-diff bench bench-smoke bench-full bench-rebalance clean
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -54,6 +54,18 @@ test-java-diff: develop
 
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
+
+# The fleet job at scale (docs/fleet.md, "Measured"): FLEET_GROUPS synthetic groups (default 10,000),
+# every strategy, 4 churn rounds, local[*]; wall time and peak RSS of the whole process tree.
+FLEET_GROUPS ?= 10000
+FLEET_DIR := out/fleet-bench-$(FLEET_GROUPS)
+bench-fleet: develop
+	mkdir -p $(FLEET_DIR)
+	test -e $(FLEET_DIR)/snap/snapshot.json || $(VENV)/bin/kassign synth --groups $(FLEET_GROUPS) --out $(FLEET_DIR)/snap
+	uptime
+	$(PY) -m kassign.fleet.measure --json $(FLEET_DIR)/measure.json -- \
+		$(VENV)/bin/kassign fleet --snapshot $(FLEET_DIR)/snap --out $(FLEET_DIR)/report --churn 4
+	uptime
 
 # Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes (no Python).
 bench-core:

@@ -13,6 +13,8 @@ pub mod strategy;
 pub mod fleet;
 
 #[cfg(feature = "python")]
+mod py;
+#[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
 mod python_protocol;

@@ -422,6 +422,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rust_strategies, m)?)?;
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     crate::python_protocol::register(m)?;
+    crate::py::fleet::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

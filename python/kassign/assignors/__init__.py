@@ -4,6 +4,11 @@
 ``fn(members: dict[str, Member], partitions_per_topic: dict[str, int], *, lags, partition_racks,
 **options) -> dict[str, list[TopicPartition]]``. Inputs are already validated by
 :func:`kassign.assign` (``partition_racks`` arrives as a list of (topic, partition, racks)).
+
+``PYTHON_OWNERS`` maps the same names to ``(owners, reads_history)``: ``owners`` takes the same
+arguments and returns the placement before its conversion to lists (topic -> owner index into
+``sorted(members)`` per partition, -1 = unassigned); ``reads_history`` says whether the result
+depends on the members' owned partitions and generation. The fleet job measures these directly.
 """
 
 from __future__ import annotations
@@ -16,4 +21,8 @@ PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {
     lag_aware.NAME: lag_aware.assign,
     fair.NAME: fair.assign,
     failover.NAME: failover.assign,
+}
+
+PYTHON_OWNERS: dict[str, tuple[Callable[..., Any], bool]] = {
+    m.NAME: (m.owners, m.READS_HISTORY) for m in (lag_aware, fair, failover)
 }

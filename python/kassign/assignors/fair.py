@@ -23,6 +23,8 @@ from .._types import Member, TopicPartition
 from ._greedy import build_result, deal_global, subscribers_by_topic
 
 NAME = "fair"
+#: The result does not depend on owned partitions or generations.
+READS_HISTORY = False
 
 
 def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]) -> list[str]:
@@ -30,6 +32,23 @@ def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]
     ids = sorted(members)
     subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
     return sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
+
+
+def owners(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Optional[dict[tuple[str, int], int]] = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[int]]:
+    """The ``fair`` placement as owner arrays: topic -> the owner of each partition, as an index
+    into ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    if options:
+        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
+    ids = sorted(members)
+    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    return deal_global(len(ids), subs, partitions_per_topic, {})
 
 
 def assign(
@@ -41,9 +60,5 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """The ``fair`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    if options:
-        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    ids = sorted(members)
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    owners = deal_global(len(ids), subs, partitions_per_topic, {})
-    return build_result(list(members), ids, owners)
+    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    return build_result(list(members), sorted(members), own)

@@ -48,6 +48,8 @@ from .._types import Member, TopicPartition
 from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
 
 NAME = "lag-aware"
+#: The result does not depend on owned partitions or generations (the strategy is not sticky).
+READS_HISTORY = False
 MODES = ("per-topic", "global")
 _OPTIONS = ("mode", "max_skew", "lag_provider")
 
@@ -85,6 +87,28 @@ def _provided_lags(provider: Any, subs: dict[str, tuple[int, ...]], partitions_p
     return _check_lags(got)
 
 
+def owners(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Lags = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[int]]:
+    """The ``lag-aware`` placement as owner arrays: topic -> the owner of each partition, as an
+    index into ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    mode, max_skew, provider = _parse_options(options)
+    ids = sorted(members)
+    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    if provider is not None:
+        if lags is not None:
+            raise ValueError("lag-aware: pass lags or lag_provider, not both")
+        lags = _provided_lags(provider, subs, partitions_per_topic)
+    if mode == "per-topic":
+        return _per_topic(subs, partitions_per_topic, lags, max_skew)
+    return deal_global(len(ids), subs, partitions_per_topic, _lag_arrays(subs, partitions_per_topic, lags), max_skew)
+
+
 def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
@@ -94,18 +118,8 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """The ``lag-aware`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    mode, max_skew, provider = _parse_options(options)
-    ids = sorted(members)
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    if provider is not None:
-        if lags is not None:
-            raise ValueError("lag-aware: pass lags or lag_provider, not both")
-        lags = _provided_lags(provider, subs, partitions_per_topic)
-    if mode == "per-topic":
-        owners = _per_topic(subs, partitions_per_topic, lags, max_skew)
-    else:
-        owners = deal_global(len(ids), subs, partitions_per_topic, _lag_arrays(subs, partitions_per_topic, lags), max_skew)
-    return build_result(list(members), ids, owners)
+    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    return build_result(list(members), sorted(members), own)
 
 
 def _lag_arrays(

@@ -121,7 +121,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         snapshot=args.snapshot, strategies=strategies, master=args.master, out=args.out, churn=args.churn,
         with_assignment=args.assignments, auto_offset_reset=args.auto_offset_reset, seed=args.seed,
         shuffle_partitions=args.partitions, driver_memory=args.driver_memory, spark_conf=conf,
-        progress=not args.quiet,
+        progress=not args.quiet, ship_kassign=args.ship_kassign,
     )
 
     def log(msg: str) -> None:
@@ -157,7 +157,7 @@ def add_fleet(sub: Any) -> None:
     p.add_argument("--snapshot", help="snapshot directory (docs/fleet.md); default: the bundled default fleet")
     p.add_argument("--strategies", nargs="+", metavar="S",
                    help="strategies to compare (space or comma separated; default: all this build has)")
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
+    p.add_argument("--master", help="Spark master URL (default: spark-submit's when run by it, else local[*])")
     p.add_argument("--out", default="fleet-report", help="output directory (default ./fleet-report)")
     p.add_argument("--churn", type=int, default=0, metavar="ROUNDS",
                    help="what-if replay of ROUNDS member leave/join events per group (default 0: off)")
@@ -169,5 +169,8 @@ def add_fleet(sub: Any) -> None:
     p.add_argument("--partitions", type=int, help="Spark shuffle partitions (default 4 x cores, at least 8, and one per 20,000 member rows)")
     p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
+    p.add_argument("--ship-kassign", action="store_true",
+                   help="send this kassign package (code and compiled extension) to the executors with "
+                   "spark.archives, for clusters whose Python has pyarrow but not kassign")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_fleet)

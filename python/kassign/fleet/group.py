@@ -1,9 +1,11 @@
-"""One consumer group of a fleet snapshot: build kassign inputs, run strategies, measure.
+"""One consumer group of a fleet snapshot, in Python: the reference evaluation, and the schema.
 
-This module has no Spark in it: the fleet job calls :func:`evaluate_group` once per
-(cluster, group_id) from ``applyInArrow``, and the tests call it directly. All assignments come
-from :func:`kassign.assign`; this module only converts inputs and measures the results with
-:mod:`kassign.quality`.
+:func:`evaluate_group` is the fleet job's per-group evaluation written with kassign's public API:
+rows -> ``kassign.Member`` objects (:func:`build_group`), :func:`kassign.assign` for each strategy,
+:mod:`kassign.fleet.quality` for the metrics, :mod:`kassign.fleet.churn` for the replay. The job
+runs the Rust core's evaluation (:mod:`kassign.fleet.evaluate`), which follows the same rules at a
+fraction of the cost; this module is the reference the tests compare it with, row by row. It has
+no Spark in it.
 """
 
 from __future__ import annotations

@@ -6,8 +6,10 @@ Data flow::
     members.topics ⋈ partitions ⟕ offsets  ∪  group markers ┘ .cogroup(...).applyInArrow(evaluate)
         -> results.parquet (one row per group and strategy) -> HTML report, console summary
 
-The per-group function is :func:`kassign.fleet.group.evaluate_group`; it runs
-:func:`kassign.assign` and measures with :mod:`kassign.quality`. Group markers (one row per
+The per-group function is :func:`kassign.fleet.evaluate.evaluate_group_table`: the group's Arrow
+tables go to the Rust core, which builds the problem once, runs every strategy, measures the
+results and replays churn, and returns the result rows as Arrow (the Python reference it is tested
+against is :func:`kassign.fleet.group.evaluate_group`). Group markers (one row per
 (cluster, group_id) seen in members, offsets or the groups table) make sure a group without members
 still reaches the function and comes out as an error row.
 """
@@ -41,7 +43,8 @@ class FleetError(ValueError):
 class FleetConfig:
     snapshot: Optional[str] = None
     strategies: Sequence[str] = ()
-    master: str = "local[*]"
+    #: Spark master URL; None: the one spark-submit was given, else local[*].
+    master: Optional[str] = None
     out: str = "fleet-report"
     churn: int = 0
     with_assignment: bool = False
@@ -52,6 +55,7 @@ class FleetConfig:
     spark_conf: dict[str, str] = field(default_factory=dict)
     progress: bool = True
     report: bool = True
+    ship_kassign: bool = False
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
@@ -145,19 +149,64 @@ def quiet_spark_env(master: str) -> list[tuple[str, str]]:
             ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning")]
 
 
+#: Directory name of the shipped package in the executors' working directory (``--ship-kassign``).
+SHIPPED_PACKAGE = "kassign-package"
+
+
+def package_archive(out: str) -> str:
+    """Pack the kassign package this process runs (Python code and the compiled extension) as
+    ``<out>/kassign-package.tar.gz`` for ``spark.archives``; returns its absolute path."""
+    import tarfile
+
+    pkg = os.path.dirname(os.path.abspath(kassign.__file__))
+    path = os.path.join(os.path.abspath(out), f"{SHIPPED_PACKAGE}.tar.gz")
+
+    def keep(info: tarfile.TarInfo) -> Optional[tarfile.TarInfo]:
+        return None if "__pycache__" in info.name or info.name.endswith(".pyc") else info
+
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(pkg, arcname="kassign", filter=keep)
+    return path
+
+
+def ship_conf(archive: str, conf: dict[str, str]) -> dict[str, str]:
+    """Spark settings that send ``archive`` to every executor, unpacked as ``kassign-package/`` in
+    its working directory, and put it first on the Python workers' path."""
+    archives = [a for a in conf.get("spark.archives", "").split(",") if a]
+    path = [p for p in conf.get("spark.executorEnv.PYTHONPATH", "").split(os.pathsep) if p]
+    return {
+        "spark.archives": ",".join([*archives, f"{archive}#{SHIPPED_PACKAGE}"]),
+        "spark.executorEnv.PYTHONPATH": os.pathsep.join([SHIPPED_PACKAGE, *path]),
+    }
+
+
+def effective_master(cfg: FleetConfig) -> Optional[str]:
+    """``cfg.master``; without one, None under spark-submit (its ``--master`` stands), else
+    ``local[*]``."""
+    if cfg.master:
+        return cfg.master
+    return None if "PYSPARK_GATEWAY_PORT" in os.environ else "local[*]"
+
+
 def spark_session(cfg: FleetConfig) -> Any:
     from pyspark.sql import SparkSession
 
-    quiet = quiet_spark_env(cfg.master)
+    master = effective_master(cfg)
+    quiet = quiet_spark_env(master or "")
+    conf = dict(cfg.spark_conf)
+    if cfg.ship_kassign:
+        conf.update(ship_conf(package_archive(cfg.out), conf))
+    b = SparkSession.builder
+    if master:
+        b = b.master(master)
     b = (
-        SparkSession.builder.master(cfg.master)
-        .appName("kassign-fleet")
+        b.appName("kassign-fleet")
         .config("spark.driver.memory", cfg.driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     )
-    for k, v in [*quiet, *cfg.spark_conf.items()]:
+    for k, v in [*quiet, *conf.items()]:
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -243,13 +292,13 @@ def fleet_dataframe(spark: Any, snapshot: str, strategies: Sequence[str], *, chu
     strategies = tuple(strategies)
 
     def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
-        from kassign.fleet.group import evaluate_group, rows_to_table
+        from kassign.fleet.evaluate import evaluate_group_table
 
-        rows = evaluate_group(key[0].as_py(), key[1].as_py(), left, right, strategies, churn_rounds=churn,
-                              with_assignment=with_assignment, auto_offset_reset=auto_offset_reset, seed=seed)
+        table = evaluate_group_table(key[0].as_py(), key[1].as_py(), left, right, strategies, churn_rounds=churn,
+                                     with_assignment=with_assignment, auto_offset_reset=auto_offset_reset, seed=seed)
         if counter is not None:
             counter.add(1)
-        return rows_to_table(rows, with_assignment)
+        return table
 
     return (
         members.groupBy("cluster", "group_id")
@@ -337,7 +386,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     own_spark = spark is None
     t_spark = time.perf_counter()
     if own_spark:
-        say(f"starting Spark ({cfg.master})")
+        say(f"starting Spark ({effective_master(cfg) or 'spark-submit master'})")
         spark = spark_session(cfg)
     sc = spark.sparkContext
     shuffle = cfg.shuffle_partitions or default_partitions(snapshot, sc.defaultParallelism)
@@ -367,5 +416,6 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         from .report import write_report
 
         run.report_path = write_report(run, cfg.out)
+        say(f"report written {time.perf_counter() - t_spark:.1f}s after Spark start -> {run.report_path}")
     run.seconds = time.perf_counter() - t_start
     return run
