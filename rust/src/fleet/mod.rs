@@ -168,6 +168,7 @@ impl GroupError {
 /// Input that `kassign.assign` rejects for every strategy (its checks run before any strategy).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AssignInputError {
+    CountOverInt32 { topic: String, count: u64 },
     TooManyPartitions(u64),
     NullRackName { topic: String, partition: i32 },
 }
@@ -176,6 +177,10 @@ impl AssignInputError {
     /// (Python exception type, message), as `kassign.assign` raises them.
     pub fn message(&self, repr: &dyn Fn(&str) -> String) -> (&'static str, String) {
         match self {
+            AssignInputError::CountOverInt32 { topic, count } => (
+                "ValueError",
+                format!("partitions_per_topic[{}]: partition count {count} exceeds the int32 range", repr(topic)),
+            ),
             AssignInputError::TooManyPartitions(n) => (
                 "ValueError",
                 format!(
@@ -317,6 +322,7 @@ impl Group {
 
         // Partition rows: the first row of each subscribed (topic, partition >= 0) counts.
         let mut count: HashMap<u32, u64> = HashMap::new();
+        let mut topic_order: Vec<u32> = Vec::new(); // partitions_per_topic's insertion order
         let mut kept: Vec<usize> = Vec::with_capacity(rows.parts.len());
         let mut key_seen: std::collections::HashSet<(u32, i32)> = std::collections::HashSet::with_capacity(rows.parts.len());
         for (i, r) in rows.parts.iter().enumerate() {
@@ -327,18 +333,25 @@ impl Group {
             if !key_seen.insert((t, p)) {
                 continue;
             }
-            let c = count.entry(t).or_insert(0);
+            let c = count.entry(t).or_insert_with(|| {
+                topic_order.push(t);
+                0
+            });
             *c = (*c).max(p as u64 + 1);
             kept.push(i);
         }
         let n_subscribed = subscribed.iter().filter(|&&s| s).count();
         let missing = n_subscribed - count.len();
         let total: u64 = count.values().sum();
-        let input_error = if total > MAX_PARTITIONS {
-            Some(AssignInputError::TooManyPartitions(total))
-        } else {
-            None
-        };
+        // kassign.assign's checks, in its order: each topic's count, then the total.
+        let input_error = topic_order
+            .iter()
+            .find(|t| count[t] > i32::MAX as u64)
+            .map(|&t| AssignInputError::CountOverInt32 {
+                topic: rows.topics.get(t).to_string(),
+                count: count[&t],
+            })
+            .or_else(|| (total > MAX_PARTITIONS).then_some(AssignInputError::TooManyPartitions(total)));
 
         let mut stats = (0i64, 0i64, 0usize); // sum_lag, max_lag, uncommitted
         let mut first_null_rack: Option<(u32, i32)> = None;

@@ -25,7 +25,10 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
     } = parts;
     let names = &rows.topics;
     let n_rows = rows.members.len();
-    let too_big = matches!(input_error, Some(super::AssignInputError::TooManyPartitions(_)));
+    let too_big = matches!(
+        input_error,
+        Some(super::AssignInputError::TooManyPartitions(_) | super::AssignInputError::CountOverInt32 { .. })
+    );
 
     // Topics with partitions, sorted by name: TopicId = position.
     let mut topic_list: Vec<(u32, u64)> = if too_big { Vec::new() } else { count.into_iter().collect() };
