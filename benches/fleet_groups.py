@@ -38,19 +38,27 @@ def group_tables(snapshot: str, n_groups: int) -> list[tuple[str, str, pa.Table,
     if groups is not None:
         keys = sorted(set(keys) | set(zip(groups.column("cluster").to_pylist(), groups.column("group_id").to_pylist())))
     keys = keys[:n_groups]
-    wanted = pa.table({"cluster": [k[0] for k in keys], "group_id": [k[1] for k in keys]})
-    members = members.join(wanted, KEY, join_type="inner")
+    wanted = pa.array([f"{c}\x00{g}" for c, g in keys])
+
+    def select(t: pa.Table) -> pa.Table:
+        key = pc.binary_join_element_wise(t.column("cluster"), t.column("group_id"), "\x00")
+        return t.filter(pc.is_in(key, value_set=wanted))
+
+    members = select(members)
     partitions = pq.read_table(table_path(snapshot, "partitions"))
-    offsets = pq.read_table(table_path(snapshot, "offsets")).join(wanted, KEY, join_type="inner")
+    offsets = select(pq.read_table(table_path(snapshot, "offsets")))
     idx = pc.list_parent_indices(members.column("topics"))
     topics = pa.table({
         "cluster": pc.take(members.column("cluster"), idx),
         "group_id": pc.take(members.column("group_id"), idx),
         "topic": pc.list_flatten(members.column("topics")),
     }).group_by(["cluster", "group_id", "topic"]).aggregate([])
-    side = topics.join(partitions, ["cluster", "topic"], join_type="inner").join(
+    # list columns cannot ride through a pyarrow join: carry a row index and take them after
+    plain = partitions.drop(["replica_racks"]).append_column("row", pa.array(range(partitions.num_rows), pa.int64()))
+    side = topics.join(plain, ["cluster", "topic"], join_type="inner").join(
         offsets.rename_columns(["cluster", "group_id", "topic", "partition", "committed"]),
         ["cluster", "group_id", "topic", "partition"], join_type="left outer")
+    side = side.append_column("replica_racks", pc.take(partitions.column("replica_racks"), side.column("row")))
     out = []
     for c, g in keys:
         sel_m = pc.and_(pc.equal(members.column("cluster"), c), pc.equal(members.column("group_id"), g))

@@ -216,3 +216,49 @@ def _large(t: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(t):
         return pa.struct([pa.field(f.name, _large(f.type)) for f in t])
     return t
+
+
+COMPACT_SCHEMA = pa.schema([
+    ("topic", pa.string()),
+    ("parts", pa.list_(pa.struct([("partition", pa.int32()), ("replica_racks", pa.list_(pa.string())),
+                                  ("beginning_offset", pa.int64()), ("end_offset", pa.int64())]))),
+    ("offsets", pa.list_(pa.struct([("partition", pa.int32()), ("committed", pa.int64())]))),
+    ("state", pa.string()), ("protocol", pa.string()),
+])
+
+
+def compact_side(rng: random.Random, parts: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """The job's compact partition side (one row per topic with lists) built from a per-row side,
+    and the per-row side the Spark join of partitions with offsets gives for it."""
+    by_topic: dict[str, dict] = {}
+    markers = []
+    for r in parts.to_pylist():
+        if r["topic"] is None:
+            markers.append(r)
+            continue
+        d = by_topic.setdefault(r["topic"], {"parts": [], "offsets": []})
+        d["parts"].append({k: r[k] for k in ("partition", "replica_racks", "beginning_offset", "end_offset")})
+        if r["committed"] is not None or rng.random() < 0.3:
+            d["offsets"].append({"partition": r["partition"], "committed": r["committed"]})
+    rows, expanded = [], []
+    for t, d in by_topic.items():
+        offsets = d["offsets"] if d["offsets"] or rng.random() < 0.5 else None
+        rows.append({"topic": t, "parts": d["parts"], "offsets": offsets})
+        for p in d["parts"]:
+            matches = [o["committed"] for o in offsets or [] if p["partition"] is not None and o["partition"] == p["partition"]]
+            for c in matches or [None]:
+                expanded.append({"topic": t, **p, "committed": c})
+    rows += [{"topic": None, "state": m["state"], "protocol": m["protocol"]} for m in markers]
+    expanded += markers
+    return pa.Table.from_pylist(rows, schema=COMPACT_SCHEMA), pa.Table.from_pylist(expanded, schema=PARTS_SCHEMA)
+
+
+@pytest.mark.parametrize("seed", range(200, 230))
+def test_compact_partition_side_equals_the_reference_on_the_joined_rows(seed):
+    rng = random.Random(seed)
+    m, p = random_group(rng, bad=seed % 4 == 0)
+    compact, expanded = compact_side(rng, p)
+    kw = dict(churn_rounds=rng.choice([0, 2, 4]), with_assignment=True, seed=seed)
+    want = evaluate_group("k", "g", m, expanded, kassign.STRATEGIES, **kw)
+    got = evaluate_group_table("k", "g", m, compact, kassign.STRATEGIES, **kw)
+    assert_rows_equal(got, want, f"compact seed {seed}")

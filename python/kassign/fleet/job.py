@@ -203,7 +203,6 @@ def spark_session(cfg: FleetConfig) -> Any:
         b.appName("kassign-fleet")
         .config("spark.driver.memory", cfg.driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     )
     for k, v in [*quiet, *conf.items()]:
@@ -252,11 +251,17 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     group_topics = (
         members_again.select(*key, F.explode("topics").alias("topic")).where(F.col("topic").isNotNull()).distinct()
     )
+    # The partition side travels compactly: one row per (group, subscribed topic) carrying the
+    # topic's partitions and the group's committed offsets as lists (tens of thousands of rows for
+    # 10,000 groups instead of millions); the core expands them (rust/src/py/fleet.rs).
+    parts_by_topic = partitions.groupBy("cluster", "topic").agg(
+        F.collect_list(F.struct("partition", "replica_racks", "beginning_offset", "end_offset")).alias("parts"))
+    offsets_by_topic = offsets.groupBy(*key, "topic").agg(
+        F.collect_list(F.struct("partition", F.col("offset").alias("committed"))).alias("offsets"))
     gp = (
-        group_topics.join(partitions, ["cluster", "topic"], "inner")
-        .join(offsets.select(*key, "topic", "partition", F.col("offset").alias("committed")),
-              [*key, "topic", "partition"], "left")
-        .select(*key, "topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed",
+        group_topics.join(parts_by_topic, ["cluster", "topic"], "inner")
+        .join(offsets_by_topic, [*key, "topic"], "left")
+        .select(*key, "topic", "parts", "offsets",
                 F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"))
     )
     keys = members_again.select(*key).union(offsets.select(*key))
@@ -273,9 +278,9 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
         markers = markers.select(*key, F.lit(None).cast("string").alias("state"),
                                  F.lit(None).cast("string").alias("protocol"))
     markers = markers.select(
-        *key, F.lit(None).cast("string").alias("topic"), F.lit(None).cast("int").alias("partition"),
-        F.lit(None).cast("array<string>").alias("replica_racks"), F.lit(None).cast("long").alias("beginning_offset"),
-        F.lit(None).cast("long").alias("end_offset"), F.lit(None).cast("long").alias("committed"),
+        *key, F.lit(None).cast("string").alias("topic"),
+        F.lit(None).cast(gp.schema["parts"].dataType).alias("parts"),
+        F.lit(None).cast(gp.schema["offsets"].dataType).alias("offsets"),
         "state", "protocol",
     )
     return members, gp.unionByName(markers)

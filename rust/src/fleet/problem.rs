@@ -5,9 +5,7 @@
 //! flat id `topic_base[t] + p`; members are sorted by id; subscriptions are numbered in the order
 //! of the first member (by id) that has them.
 
-use std::collections::HashMap;
-
-use super::{Group, GroupError, GroupParts, GroupRows, Names, OffsetReset, Origin, Placed, NONE};
+use super::{FxHashMap, Group, GroupError, GroupParts, GroupRows, Names, OffsetReset, Origin, Placed, NONE};
 use crate::model::{InputError, Member, MemberColumns, PartId, Problem, SubId};
 
 pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupParts) -> Result<Group, GroupError> {
@@ -83,7 +81,8 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
     let mut lag = vec![0i64; total as usize];
     let mut has_lag = vec![false; total as usize];
     let mut part_racks: Vec<Option<Vec<u32>>> = vec![None; total as usize];
-    let mut racks_in: Vec<(String, i64, Vec<String>)> = Vec::new();
+    // Replica racks for the problem (see below): flat partition, rack names, in row order.
+    let mut racks_in: Vec<(PartId, &[Option<String>])> = Vec::new();
     if !too_big {
         for &i in &kept {
             let row = &rows.parts[i];
@@ -93,7 +92,7 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
             has_lag[f as usize] = true;
             if let Some(rs) = row.racks.as_ref().filter(|rs| !rs.is_empty()) {
                 part_racks[f as usize] = Some(rs.iter().flatten().map(|s| rack_names.intern(s)).collect());
-                racks_in.push((names.get(t).to_string(), p, rs.iter().flatten().cloned().collect()));
+                racks_in.push((f, rs.as_slice()));
             }
         }
     }
@@ -150,12 +149,38 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         .map(|s| s.iter().map(|&t| names.get(t).to_string()).collect())
         .collect();
     // Too many partitions: every strategy is an error row; the problem is left empty.
-    let problem = if too_big {
+    let mut problem = if too_big {
         Problem::build_interned(Vec::new(), subs_in, members, Vec::new())
     } else {
-        Problem::build_interned(topics_in, subs_in, members, racks_in)
+        Problem::build_interned(topics_in, subs_in, members, Vec::new())
     }
     .expect("validated group rows always build");
+    // Replica racks, as the builder would intern them from (topic, partition, racks) entries after
+    // the members' racks (without a String per entry): sorted, deduplicated ids, "" dropped; no
+    // entry at all means no rack data.
+    if !racks_in.is_empty() {
+        let mut index: FxHashMap<String, u32> =
+            problem.racks.iter().enumerate().map(|(i, r)| (r.clone(), i as u32)).collect();
+        let mut prack = vec![Vec::new(); total as usize];
+        for (f, rs) in racks_in {
+            let slot: &mut Vec<u32> = &mut prack[f as usize];
+            for r in rs.iter().flatten().filter(|r| !r.is_empty()) {
+                let id = match index.get(r.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = problem.racks.len() as u32;
+                        problem.racks.push(r.clone());
+                        index.insert(r.clone(), id);
+                        id
+                    }
+                };
+                slot.push(id);
+            }
+            slot.sort_unstable();
+            slot.dedup();
+        }
+        problem.partition_racks = prack;
+    }
     debug_assert!(problem.members.iter().zip(&row_by_id).all(|(m, &r)| Some(&m.id) == rows.members[r as usize].id.as_ref()));
     debug_assert_eq!(problem.num_partitions() as u64, total);
 
@@ -218,7 +243,7 @@ impl RoundProblem {
         let base = &group.problem;
         let mut order: Vec<usize> = (0..members.len()).collect();
         order.sort_by(|&a, &b| members[a].id.cmp(&members[b].id));
-        let mut new_sub: HashMap<SubId, SubId> = HashMap::new();
+        let mut new_sub: Vec<SubId> = vec![SubId::MAX; base.subs.len()];
         let mut subs = Vec::new();
         let mut sub_raw = Vec::new();
         let mut out = Vec::with_capacity(members.len());
@@ -230,12 +255,13 @@ impl RoundProblem {
                 Origin::Joiner { like_row } => like_row,
             };
             let like = &base.members[group.member_order[row as usize] as usize];
-            let next = subs.len() as SubId;
-            let sub = *new_sub.entry(like.sub).or_insert(next);
-            if sub == next {
+            let slot = &mut new_sub[like.sub as usize];
+            if *slot == SubId::MAX {
+                *slot = subs.len() as SubId;
                 subs.push(base.subs[like.sub as usize].clone());
                 sub_raw.push(base.sub_raw[like.sub as usize].clone());
             }
+            let sub = *slot;
             out.push(Member {
                 id: m.id.clone(),
                 group_instance_id: match m.origin {

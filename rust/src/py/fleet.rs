@@ -24,7 +24,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3_arrow::PyTable;
 
 use crate::fleet::{
-    self, Assigner, EvalOptions, Group, GroupRows, MemberRow, OffsetReset, Origin, PartRow, Placed, ResultRow,
+    self, Assigner, FxHashMap, EvalOptions, Group, GroupRows, MemberRow, OffsetReset, Origin, PartRow, Placed, ResultRow,
     RustAssigner,
 };
 use crate::model::Problem;
@@ -174,6 +174,10 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
     }
 
     let p = Columns { batch: parts };
+    if parts.column_by_name("parts").is_some() {
+        decode_topic_rows(&p, parts.num_rows(), &mut g)?;
+        return Ok(g);
+    }
     let (topic, partition) = (p.utf8("topic")?, p.i32("partition")?);
     let replica_racks = p.list("replica_racks", Some(&DataType::Utf8))?;
     let (beginning, end, committed) = (p.i64("beginning_offset")?, p.i64("end_offset")?, p.i64("committed")?);
@@ -197,6 +201,88 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
     Ok(g)
 }
 
+/// The job's compact partition side: one row per subscribed topic, with the topic's partitions
+/// (`parts`: list<struct<partition, replica_racks, beginning_offset, end_offset>>) and the group's
+/// committed offsets of it (`offsets`: list<struct<partition, committed>>, null when none), plus
+/// marker rows (`topic` null). Expanded to the rows the join of partitions with offsets gives: one
+/// row per (partition, matching committed offset), or one with no committed offset.
+fn decode_topic_rows(p: &Columns<'_>, n: usize, g: &mut GroupRows) -> PyResult<()> {
+    let topic = p.utf8("topic")?;
+    let (state, protocol) = (p.utf8("state")?, p.utf8("protocol")?);
+    let parts = p.list("parts", None)?.expect("checked by the caller");
+    let ps = parts
+        .values()
+        .as_struct_opt()
+        .ok_or_else(|| PyTypeError::new_err("column parts: expected list<struct<partition, ...>>"))?
+        .clone();
+    let child = |s: &StructArray, name: &str, to: &DataType| -> PyResult<Option<ArrayRef>> {
+        s.column_by_name(name).map(|c| cast_to(c, to)).transpose()
+    };
+    let part = child(&ps, "partition", &DataType::Int32)?.map(|a| a.as_primitive::<Int32Type>().clone());
+    let begin = child(&ps, "beginning_offset", &DataType::Int64)?.map(|a| a.as_primitive::<Int64Type>().clone());
+    let end = child(&ps, "end_offset", &DataType::Int64)?.map(|a| a.as_primitive::<Int64Type>().clone());
+    let racks_ty = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+    let racks = child(&ps, "replica_racks", &racks_ty)?.map(|a| a.as_list::<i32>().clone());
+    let offs = p.list("offsets", None)?;
+    let (off_part, off_val) = match &offs {
+        Some(l) => {
+            let os = l
+                .values()
+                .as_struct_opt()
+                .ok_or_else(|| PyTypeError::new_err("column offsets: expected list<struct<partition, committed>>"))?
+                .clone();
+            (
+                child(&os, "partition", &DataType::Int32)?.map(|a| a.as_primitive::<Int32Type>().clone()),
+                child(&os, "committed", &DataType::Int64)?.map(|a| a.as_primitive::<Int64Type>().clone()),
+            )
+        }
+        None => (None, None),
+    };
+    let mut committed: FxHashMap<i32, Vec<Option<i64>>> = FxHashMap::default();
+    for i in 0..n {
+        let Some(t) = opt_str(&topic, i) else {
+            g.add_marker(opt_str(&state, i), opt_str(&protocol, i));
+            continue;
+        };
+        let t = g.topics.intern(t);
+        committed.clear();
+        if let Some(l) = offs.as_ref().filter(|l| l.is_valid(i)) {
+            let o = l.value_offsets();
+            for j in o[i] as usize..o[i + 1] as usize {
+                if let Some(pt) = opt_i32(&off_part, j) {
+                    committed.entry(pt).or_default().push(opt_i64(&off_val, j));
+                }
+            }
+        }
+        if parts.is_null(i) {
+            continue;
+        }
+        let o = parts.value_offsets();
+        for j in o[i] as usize..o[i + 1] as usize {
+            let partition = if ps.is_valid(j) { opt_i32(&part, j) } else { None };
+            let mut rs = Vec::new();
+            let has = ps.is_valid(j) && string_list(&racks, j, |r| rs.push(r.map(str::to_string)));
+            let row = PartRow {
+                topic: Some(t),
+                partition,
+                racks: has.then_some(rs),
+                beginning: if ps.is_valid(j) { opt_i64(&begin, j) } else { None },
+                end: if ps.is_valid(j) { opt_i64(&end, j) } else { None },
+                committed: None,
+            };
+            match partition.and_then(|pt| committed.get(&pt)) {
+                Some(cs) => {
+                    for &c in cs {
+                        g.parts.push(PartRow { committed: c, ..row.clone() });
+                    }
+                }
+                None => g.parts.push(row),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Python strategies: called with `kassign.Member`s, they return `{topic: [owner index]}` (owner =
 /// index into the sorted member ids, -1 = unassigned).
 struct PyAssigner<'py, 'g> {
@@ -210,11 +296,11 @@ struct PyAssigner<'py, 'g> {
     /// History-free Members: per member row, and per joiner template row.
     row_members: Vec<Option<Bound<'py, PyAny>>>,
     joiner_members: HashMap<u32, Bound<'py, PyAny>>,
-    ids: HashMap<String, Bound<'py, PyString>>,
+    ids: FxHashMap<String, Bound<'py, PyString>>,
     ppt: Bound<'py, PyDict>,
     lags: Bound<'py, PyDict>,
     racks: Bound<'py, PyList>,
-    topic_ids: HashMap<String, u32>,
+    topic_ids: FxHashMap<String, u32>,
 }
 
 impl<'py, 'g> PyAssigner<'py, 'g> {
@@ -265,7 +351,7 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             sub_tuples,
             row_members: vec![None; group.num_members()],
             joiner_members: HashMap::new(),
-            ids: HashMap::new(),
+            ids: FxHashMap::default(),
             ppt,
             lags,
             racks,
