@@ -8,7 +8,8 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: bench-fleet venv develop demo test test-rust test-python test-long test-java-diff bench bench-smoke bench-full bench-rebalance clean
+.PHONY: bench-fleet venv tools develop demo test test-rust test-python test-fast test-long test-java-diff bench bench-smoke bench-full \
+	bench-rebalance clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -18,6 +19,13 @@ $(VENV)/.deps: requirements-dev.txt
 	touch $@
 
 venv: $(VENV)/.deps
+
+# Pinned build, lint and docs tools (requirements-tools.txt) in the same venv.
+$(VENV)/.tools: requirements-tools.txt $(VENV)/.deps
+	$(PIP) install --quiet -r requirements-tools.txt
+	touch $@
+
+tools: $(VENV)/.tools
 
 # Build the Rust extension (release mode) and install kassign into the venv, editable.
 develop: $(VENV)/.deps
@@ -37,6 +45,12 @@ test-python: develop
 
 # All tests: Rust unit tests, then the Python suite (unit, property, broker, Spark).
 test: test-rust test-python
+
+# The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
+# broker tests by the fixtures they use), 10 hypothesis cases per property.
+FAST_MARKERS := not broker and not spark and not slow
+test-fast: develop
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-fast} $(PY) -m pytest -q -m "$(FAST_MARKERS)"
 
 # The long reliability run (RELIABILITY.md): the property suite under the `long` hypothesis profile
 # (>= 100k cases in total). Case counts per test are appended to out/cases-long.jsonl.
@@ -67,13 +81,13 @@ bench-fleet: develop
 		$(VENV)/bin/kassign fleet --snapshot $(FLEET_DIR)/snap --out $(FLEET_DIR)/report --churn 4
 	uptime
 
-# Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes (no Python).
+# Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmark-shapes.md (no Python).
 bench-core:
 	cargo bench --bench core
 
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via tests/test_bench_smoke.py).
-# bench-full: the DESIGN.md section 6 grid; regenerates BENCHMARKS.md and benches/np_series.png.
+# bench-full: the full grid (docs/benchmark-shapes.md); regenerates BENCHMARKS.md and benches/np_series.png.
 # Extra run_all.py flags go in ARGS, e.g. `make bench-full ARGS=--resume` (keep cached cells).
 bench-smoke: develop
 	$(PY) benches/run_all.py --smoke $(ARGS)
@@ -88,13 +102,61 @@ bench-rebalance: develop
 	$(PY) tests/broker/rebalance_bench.py --members 30 --trials 5 --json out/rebalance.json
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target dist site
+
+# A manylinux2014 (glibc >= 2.17) abi3 wheel for CPython >= 3.10 and an sdist, into dist/.
+# zig (the ziglang package) links against glibc 2.17 symbols, so no manylinux container is needed.
+# A separate target directory keeps these artifacts from invalidating `make develop`'s.
+DIST_TARGET_DIR ?= target/dist
+dist: $(VENV)/.tools
+	rm -rf dist
+	PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(DIST_TARGET_DIR) \
+		$(VENV)/bin/maturin build --release --compatibility manylinux2014 --zig --out dist --quiet
+	$(VENV)/bin/maturin sdist --out dist
+	ls -l dist
+
+# Install the wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py.
+dist-smoke: dist
+	AUDITWHEEL=$(VENV)/bin/auditwheel PYTHON=$(PYTHON) scripts/dist-smoke
+
+# Lints and type checks. `ruff format --check` expects `make fmt` to have been run.
+lint: lint-python lint-rust
+
+lint-python: $(VENV)/.tools develop
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest kassign._core --allowlist stubtest-allowlist.txt
+
+lint-rust:
+	cargo fmt --check
+	cargo clippy --quiet --all-targets -- -D warnings
+	cargo clippy --quiet --all-targets --features python -- -D warnings
+
+# Rewrite formatting in place: ruff's safe fixes (imports, py310 syntax), ruff format, cargo fmt.
+fmt: $(VENV)/.tools
+	scripts/format-all
+
+# The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
+docs: $(VENV)/.tools
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(VENV)/.tools
+	$(VENV)/bin/mkdocs serve
+
+# The fleet report pictures in docs/images/ come from `make demo`'s report (scripts/docs-images).
+docs-images: demo
+	scripts/docs-images $(DEMO_OUT)
 
 # Fuzz every wire decoder (rust/src/protocol.rs) with libFuzzer: no panic, bounded allocation,
-# re-encoding round trips. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+# re-encoding round trips; then the leader path (rust/src/wire.rs): every member answered, valid
+# assignments. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 FUZZ_RUNS ?= 1000000
 .PHONY: fuzz
 fuzz:
 	mkdir -p fuzz/corpus/decoders
 	cargo +nightly fuzz run decoders $(CURDIR)/fuzz/corpus/decoders $(CURDIR)/fuzz/seeds -- \
 		-runs=$(FUZZ_RUNS) -max_len=1024 -print_final_stats=1
+	mkdir -p fuzz/corpus/wire
+	cargo +nightly fuzz run wire $(CURDIR)/fuzz/corpus/wire $(CURDIR)/fuzz/seeds -- \
+		-runs=$(FUZZ_RUNS) -max_len=2048 -print_final_stats=1

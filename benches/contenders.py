@@ -11,7 +11,13 @@ so the driver (:mod:`run_all`) can cap every single call and report "> cap" inst
 Inputs are built the way each library's own group leader receives them and are not timed:
 
 * ``kassign``: :func:`kassign.assign` end to end (validation, conversion, Rust, result objects).
-* ``kassign-core``: only the extension call ``kassign._core.assign`` on pre-built columns.
+* ``kassign-core``: only the extension call ``kassign._core.assign`` on ready ``Member`` objects.
+* ``kassign-wire``: a leader's whole job on bytes, :func:`kassign.protocol.assign_wire`: every
+  member's subscription bytes (as kassign's members send them, history included) in, every
+  member's assignment bytes out. The counterpart of the franz-go and Java peer calls.
+* ``kassign-protocol``: the same job the way 0.1 offered it: :func:`kassign.protocol.decode_subscription`
+  per member, the adapters' ``member_from_wire``, :func:`kassign.assign`,
+  :func:`kassign.protocol.encode_assignment` per member.
 * ``kassign-kafka-python`` / ``kassign-aiokafka``: the adapter class's ``assign(cluster, members)``
   on member metadata produced by each member's own adapter instance, encoded to bytes and decoded
   by the library as its coordinator does.
@@ -27,7 +33,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import statistics
 import sys
 import time
@@ -60,7 +65,7 @@ def quality(doc: dict, assignment: Assignment) -> dict[str, Any]:
     * ``spread``: max - min partition count over all members.
     * ``topic_spread``: max over topics of (max - min of that topic's count over its subscribers).
     * ``moves``: partitions owned (validly, uncontested) in the input whose owner changed or
-      that were withheld; ``moves_lb``: the lower bound sum(h_i) - kept* of DESIGN section 4
+      that were withheld; ``moves_lb``: the lower bound sum(h_i) - kept* of docs/oracles.md (Stickiness)
       (uniform subscriptions only, else None).
     """
     topics: dict[str, int] = doc["topics"]
@@ -94,7 +99,7 @@ def quality(doc: dict, assignment: Assignment) -> dict[str, Any]:
             continue
         c = [per_topic[t].get(mid, 0) for mid in ms]
         topic_spread = max(topic_spread, max(c) - min(c))
-    # History: valid claims, the highest generation wins, ties invalidate (DESIGN section 4).
+    # History: valid claims, the highest generation wins, ties invalidate (docs/oracles.md, Ownership).
     claims: dict[tuple[str, int], list[tuple[int, str]]] = defaultdict(list)
     for mid, m in members.items():
         gen = m.get("generation", -1)
@@ -187,21 +192,80 @@ def _prep_kassign_core(doc: dict, strategy: str):
 
     if strategy not in kassign.STRATEGIES or strategy not in set(_core.rust_strategies()):
         return None
-    columns_cls = getattr(kassign, "_Columns", None)
-    if columns_cls is None:
-        return None
     sc = _scenario(doc)
-    members = kassign._check_members(sc.members)
-    topics = list(kassign._check_partitions(sc.partitions_per_topic).items())
-    racks = kassign._check_partition_racks(sc.partition_racks)
-    columns = columns_cls(members)
-    ids = list(members)
+    members = dict(sc.members)
+    partitions = dict(sc.partitions_per_topic)
+    racks = kassign._check_partition_racks(sc.partition_racks) or None
     tp = kassign.TopicPartition
 
     def call():
-        return _core.assign(strategy, topics, columns, racks, tp)
+        return _core.assign(strategy, members, partitions, racks, tp)
 
-    return call, lambda r: {m: [tuple(x) for x in tps] for m, tps in zip(ids, r)}
+    return call, lambda r: {m: [tuple(x) for x in tps] for m, tps in r.items()}
+
+
+def _wire_subscriptions(doc: dict, strategy: str) -> dict[str, bytes]:
+    """Each member's JoinGroup metadata as a kassign member of ``strategy`` sends it (not timed)."""
+    from kassign._adapter_common import ConsumerState, encode_member_metadata
+    from kassign._types import TopicPartition
+
+    out = {}
+    for mid, m in doc["members"].items():
+        owned = tuple(TopicPartition(t, p) for t, p in (m.get("owned") or []))
+        gen = m.get("generation", -1)
+        state = ConsumerState(owned=owned, generation=gen, assigned=bool(owned) or gen >= 0)
+        out[mid] = encode_member_metadata(strategy, m["topics"], state, rack=m.get("rack"))
+    return out
+
+
+def _decode_assignments(r: dict) -> dict:
+    from kassign import protocol
+
+    return {mid: [tuple(tp) for tp in protocol.decode_assignment(b).partitions] for mid, b in r.items()}
+
+
+def _prep_kassign_wire(doc: dict, strategy: str):
+    import kassign
+    from kassign import protocol
+
+    if strategy not in kassign.STRATEGIES:
+        return None
+    sc = _scenario(doc)
+    subs = _wire_subscriptions(doc, strategy)
+    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items() if m.get("group_instance_id")}
+    counts = dict(sc.partitions_per_topic)
+    racks = sc.partition_racks
+
+    def call():
+        return protocol.assign_wire(strategy, subs, counts, group_instance_ids=instances or None,
+                                    partition_racks=racks)
+
+    return call, _decode_assignments
+
+
+def _prep_kassign_protocol(doc: dict, strategy: str):
+    import kassign
+    from kassign import protocol
+    from kassign._adapter_common import member_from_wire
+
+    if strategy not in kassign.STRATEGIES:
+        return None
+    sc = _scenario(doc)
+    subs = _wire_subscriptions(doc, strategy)
+    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items()}
+    counts = dict(sc.partitions_per_topic)
+    racks = sc.partition_racks
+
+    def call():
+        members = {}
+        for mid, data in subs.items():
+            d = protocol.decode_subscription(data)
+            members[mid] = member_from_wire(strategy, mid, d.topics, d.user_data, d.owned_partitions, d.generation,
+                                            d.rack, instances.get(mid))
+        result = kassign.assign(strategy, members, counts, partition_racks=racks)
+        return {mid: protocol.encode_assignment(tps) for mid, tps in result.items()}
+
+    return call, _decode_assignments
 
 
 def _prep_reference(doc: dict, strategy: str):
@@ -394,7 +458,9 @@ def _prep_kassign_aiokafka(doc, strategy):
 #: name -> (prepare function, one-line description). Order = column order in the report.
 PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
     "kassign": (_prep_kassign, "kassign.assign end to end"),
-    "kassign-core": (_prep_kassign_core, "kassign._core.assign on pre-built columns (Rust + result objects)"),
+    "kassign-core": (_prep_kassign_core, "kassign._core.assign on ready Members (Rust + result objects)"),
+    "kassign-wire": (_prep_kassign_wire, "kassign.protocol.assign_wire: subscription bytes in, assignment bytes out"),
+    "kassign-protocol": (_prep_kassign_protocol, "0.1's leader route: decode_subscription, assign, encode_assignment"),
     "kassign-kafka-python": (_prep_kassign_kafka_python, "kassign's kafka-python adapter, assign(cluster, members)"),
     "kassign-aiokafka": (_prep_kassign_aiokafka, "kassign's aiokafka adapter, assign(cluster, members)"),
     "kassign-reference": (_prep_reference, "kassign.reference (pure Python)"),

@@ -1,4 +1,4 @@
-"""Lag quality of every strategy on Zipf-distributed lags (issue 5).
+"""Lag quality of every strategy on Zipf-distributed lags.
 
 For each shape (1000 partitions, 50 members, all members subscribed to every topic) the partitions
 get seeded Zipf lags: ranks 1..1000 are shuffled over the partitions and the partition of rank r

@@ -1,6 +1,6 @@
 """Regenerate BENCHMARKS.md and the N = P log-log plot: kassign vs everything a user could pick instead.
 
-    python benches/run_all.py                 # full grid (DESIGN.md section 6); long
+    python benches/run_all.py                 # full grid (docs/benchmark-shapes.md); long
     python benches/run_all.py --smoke         # tiny sizes, a few minutes at most (CI)
     python benches/run_all.py --render-only   # rebuild the report from the last results JSON
 
@@ -106,7 +106,6 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
             status = "unsupported"
         elif kind == "ready":
             ready = True
-            setup = ev.get("setup_s")
         elif kind == "warmup":
             warmups.append(ev["seconds"])
         elif kind == "sample":
@@ -336,8 +335,6 @@ def run(args) -> dict:
     supports = {(c, s): C.python_supports(c, s) for c in C.PYTHON_CONTENDERS for s in strategies}
     tmpdir = Path(tempfile.mkdtemp(prefix="kassign-bench-"))
     for name in names:
-        shape, rnd = name.split("/")
-        p, n = sizes[shape]
         file = str(S.scenario_path(name, args.smoke))
         doc = None
         for strategy in strategies:
@@ -536,7 +533,30 @@ def plot(data: dict, png: Path) -> None:
 
 
 #: kassign's own entry points (same Rust code); kassign-reference is a separate, pure-Python engine.
-KASSIGN_ITSELF = ("kassign", "kassign-core", "kassign-kafka-python", "kassign-aiokafka")
+KASSIGN_ITSELF = ("kassign", "kassign-core", "kassign-wire", "kassign-protocol", "kassign-kafka-python",
+                  "kassign-aiokafka")
+
+#: Peers that take the leader's input as bytes (decode every member's metadata, assign, and for
+#: franz-go encode the assignments): their counterpart is kassign's wire path.
+WIRE_PEERS = ("franz-go",)
+
+
+def _loss_reason(sc: str, st: str, c: str, r: dict, base: Optional[dict], cells: dict) -> str:
+    """Why a loss row is there, from the cells themselves."""
+    wire = cells.get(cell_key(sc, st, "kassign-wire"))
+    core = cells.get(cell_key(sc, st, "kassign-core"))
+    if base is None:
+        return "kassign failed on this cell (see the table above)"
+    if base.get("cpu_median") and r.get("cpu_median") and r["cpu_median"] >= base["cpu_median"] and r["median"] >= 0.01:
+        return "load: kassign used less CPU than the contender; the wall-time gap is the shared machine's"
+    if c in WIRE_PEERS and wire and wire.get("status") == "ok" and wire["median"] <= r["median"]:
+        return (f"not on the contender's own terms: its call takes bytes and gives bytes, and kassign's wire path "
+                f"(`kassign-wire`, {fmt_time(wire['median'])}) is faster; `kassign.assign` also builds "
+                f"Python objects for every partition")
+    if core and core.get("status") == "ok" and core["median"] <= r["median"]:
+        return (f"Python objects: the core call on ready members (`kassign-core`, {fmt_time(core['median'])}) is "
+                f"faster; the rest is `Member`/`TopicPartition` objects that a Python caller hands over and gets back")
+    return "unexplained: kassign's own path is slower here"
 
 
 def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
@@ -588,14 +608,17 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
       "(not timed) the way each library's group leader receives them; then the assign call alone is "
       "timed. Python contenders: at least one warm-up call (a warm-up slower than 1 s counts as a "
       f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
-      f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). Java: JIT warm-up of at least one "
+      f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). "
+      "Java: JIT warm-up of at least one "
       "call and up to a few seconds, then the same sampling. franz-go: the same. Figures are medians. Java runs "
       "with `-Xmx10g -XX:+UseParallelGC`.")
     w("- `not run` = the cell was not measured (a run cut short; `--resume` fills it in).")
     w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
       "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a smaller "
-      "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). Python contenders run under a "
-      f"{meta['memory_gb']:g} GiB address-space limit (`> mem`). `n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; for `kassign-reference`: not in `kassign.reference` or that module absent). "
+      "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). "
+      f"Python contenders run under a {meta['memory_gb']:g} GiB address-space limit (`> mem`). "
+      "`n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; "
+      "for `kassign-reference`: not in `kassign.reference` or that module absent). "
       "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
       "subscriptions).")
     w("- Ratios in brackets are contender time / `kassign` time (end-to-end `kassign.assign`): above 1× "
@@ -609,7 +632,7 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     w("- Quality (same cells): `spread` = max - min partitions per member; `topic` = the largest "
       "max - min of one topic's partitions over its subscribers; `moves` = previously owned "
       "partitions that changed owner or were withheld, vs the lower bound `lb` = sum(h_i) - kept* "
-      "(DESIGN.md section 4; uniform subscriptions only); `unassigned` = partitions nobody got "
+      "(docs/oracles.md, Stickiness; uniform subscriptions only); `unassigned` = partitions nobody got "
       "(cooperative withholding).")
     w("")
 
@@ -734,6 +757,53 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         w(f"![time vs group size, N = P series]({png_link})")
         w("")
 
+    # The leader's wire path
+    wire_rows = []
+    for key, res in cells.items():
+        sc, st, c = key.split("|")
+        if c == "kassign-wire" and res.get("status") == "ok":
+            wire_rows.append((sc, st, res))
+    if wire_rows:
+        w("## The leader's wire path: bytes in, bytes out")
+        w("")
+        w("What a group leader does with the JoinGroup response: decode every member's subscription "
+          "bytes, assign, encode every member's assignment. `kassign-wire` = "
+          "`kassign.protocol.assign_wire` (all in Rust, GIL released); `kassign-protocol` = the same "
+          "job through 0.1's Python API (decode, `kassign.assign`, encode per member); franz-go = "
+          "`MemberBalancer` (decodes) + `Balance` + `IntoSyncAssignment` (encodes); Java = "
+          "`assign(cluster, groupSubscription)` on already decoded subscriptions (its decoding and "
+          "encoding are not in the call). Ratios: contender / `kassign-wire` (above 1×: kassign faster).")
+        w("")
+        w("| scenario | strategy | kassign-wire | kassign-protocol | franz-go | java |")
+        w("|---|---|---|---|---|---|")
+        for sc, st, res in sorted(wire_rows, key=lambda x: (x[0], x[1])):
+            row = [fmt_time(res["median"])]
+            for c in ("kassign-protocol", "franz-go", "java"):
+                r = cells.get(cell_key(sc, st, c))
+                if r and r.get("status") == "ok":
+                    row.append(f"{fmt_time(r['median'])} ({fmt_ratio(r['median'] / res['median'])})")
+                else:
+                    row.append(cell_text(r, cap, None) if r else "not run")
+            w(f"| {sc} | {st} | " + " | ".join(row) + " |")
+        w("")
+
+    decode = Path(__file__).resolve().parent / "results" / "decode.json"
+    if decode.exists():
+        d = json.loads(decode.read_text())
+        w("## Decoding subscriptions into Python objects")
+        w("")
+        w(f"`{d['command']}`: {d['members']} ConsumerProtocolSubscription v3 payloads ("
+          f"{d['bytes'] / 1e6:.1f} MB; 500 topics and 500 owned partitions each) decoded into Python "
+          f"objects, all of them per run, median of {d['runs']} runs; load average "
+          f"{', '.join(f'{x:.1f}' for x in d['load'])}.")
+        w("")
+        w("| decoder | time | kafka-python / kassign |")
+        w("|---|---|---|")
+        w(f"| `kassign.protocol.decode_subscription` | {fmt_time(d['kassign_median_s'])} | |")
+        w(f"| kafka-python `ConsumerProtocolSubscription.decode` | {fmt_time(d['kafka_python_median_s'])} | "
+          f"{fmt_ratio(d['ratio'])} |")
+        w("")
+
     # Where kassign loses
     losses = []
     for key, res in cells.items():
@@ -755,15 +825,16 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
           "the CPU-time medians beside them (on this shared machine a small wall-time gap can be load; "
           "`cpu` says whether kassign also used more CPU):")
         w("")
-        w("| scenario | strategy | contender | contender | kassign | contender cpu | kassign cpu |")
-        w("|---|---|---|---|---|---|---|")
+        w("| scenario | strategy | contender | contender | kassign | contender cpu | kassign cpu | why |")
+        w("|---|---|---|---|---|---|---|---|")
 
         def fc(x):
             return fmt_time(x) if x else ""
 
         for sc, st, c, r, b in sorted(losses, key=lambda x: x[:3]):
             w(f"| {sc} | {st} | {c} | {fmt_time(r['median'])} | {fmt_time(b['median']) if b else 'failed'} | "
-              f"{fc(r.get('cpu_median'))} | {fc((b or {}).get('cpu_median'))} |")
+              f"{fc(r.get('cpu_median'))} | {fc((b or {}).get('cpu_median'))} | "
+              f"{_loss_reason(sc, st, c, r, b, cells)} |")
     qual_losses = []
     for key, res in cells.items():
         sc, st, c = key.split("|")

@@ -1,4 +1,4 @@
-"""Seeded benchmark scenarios: the DESIGN.md section 6 grid, fresh (round 1) and round 2.
+"""Seeded benchmark scenarios: the grid of docs/benchmark-shapes.md, fresh (round 1) and round 2.
 
 Every shape is generated twice:
 
@@ -118,7 +118,7 @@ def _np(n: int) -> Shape:
 
 
 def grid_shapes() -> list[Shape]:
-    """DESIGN.md section 6 shapes (np-2100 is the KAFKA-9987 shape)."""
+    """The shapes of docs/benchmark-shapes.md (np-2100 is the KAFKA-9987 shape)."""
     shapes = [
         Shape("java-large-uniform", "500 topics x 2000 partitions (1M), 2000 members, all on all topics",
               _uniform(500, 2000, 2000)),

@@ -1,4 +1,4 @@
-"""Differential testing of kassign against Apache Kafka's Java assignors (issue 8).
+"""Differential testing of kassign against Apache Kafka's Java assignors.
 
 Random scenarios (seeded, deterministic) go through Java's RangeAssignor, RoundRobinAssignor,
 StickyAssignor and CooperativeStickyAssignor (kafka-clients, in one JVM:
@@ -388,7 +388,7 @@ def stale_unsubscribed_leaks(doc: Doc, java_result: Assignment) -> Optional[bool
 
 def _quota_keeper_tie(members, topics, resolved) -> bool:
     """Constrained path: more members validly own >= ceil(P/N) than there are q+1 slots, so Java's
-    HashMap order picks which of them keep q+1 (REFERENCE.md 2.4)."""
+    HashMap order picks which of them keep q+1 (docs/java-differences.md)."""
     total = len(O.expected_partitions(members, topics))
     n = len(members)
     if n == 0:

@@ -574,16 +574,16 @@ class GroupRun:
         except subprocess.TimeoutExpired:
             w.proc.kill()
             w.proc.wait(10)
-            raise AssertionError(f"worker {name} did not close within {timeout}s")
+            raise AssertionError(f"worker {name} did not close within {timeout}s") from None
         w.closed_at = time.time()
         return w.closed_at
 
     def stop_all(self) -> None:
-        for name, w in self.workers.items():
+        for w in self.workers.values():
             if w.proc.poll() is None:
                 w.proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 40
-        for name, w in self.workers.items():
+        for w in self.workers.values():
             try:
                 w.proc.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:

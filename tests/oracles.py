@@ -1,4 +1,4 @@
-"""Independent oracles for kassign assignments (DESIGN.md section 5).
+"""Independent oracles for kassign assignments (docs/oracles.md).
 
 Every check here judges a result from first principles: none of them calls kassign to compute the
 expected answer. Inputs are the public API's own shapes::
@@ -12,7 +12,7 @@ Checks raise :class:`OracleViolation` (an ``AssertionError``) with a message say
 helpers that compute a quantity return it. ``tests/test_oracles_selftest.py`` proves that each check
 rejects a hand-made bad assignment, so the oracles themselves can fail.
 
-Ownership semantics (DESIGN.md section 4, REFERENCE.md sections 2.3 and 9) used by
+Ownership semantics (docs/oracles.md, Ownership; docs/java-differences.md) used by
 :func:`resolve_ownership`:
 
 1. a member's claim is dropped when its topic no longer exists (absent or 0 partitions), its index
@@ -22,7 +22,7 @@ Ownership semantics (DESIGN.md section 4, REFERENCE.md sections 2.3 and 9) used 
    more claimants share the highest generation, nobody keeps it; a claimant with a lower
    generation keeps an uncontested claim.
 
-Step 1 before step 3 ("filter first") is the reading of DESIGN.md section 4 these oracles use: an
+Step 1 before step 3 ("filter first") is the reading of the ownership rules these oracles use: an
 invalid claim does not contest a valid one. ``filter_first=False`` gives the other reading (resolve
 conflicts among all raw claims, then drop invalid winners) for comparison.
 """
@@ -39,7 +39,7 @@ Result = Mapping[str, Sequence[Any]]
 
 
 class OracleViolation(AssertionError):
-    """An assignment broke one of the DESIGN.md section 5 properties."""
+    """An assignment broke one of the properties of docs/oracles.md."""
 
 
 def _fail(msg: str) -> None:
@@ -426,7 +426,8 @@ def check_convergence(
         check_validity(nxt_members, partitions_per_topic, nxt)
         check_cooperative_safety(raw_owned(nxt_members), nxt)
         if missing_partitions(nxt_members, partitions_per_topic, nxt):
-            _fail(f"not complete after round 2: {sorted(missing_partitions(nxt_members, partitions_per_topic, nxt))[:5]} missing")
+            missing = sorted(missing_partitions(nxt_members, partitions_per_topic, nxt))[:5]
+            _fail(f"not complete after round 2: {missing} missing")
         gone = {m: sorted(as_sets(current)[m] - as_sets(nxt)[m]) for m in current}
         gone = {m: v for m, v in gone.items() if v}
         if gone:

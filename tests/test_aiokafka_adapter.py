@@ -19,7 +19,7 @@ from aiokafka.coordinator.protocol import ConsumerProtocol
 import kassign.aiokafka as kaio
 
 
-# -- an independent reader of the classic ConsumerProtocol encoding (DESIGN.md section 3) ----------
+# -- an independent reader of the classic ConsumerProtocol encoding (docs/wire.md) -------------------
 class Reader:
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -149,7 +149,7 @@ def _partitions(assignment) -> list[tuple[str, int]]:
 
 
 def test_leader_range_through_aiokafka_structs():
-    # Range by hand (DESIGN.md section 4): t has 5 partitions over c1, c2 -> c1 gets 0-2, c2 3-4;
+    # Range by hand (docs/strategies/range.md): t has 5 partitions over c1, c2 -> c1 gets 0-2, c2 3-4;
     # u (3 partitions) only c2 subscribes to; "gone" has no metadata and is skipped.
     members = _leader_members({"c1": kaio.RangeAssignor, "c2": kaio.RangeAssignor()},
                               {"c1": ["t"], "c2": ["t", "u", "gone"]})

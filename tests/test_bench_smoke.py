@@ -24,6 +24,9 @@ sys.path.insert(0, str(BENCHES))
 import contenders as C  # noqa: E402
 import scenarios as S  # noqa: E402
 
+# Builds and runs the Java and Go peer harnesses.
+pytestmark = pytest.mark.slow
+
 SKIP_PEERS = os.environ.get("KASSIGN_SKIP_PEERS") == "1"
 PEERS = () if SKIP_PEERS else ("java", "franz-go")
 

@@ -29,7 +29,7 @@ MESSAGES = 3000
 
 
 def range_rule(member_ids: list[str], topics: list[str], partitions: int) -> dict[str, set[tuple[str, int]]]:
-    """Range (DESIGN.md section 4) for members that all subscribe to ``topics``, no static members."""
+    """Range (docs/strategies/range.md) for members that all subscribe to ``topics``, no static members."""
     ordered = sorted(member_ids)
     n = len(ordered)
     out: dict[str, set[tuple[str, int]]] = {m: set() for m in ordered}

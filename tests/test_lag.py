@@ -1,4 +1,4 @@
-"""kassign.lag: the lag rule (REFERENCE.md section 6.1) and the lag providers' contracts.
+"""kassign.lag: the lag rule (docs/strategies/lag-aware.md) and the lag providers' contracts.
 
 Expected values are hand-computed from the rule: next = committed if present, else end for
 auto.offset.reset "latest" (any case, the default) and begin for anything else; a committed offset
@@ -63,7 +63,7 @@ def test_lag_table(committed, begin, end, reset, expected):
     assert compute_lag(committed, begin, end, reset) == expected
 
 
-# The prototype's vectors (committed, begin, end, reset) -> lag, REFERENCE.md 6.1.
+# The prototype's vectors (committed, begin, end, reset) -> lag (docs/strategies/lag-aware.md).
 PROTOTYPE = [
     (5555, 1111, 9999, "none", 4444),
     (5555, 0, 0, "latest", 0),

@@ -1,4 +1,4 @@
-"""Issue 5 against the real broker: skewed backlogs, a group's committed offsets, the live lag
+"""lag-aware and kassign.lag against the real broker: skewed backlogs, a group's committed offsets, the live lag
 provider (kassign.lag.KafkaLagProvider) and a lag-aware group.
 
 The provider reads offsets through kafka-python's *admin* client (OffsetFetch + ListOffsets from

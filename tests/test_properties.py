@@ -1,14 +1,14 @@
-"""Property tests over every strategy in ``kassign.STRATEGIES`` (DESIGN.md section 5).
+"""Property tests over every strategy in ``kassign.STRATEGIES`` (docs/oracles.md).
 
-The strategy list is read at collection time, so strategies that land later (sticky,
-cooperative-sticky, lag-aware, fair, failover) are covered automatically; strategy-specific oracles
-switch on by name. Every expected answer comes from ``tests/oracles.py``, never from kassign.
+The strategy list is read at collection time, so every strategy of the build is covered;
+strategy-specific oracles switch on by name. Every expected answer comes from ``tests/oracles.py``, never from kassign.
 
 Budgets: each test's ``max_examples`` is the active hypothesis profile's (tests/conftest.py:
 dev 100, ci 200, long 100 000) scaled by the test's weight below, with a floor so quick profiles
 still run a meaningful number. The all-strategy tests share weights 0.5 + 0.25 + 0.25 across the
 strategies present, so ``make test-long`` (HYPOTHESIS_PROFILE=long) runs >= 100k cases in total
-whatever the build has, plus the sticky-only tests (0.08 + 0.08 + 0.04 + 0.04 each). Set ``KASSIGN_CASE_LOG=path`` to append the per-test case counts actually run (JSON lines).
+whatever the build has, plus the sticky-only tests (0.08 + 0.08 + 0.04 + 0.04 each). Set
+``KASSIGN_CASE_LOG=path`` to append the per-test case counts actually run (JSON lines).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from hypothesis import strategies as st
 import kassign
 import oracles as O
 from kassign import Member
+
+# The property suite: hundreds of hypothesis cases per strategy.
+pytestmark = pytest.mark.slow
 
 STRATEGIES = tuple(kassign.STRATEGIES)
 STICKY = {"sticky", "cooperative-sticky"}

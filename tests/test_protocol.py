@@ -1,4 +1,4 @@
-"""kassign.protocol: consumer-protocol wire formats (DESIGN.md section 3, REFERENCE.md 2.5/2.7).
+"""kassign.protocol: consumer-protocol wire formats (docs/wire.md).
 
 Expected bytes come from the spec's worked examples or from the small ``struct``-based spec
 writer below (written from the field tables, independent of the Rust encoder).
@@ -24,12 +24,12 @@ def h(s: str) -> bytes:
     return bytes.fromhex(s.replace("|", " "))
 
 
-# DESIGN.md section 3 worked example.
+# The worked example of docs/wire.md.
 WORKED = h(
     "00 03 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
     "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05 | 00 02 72 31"
 )
-# REFERENCE.md 2.7.
+# docs/wire.md: assignment v3 and StickyAssignorUserData examples.
 ASSIGNMENT_V3 = h("00 03 | 00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | ff ff ff ff")
 STICKY_V1 = h("00 00 00 01 | 00 01 74 | 00 00 00 02 | 00 00 00 00 | 00 00 00 01 | 00 00 00 05")
 
@@ -127,7 +127,7 @@ def test_sticky_user_data_reference_vectors():
     v0 = STICKY_V1[:-4]
     assert protocol.encode_sticky_user_data([("t", 0), ("t", 1)]) == v0
     assert protocol.decode_sticky_user_data(v0) == ([TP("t", 0), TP("t", 1)], None)
-    # REFERENCE 2.7: v0 + 00 00 00 09 + one byte reads as generation 9.
+    # docs/wire.md: v0 + 00 00 00 09 + one byte reads as generation 9.
     assert protocol.decode_sticky_user_data(v0 + h("00 00 00 09 77")) == ([TP("t", 0), TP("t", 1)], 9)
     # Fewer than four extra bytes: v1 fails, v0 succeeds.
     assert protocol.decode_sticky_user_data(v0 + h("00 00 09"))[1] is None

@@ -1,4 +1,4 @@
-"""Range and round-robin: the KIP-49 tables of DESIGN.md section 4, Java's static-member order,
+"""Range and round-robin: the KIP-49 tables of docs/strategies/fair.md, Java's static-member order,
 and validity/completeness oracles on random inputs."""
 
 import random
@@ -52,7 +52,7 @@ def test_java_two_consumers_two_topics_six_partitions_roundrobin():
 
 
 def test_range_static_members_interleaved_get_their_share():
-    # kafka-python drops m1 here (REFERENCE 5.1 bug 2); Java orders static members by instance id first.
+    # kafka-python drops m1 here (docs/adapters.md, known problems); Java orders static members by instance id first.
     members = {
         "m1": Member(["t"], group_instance_id="i-b"),
         "m2": Member(["t"]),

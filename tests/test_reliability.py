@@ -1,4 +1,4 @@
-"""Reliability (issue 8): bad input at every public entry point (kassign.assign, Member, the
+"""Reliability: bad input at every public entry point (kassign.assign, Member, the
 list-based core boundary, kassign.protocol, the CLI, kassign.lag, the kafka-python adapter), a Rust
 panic surfacing as an exception, one bad member never failing the leader's rebalance, the GIL during
 a 1M-partition assignment, and the 10M-partition limits probe.
@@ -10,6 +10,7 @@ removed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -17,6 +18,8 @@ import sys
 import textwrap
 import threading
 import time
+
+from collections.abc import Mapping
 
 import pytest
 
@@ -95,7 +98,7 @@ def test_assign_rack_key_beyond_int64_names_field():
 
 @pytest.mark.parametrize("index", [-1, 2**31, 2**40])
 def test_owned_partition_out_of_range_is_filtered_not_an_error(index):
-    # DESIGN.md section 2: out-of-range owned indexes are odd but legal history, never an error.
+    # docs/strategies/index.md: out-of-range owned indexes are odd but legal history, never an error.
     r = kassign.assign("range", {"c": Member(["t"], [("t", index)], 3)}, {"t": 2})
     assert r == {"c": [("t", 0), ("t", 1)]}
 
@@ -104,7 +107,7 @@ def test_owned_partition_out_of_range_is_filtered_not_an_error(index):
 # extract field Members.owned" (a private column name, no member id). Member() now rejects it.
 @pytest.mark.parametrize("index", [2**63, -(2**63) - 1, 2**70])
 def test_owned_partition_beyond_int64_rejected_by_member(index):
-    with pytest.raises(ValueError, match="Member.owned_partitions"):
+    with pytest.raises(ValueError, match=r"Member\.owned_partitions"):
         Member(["t"], [("t", index)], 3)
 
 
@@ -125,12 +128,14 @@ def test_over_the_partition_limit_is_rejected_before_any_work(strategy):
     assert kassign.assign(strategy, {"c": Member(["x"])}, {"x": 1, "unsubscribed": 100_000_000 - 1}) == {"c": [("x", 0)]}
 
 
-def test_python_and_core_limits_agree():
-    # The same bound is enforced by the Rust core (rust/src/model.rs MAX_PARTITIONS) on its own.
+def test_one_partition_limit_for_every_strategy():
+    # The limit is the Rust model's (rust/src/model.rs MAX_PARTITIONS), exported, not copied.
+    assert kassign._MAX_PARTITIONS == kassign._core.MAX_PARTITIONS == 100_000_000
     with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
-        kassign._core.assign("range", [("a", 60_000_000), ("b", 40_000_001)], kassign._Columns({"c": Member(["a"])}),
-                             [], kassign.TopicPartition)
-    assert "100000000" in str(kassign._MAX_PARTITIONS)
+        kassign._core.check_partitions({"a": 60_000_000, "b": 40_000_001})
+    with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
+        kassign._core.assign("range", {"c": Member(["a"])}, {"a": 60_000_000, "b": 40_000_001}, None,
+                             kassign.TopicPartition)
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,27 +183,44 @@ def test_member_accepts_bytes_like_user_data():
 # --------------------------------------------------------------------------------------------
 
 
-def _columns(ids):
-    cols = kassign._Columns({f"m{i}": Member(["t"]) for i in range(len(ids))})
-    cols.ids = list(ids)
-    return cols
+class _Pairs(Mapping):
+    """A mapping whose items() may repeat keys (a dict cannot): what the core sees must still be
+    checked for duplicates."""
+
+    def __init__(self, pairs):
+        self.pairs = list(pairs)
+
+    def __getitem__(self, key):
+        return dict(self.pairs)[key]
+
+    def __iter__(self):
+        return (k for k, _ in self.pairs)
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def items(self):
+        return list(self.pairs)
 
 
-def test_core_rejects_duplicate_member_ids():
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_core_rejects_duplicate_member_ids(strategy):
+    members = _Pairs([("a", Member(["t"])), ("b", Member(["t"])), ("a", Member(["t"]))])
     with pytest.raises(ValueError, match='members: duplicate member id "a"'):
-        kassign._core.assign("range", [("t", 4)], _columns(["a", "b", "a"]), [], kassign.TopicPartition)
+        kassign.assign(strategy, members, {"t": 4})
 
 
 def test_core_rejects_duplicate_topics():
     with pytest.raises(ValueError, match='partitions_per_topic: duplicate topic "t"'):
-        kassign._core.assign("range", [("t", 4), ("t", 2)], _columns(["a"]), [], kassign.TopicPartition)
+        kassign.assign("range", {"a": Member(["t"])}, _Pairs([("t", 4), ("t", 2)]))
 
 
-def test_core_rejects_ragged_columns():
-    cols = _columns(["a", "b"])
-    cols.generations = [1]
-    with pytest.raises(ValueError, match="members"):
-        kassign._core.assign("range", [("t", 4)], cols, [], kassign.TopicPartition)
+def test_wire_path_rejects_duplicate_member_ids():
+    from kassign import protocol
+
+    sub = protocol.encode_subscription(["t"])
+    with pytest.raises(ValueError, match='members: duplicate member id "a"'):
+        protocol.assign_wire("range", _Pairs([("a", sub), ("a", sub)]), {"t": 4})
 
 
 # --------------------------------------------------------------------------------------------
@@ -268,7 +290,7 @@ def test_scenario_parser_errors_are_value_errors():
     from kassign.scenario import ScenarioError, load_scenario
 
     assert issubclass(ScenarioError, ValueError)
-    with pytest.raises(ScenarioError, match="members.c1.owned"):
+    with pytest.raises(ScenarioError, match=r"members\.c1\.owned"):
         load_scenario('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "owned": [["t", "0"]]}}}')
 
 
@@ -589,8 +611,8 @@ def _ticker_gaps(work, period=0.010):
     if error:
         raise error[0]
     inside = [t for t in ticks if span["start"] - period <= t <= span["end"] + period]
-    edges = [span["start"]] + inside + [span["end"]]
-    return max(b - a for a, b in zip(edges, edges[1:])), span["end"] - span["start"]
+    edges = [span["start"], *inside, span["end"]]
+    return max(b - a for a, b in itertools.pairwise(edges)), span["end"] - span["start"]
 
 
 def _million_partition_group():
@@ -599,6 +621,7 @@ def _million_partition_group():
     return members, topics
 
 
+@pytest.mark.slow
 def test_ticker_measures_a_gil_holder():
     # Self-check of the harness: pure-Python work holding the GIL in C (a huge sort) shows up.
     # (Shuffled: timsort sorts a reversed list in linear time, too fast to show reliably.)
@@ -639,6 +662,7 @@ GIL_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_gil_ticker_during_million_partition_assignment(strategy):
     """In a fresh interpreter (a consumer process, not pytest's heap), the smallest of 3 attempts'

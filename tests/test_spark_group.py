@@ -45,7 +45,7 @@ def part(t, p, committed, end, begin=0, racks=None):
 @pytest.mark.parametrize(
     "committed, begin, end, reset, lag",
     [
-        (5555, 1111, 9999, "latest", 4444),  # the proposal's vectors (REFERENCE.md 6.1)
+        (5555, 1111, 9999, "latest", 4444),  # the proposal's vectors (docs/strategies/lag-aware.md)
         (5555, 0, 0, "latest", 0),
         (None, 1111, 9999, "latest", 0),
         (None, 1111, 9999, "earliest", 8888),

@@ -210,15 +210,15 @@ def test_missing_column_is_a_clear_error(spark, snapshot_dir, tmp_path):
     shutil.copytree(snapshot_dir, bad)
     m = pq.read_table(bad / "members.parquet").drop(["topics"])
     pq.write_table(m, bad / "members.parquet")
-    with pytest.raises(SnapshotError, match="members.parquet: missing required column.*topics"):
+    with pytest.raises(SnapshotError, match=r"members\.parquet: missing required column.*topics"):
         run_fleet(FleetConfig(snapshot=str(bad), out=str(tmp_path / "o"), progress=False), spark=spark)
     # the same check when Spark reads the table (remote filesystems skip the local check)
-    with pytest.raises(SnapshotError, match="missing required column.*topics"):
+    with pytest.raises(SnapshotError, match=r"missing required column.*topics"):
         _read_table(spark, str(bad), "members")
     no_offsets = tmp_path / "no-offsets"
     shutil.copytree(snapshot_dir, no_offsets)
     os.remove(no_offsets / "offsets.parquet")
-    with pytest.raises(SnapshotError, match="missing table offsets.parquet"):
+    with pytest.raises(SnapshotError, match=r"missing table offsets\.parquet"):
         run_fleet(FleetConfig(snapshot=str(no_offsets), out=str(tmp_path / "o"), progress=False), spark=spark)
 
 
@@ -321,7 +321,7 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     producer = KafkaProducer(bootstrap_servers=bootstrap)
     ends = {0: 100, 1: 10, 2: 0, 3: 50}
     for p, n in ends.items():
-        for i in range(n):
+        for _ in range(n):
             producer.send(topic, value=b"x", partition=p)
     producer.flush()
     producer.close()

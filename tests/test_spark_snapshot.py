@@ -11,13 +11,13 @@ from kassign.fleet import collect as coll
 from kassign.fleet import snapshot as snap
 from kassign.fleet.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
 
-# DESIGN.md section 3: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
+# docs/wire.md: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
 # generation 5; rack "r1"
 SUB_V3 = bytes.fromhex(
     "0003" "00000001" "000174" "00000004" "00000005" "00000001" "000174" "00000002" "00000000" "00000001"
     "00000005" "00027231"
 )
-# REFERENCE.md 2.7: assignment v3 of t-0 and t-1 with null user data
+# docs/wire.md: assignment v3 of t-0 and t-1 with null user data
 ASSIGN_V3 = bytes.fromhex("0003" "00000001" "000174" "00000002" "00000000" "00000001" "ffffffff")
 
 
@@ -48,7 +48,7 @@ def test_undecodable_metadata_keeps_the_member():
 
 
 def test_sticky_user_data_generation():
-    # REFERENCE.md 2.7: t-0 and t-1 at generation 5
+    # docs/wire.md: t-0 and t-1 at generation 5
     ud = bytes.fromhex("00000001" "000174" "00000002" "00000000" "00000001" "00000005")
     assert coll._user_data_generation("sticky", ud) == 5
     assert coll._user_data_generation("sticky", ud[:-4]) == -1  # v0: no generation
@@ -59,7 +59,7 @@ def test_sticky_user_data_generation():
 def test_check_snapshot_names_the_problem(tmp_path):
     with pytest.raises(SnapshotError, match="not a directory"):
         check_snapshot(str(tmp_path / "nope"))
-    with pytest.raises(SnapshotError, match="missing table members.parquet"):
+    with pytest.raises(SnapshotError, match=r"missing table members\.parquet"):
         check_snapshot(str(tmp_path))
     empty = {n: s.empty_table() for n, s in snap.TABLES.items()}
     for n, t in empty.items():
@@ -67,7 +67,7 @@ def test_check_snapshot_names_the_problem(tmp_path):
     check_snapshot(str(tmp_path))
     bad = empty["offsets"].drop(["offset"]).append_column("offset", pa.array([], pa.string()))
     pq.write_table(bad, tmp_path / "offsets.parquet")
-    with pytest.raises(SnapshotError, match="offsets.parquet: column offset has type string, expected int64"):
+    with pytest.raises(SnapshotError, match=r"offsets\.parquet: column offset has type string, expected int64"):
         check_snapshot(str(tmp_path))
     (tmp_path / "offsets.parquet").write_bytes(b"not parquet")
     with pytest.raises(SnapshotError, match="not readable as Parquet"):

@@ -1,4 +1,4 @@
-"""Sticky and cooperative-sticky: Java's order-independent golden vectors (REFERENCE.md 3.2, facts
+"""Sticky and cooperative-sticky: Java's order-independent golden vectors (docs/oracles.md, facts
 from the public test suite re-expressed here), Java's notable scenarios as properties, the
 starvation case Java's single-hop balance misses, and the differential check Rust == the pure-Python
 reference (``kassign.reference``) on random groups. Generic oracles (validity, completeness,
@@ -35,7 +35,7 @@ def tps(*names):
 
 
 # --------------------------------------------------------------------------------------------
-# Golden vectors (REFERENCE.md 3.2)
+# Golden vectors (docs/oracles.md)
 # --------------------------------------------------------------------------------------------
 
 
@@ -134,7 +134,7 @@ def test_only_subscribed_topic_deleted(strategy):
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_out_of_range_claims_are_dropped_not_a_crash(strategy):
-    # Java throws (constrained path) or double-assigns (general path) here (REFERENCE.md 2.3).
+    # Java throws (constrained path) or double-assigns (general path) here (docs/java-differences.md).
     members = {"a": Member(["t"], [("t", 7), ("t", 0)], 2), "b": Member(["t", "u"], [("t", 99)], 2)}
     r = kassign.assign(strategy, members, {"t": 2, "u": 1})
     O.check_validity(members, {"t": 2, "u": 1}, r)
@@ -148,7 +148,7 @@ def test_out_of_range_claims_are_dropped_not_a_crash(strategy):
 
 @pytest.mark.parametrize("strategy", BOTH)
 def test_newcomer_is_not_starved_by_single_hop_balance(strategy):
-    """REFERENCE.md 2.5: Java stops at loads [2, 1, 1, 0]; balance needs c00 -> c02 -> cNEW."""
+    """docs/strategies/sticky.md: Java stops at loads [2, 1, 1, 0]; balance needs c00 -> c02 -> cNEW."""
     topics = {"t0": 1, "t1": 1, "t2": 1, "t3": 1}
     members = {
         "c00": Member(["t0", "t2"], tps("t0-0", "t2-0"), 1),
@@ -207,6 +207,7 @@ def random_group(draw):
     return members, topics, partition_racks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", BOTH)
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(group=random_group())
@@ -256,6 +257,7 @@ def test_results_are_topic_partitions():
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", kassign.STRATEGIES)
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(group=random_group(), extra=st.integers(1, 6), extra_racks=st.lists(st.sampled_from(RACKS + ["r9"]), max_size=3))

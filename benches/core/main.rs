@@ -1,31 +1,53 @@
-//! Rust-core timings of the sticky engine on the DESIGN.md section 6 shapes: `Problem::build`
-//! (interning) and `strategy::run` (the assignment proper) are timed separately, median of
-//! several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
+//! Rust-core timings of the sticky engine on the shapes of docs/benchmark-shapes.md:
+//! `ProblemBuilder` (checks and interning) and `Strategy::run` (the assignment proper) are timed
+//! separately, median of several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
 //! Round 2 = every member but the first resubmits its round-1 partitions at generation 1 and a
 //! new member joins (the "one member changed" shape).
 
 use std::time::Instant;
 
-use kassign::model::{MemberColumns, Problem};
-use kassign::strategy;
+use kassign::model::{Problem, ProblemBuilder};
+use kassign::strategy::Strategy;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
-/// Owned partitions as (index into the case's topics, partition), as the Python boundary passes them.
-fn member(id: String, sub: usize, owned_by_index: Vec<(u32, i64)>, generation: i32) -> MemberColumns {
-    MemberColumns {
+/// A member of a case: its subscription (index into the case's subscriptions) and owned
+/// partitions as (index into the case's topics, partition).
+#[derive(Clone)]
+struct CaseMember {
+    id: String,
+    sub: usize,
+    owned: Vec<(u32, i64)>,
+    generation: i32,
+}
+
+fn member(id: String, sub: usize, owned: Vec<(u32, i64)>, generation: i32) -> CaseMember {
+    CaseMember {
         id,
         sub,
-        owned: Vec::new(),
-        owned_by_index,
+        owned,
         generation,
-        rack: None,
-        group_instance_id: None,
     }
+}
+
+/// The problem, built the way the Python boundary builds it.
+fn build_problem(case: &Case) -> Problem {
+    let mut b = ProblemBuilder::new(case.topics.iter().map(|(t, n)| (t.as_str(), *n))).unwrap();
+    let subs: Vec<u32> = case.subscriptions.iter().map(|s| b.subscription(s)).collect();
+    for m in &case.members {
+        let owned = m
+            .owned
+            .iter()
+            .filter_map(|&(t, p)| b.given_topic(t as usize).and_then(|t| b.partition(t, p)))
+            .collect();
+        b.add_member(m.id.clone(), subs[m.sub], owned, m.generation, None, None)
+            .unwrap();
+    }
+    b.build().unwrap()
 }
 
 /// A scenario in the columnar shape `kassign.assign` passes to the core (shared subscriptions).
@@ -33,20 +55,23 @@ struct Case {
     name: String,
     topics: Vec<(String, i64)>,
     subscriptions: Vec<Vec<String>>,
-    members: Vec<MemberColumns>,
+    members: Vec<CaseMember>,
 }
 
-fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u32, i64)>>, Vec<String>) {
+/// Per member (in problem order): its partitions as (index into the case's topics, partition).
+type OwnedByIndex = Vec<Vec<(u32, i64)>>;
+
+/// Median build and run times (ms), and the first run's result with the member ids it is keyed by.
+fn time_case(strategy: Strategy, case: &Case, runs: usize) -> (f64, f64, OwnedByIndex, Vec<String>) {
     let mut build = Vec::new();
     let mut run = Vec::new();
     let mut owned_out = Vec::new();
     let mut ids = Vec::new();
     for i in 0..runs {
-        let (topics, subs, members) = (case.topics.clone(), case.subscriptions.clone(), case.members.clone());
         let t0 = Instant::now();
-        let problem = Problem::build_interned(topics, subs, members, Vec::new()).unwrap();
+        let problem = build_problem(case);
         let t1 = Instant::now();
-        let a = strategy::run(strategy, &problem).unwrap();
+        let a = strategy.run(&problem);
         let t2 = Instant::now();
         build.push((t1 - t0).as_secs_f64() * 1e3);
         run.push((t2 - t1).as_secs_f64() * 1e3);
@@ -59,7 +84,7 @@ fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u3
                 .collect();
             ids = problem.members.iter().map(|m| m.id.clone()).collect();
             owned_out = a
-                .per_member
+                .per_member(problem.members.len())
                 .iter()
                 .map(|ps| {
                     ps.iter()
@@ -76,10 +101,9 @@ fn time_case(strategy: &str, case: &Case, runs: usize) -> (f64, f64, Vec<Vec<(u3
     (median(build), median(run), owned_out, ids)
 }
 
-fn round2(case: &Case, ids: &[String], owned: Vec<Vec<(u32, i64)>>) -> Case {
-    let mut members: Vec<MemberColumns> = Vec::new();
-    let by_id: std::collections::HashMap<&str, &MemberColumns> =
-        case.members.iter().map(|m| (m.id.as_str(), m)).collect();
+fn round2(case: &Case, ids: &[String], owned: OwnedByIndex) -> Case {
+    let mut members: Vec<CaseMember> = Vec::new();
+    let by_id: std::collections::HashMap<&str, &CaseMember> = case.members.iter().map(|m| (m.id.as_str(), m)).collect();
     for (k, (id, o)) in ids.iter().zip(owned).enumerate() {
         if k == 0 {
             continue;
@@ -144,20 +168,27 @@ fn main() {
                 continue;
             }
         }
-        for strategy in ["sticky", "cooperative-sticky"] {
+        for strategy in [Strategy::Sticky, Strategy::CooperativeSticky] {
             let runs = if case.members.len() * case.topics.len() > 100_000 {
                 5
             } else {
                 51
             };
             let (b, r, owned, ids) = time_case(strategy, case, runs);
-            println!("| {} | {} | {:.3} | {:.3} | {:.3} |", case.name, strategy, b, r, b + r);
+            println!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} |",
+                case.name,
+                strategy.name(),
+                b,
+                r,
+                b + r
+            );
             let c2 = round2(case, &ids, owned);
             let (b2, r2, _, _) = time_case(strategy, &c2, runs);
             println!(
                 "| {} | {} | {:.3} | {:.3} | {:.3} |",
                 c2.name,
-                strategy,
+                strategy.name(),
                 b2,
                 r2,
                 b2 + r2

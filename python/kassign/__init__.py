@@ -20,7 +20,7 @@ from .assignors import PYTHON_STRATEGIES
 __version__: str = _core.__version__
 
 #: Largest total partition count accepted (the Rust core's MAX_PARTITIONS, rust/src/model.rs).
-_MAX_PARTITIONS = 100_000_000
+_MAX_PARTITIONS: int = _core.MAX_PARTITIONS
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 _CANONICAL_ORDER = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover")
@@ -42,15 +42,15 @@ __all__ = [
 ]
 
 
-def _check_strategy(strategy: Any) -> str:
+def _unknown_strategy(strategy: Any) -> Exception:
     if not isinstance(strategy, str):
-        raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
-    if strategy not in _AVAILABLE:
-        raise ValueError(f"strategy: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}")
-    return strategy
+        return TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
+    return ValueError(f"strategy: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}")
 
 
 def _check_members(members: Any) -> dict[str, Member]:
+    """The members mapping as a dict, for the Python strategies (the Rust strategies read the
+    mapping in the core)."""
     if not isinstance(members, Mapping):
         raise TypeError(f"members: expected a mapping of member id to Member, got {type(members).__name__}")
     out: dict[str, Member] = {}
@@ -60,34 +60,6 @@ def _check_members(members: Any) -> dict[str, Member]:
         if not isinstance(member, Member):
             raise TypeError(f"members[{member_id!r}]: expected a kassign.Member, got {type(member).__name__}")
         out[member_id] = member
-    return out
-
-
-def _check_partitions(partitions_per_topic: Any) -> dict[str, int]:
-    if not isinstance(partitions_per_topic, Mapping):
-        raise TypeError(
-            f"partitions_per_topic: expected a mapping of topic to partition count, "
-            f"got {type(partitions_per_topic).__name__}"
-        )
-    out: dict[str, int] = {}
-    for topic, count in partitions_per_topic.items():
-        if not isinstance(topic, str):
-            raise TypeError(f"partitions_per_topic: topic names must be str, got {topic!r}")
-        if not isinstance(count, int) or isinstance(count, bool):
-            raise TypeError(f"partitions_per_topic[{topic!r}]: expected an int, got {type(count).__name__}")
-        if count < 0:
-            raise ValueError(f"partitions_per_topic[{topic!r}]: partition count must be >= 0, got {count}")
-        if count > 2**31 - 1:
-            raise ValueError(f"partitions_per_topic[{topic!r}]: partition count {count} exceeds the int32 range")
-        out[topic] = count
-    total = sum(out.values())
-    if total > _MAX_PARTITIONS:
-        # Checked here for every strategy (the Rust core checks again): the Python strategies
-        # would otherwise try to allocate per-partition objects for any count until the process
-        # runs out of memory.
-        raise ValueError(
-            f"partitions_per_topic: {total} partitions in total exceeds the supported maximum of {_MAX_PARTITIONS}"
-        )
     return out
 
 
@@ -157,47 +129,28 @@ def assign(
     Raises:
         ValueError / TypeError: invalid input, naming the offending field.
     """
-    strategy = _check_strategy(strategy)
-    checked_members = _check_members(members)
-    partitions = _check_partitions(partitions_per_topic)
+    python_impl = PYTHON_STRATEGIES.get(strategy) if isinstance(strategy, str) else None
+    if python_impl is None and (not isinstance(strategy, str) or strategy not in _RUST_STRATEGIES):
+        raise _unknown_strategy(strategy)
     racks = _check_partition_racks(partition_racks)
     checked_lags = _check_lags(lags)
-    if strategy not in PYTHON_STRATEGIES and options:
+    if python_impl is None and options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
     # The cyclic GC is paused while the result is built. Result TopicPartitions are made in Rust and
-    # untracked by the GC (rust/src/python.rs), but the Python strategies' intermediate containers
-    # for ~1M partitions would still trigger full collections over the whole heap that hold the GIL
-    # for 60-600 ms each, stalling the consumer's heartbeat thread (RELIABILITY.md, GIL). Nothing
-    # made here holds a cycle.
+    # untracked by the GC (rust/src/py/objects.rs), but the Python strategies' intermediate
+    # containers for ~1M partitions would still trigger full collections over the whole heap that
+    # hold the GIL for 60-600 ms each, stalling the consumer's heartbeat thread (RELIABILITY.md,
+    # GIL). Nothing made here holds a cycle.
     gc_was_enabled = gc.isenabled()
     if gc_was_enabled:
         gc.disable()
     try:
-        if strategy in PYTHON_STRATEGIES:
-            return PYTHON_STRATEGIES[strategy](
-                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
-            )
-        ids = list(checked_members)
-        result = _core.assign(strategy, list(partitions.items()), _Columns(checked_members), racks, TopicPartition)
-        return dict(zip(ids, result))
+        if python_impl is not None:
+            checked_members = _check_members(members)
+            partitions = _core.check_partitions(partitions_per_topic)
+            return python_impl(checked_members, partitions, lags=checked_lags, partition_racks=racks, **options)
+        # Members are checked by their type; counts, the cap, duplicates by the core's model.
+        return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
     finally:
         if gc_was_enabled:
             gc.enable()
-
-
-class _Columns:
-    """Members in the columnar shape the Rust core reads (see ``_core.assign``)."""
-
-    __slots__ = ("ids", "subs", "subscriptions", "owned", "generations", "racks", "instance_ids")
-
-    def __init__(self, members: dict[str, Member]) -> None:
-        interned: dict[tuple[str, ...], int] = {}
-        self.ids = list(members)
-        self.subs = [interned.setdefault(m.topics, len(interned)) for m in members.values()]
-        self.subscriptions = [list(t) for t in interned]
-        self.owned = [m.owned_partitions or None for m in members.values()]
-        self.generations = [m.generation for m in members.values()]
-        self.racks = [m.rack for m in members.values()]
-        self.instance_ids = [m.group_instance_id for m in members.values()]
-
-

@@ -15,7 +15,7 @@ import logging
 import sys
 import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import kassign
@@ -24,20 +24,94 @@ from kassign._types import Member, TopicPartition
 
 log = logging.getLogger("kassign.adapters")
 
-#: Strategy name -> how it carries history on the wire.
-#:   "coop": subscription v3 owned partitions + generation field, 4-byte generation user data
-#:   "sticky": StickyAssignorUserData v1 (Java's eager StickyAssignor), empty owned list
-#:   "priority": failover's int32 priority user data
-#:   None: no history
-HISTORY = {
-    "range": None,
-    "roundrobin": None,
-    "sticky": "sticky",
-    "cooperative-sticky": "coop",
-    "lag-aware": None,
-    "fair": None,
-    "failover": "priority",
-}
+@dataclass(frozen=True)
+class StrategySpec:
+    """One row of :data:`STRATEGY_TABLE`: a drop-in class and how its strategy behaves on the wire.
+
+    ``history`` is how the strategy carries a member's history:
+
+    * ``"coop"``: subscription v3 owned partitions + generation field, 4-byte generation user data;
+    * ``"sticky"``: ``StickyAssignorUserData`` v1 (Java's eager ``StickyAssignor``), empty owned list;
+    * ``"priority"``: failover's int32 priority user data;
+    * ``None``: no history.
+    """
+
+    class_name: str
+    name: str
+    history: Optional[str]
+    doc: str
+
+
+#: The seven drop-in classes of each client module, built from this table
+#: (:func:`make_classes`); the clients add only what their interfaces differ in.
+STRATEGY_TABLE: tuple[StrategySpec, ...] = (
+    StrategySpec("RangeAssignor", "range", None,
+                 "``range``: per topic, contiguous ranges over the subscribers (static members first)."),
+    StrategySpec("RoundRobinAssignor", "roundrobin", None,
+                 "``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."),
+    StrategySpec("StickyAssignor", "sticky", "sticky",
+                 "``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in\n"
+                 "``StickyAssignorUserData`` v1, as Java's ``StickyAssignor``."),
+    StrategySpec("CooperativeStickyAssignor", "cooperative-sticky", "coop",
+                 "``cooperative-sticky`` (KIP-429): sticky, and a partition that changes owner is withheld for\n"
+                 "one round so no two members own it at once. Wire-compatible with Java's\n"
+                 "``CooperativeStickyAssignor``."),
+    StrategySpec("LagAwareAssignor", "lag-aware", None,
+                 "``lag-aware``: spreads consumer lag evenly (partition counts first).\n\n"
+                 "Arguments:\n"
+                 "    lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),\n"
+                 "        asked by the leader for the lag of every partition; without it every lag is 0.\n"
+                 "    **options: strategy options of ``lag-aware`` (see :func:`kassign.assign`)."),
+    StrategySpec("FairAssignor", "fair", None,
+                 "``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."),
+    StrategySpec("FailoverAssignor", "failover", "priority",
+                 "``failover``: the highest-priority subscriber of a topic gets all its partitions.\n\n"
+                 "Arguments:\n"
+                 "    priority: this consumer's priority (int32; higher wins). None = lowest."),
+)
+
+#: Strategy name -> how it carries history on the wire (see :class:`StrategySpec`).
+HISTORY: dict[str, Optional[str]] = {spec.name: spec.history for spec in STRATEGY_TABLE}
+
+
+class LagAwareOptions:
+    """``lag-aware``'s constructor: a lag provider, passed to the strategy as an option."""
+
+    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+        if lag_provider is not None:
+            options["lag_provider"] = lag_provider
+        super().__init__(rack=rack, **options)  # type: ignore[call-arg]
+
+
+class FailoverOptions:
+    """``failover``'s constructor: this consumer's priority, sent as its user data."""
+
+    priority: Optional[int] = None
+    rack: Optional[str]
+
+    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
+        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
+                                     or not -(2**31) <= priority < 2**31):
+            raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
+        super().__init__(rack=rack, **options)  # type: ignore[call-arg]
+        self.priority = priority
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(priority={self.priority!r}, rack={self.rack!r})"
+
+
+def make_classes(base: type, extras: Mapping[str, tuple[type, ...]], module: str) -> dict[str, type]:
+    """The drop-in classes of one client: one subclass of ``base`` per row of
+    :data:`STRATEGY_TABLE`, with ``extras[name]`` (mixins) in front of ``base``."""
+    shared: dict[str, tuple[type, ...]] = {"lag-aware": (LagAwareOptions,), "failover": (FailoverOptions,)}
+    out: dict[str, type] = {}
+    for spec in STRATEGY_TABLE:
+        bases = tuple(extras.get(spec.name, ())) + shared.get(spec.name, ()) + (base,)
+        out[spec.class_name] = type(spec.class_name, bases, {
+            "__module__": module, "__qualname__": spec.class_name, "__doc__": spec.doc,
+            "name": spec.name, "strategy": spec.name,
+        })
+    return out
 
 
 @dataclass
@@ -47,7 +121,6 @@ class ConsumerState:
     owned: tuple[TopicPartition, ...] = ()
     generation: int = -1
     assigned: bool = False  # False until the first assignment (Java sends null sticky user data then)
-    history: list[tuple[int, tuple[TopicPartition, ...]]] = field(default_factory=list)
 
     def record(self, partitions: Iterable[Any], generation: int) -> None:
         self.owned = tuple(sorted({TopicPartition(tp[0], tp[1]) for tp in partitions}))
@@ -142,8 +215,16 @@ def encode_member_metadata(
     return protocol.encode_subscription(topics, None, (), -1, rack)
 
 
-def _coop_history(user_data: Optional[bytes], owned: tuple[TopicPartition, ...], generation: int,
-                  member_id: str) -> tuple[tuple[TopicPartition, ...], int]:
+def _has_partitions(owned: Any) -> bool:
+    """Whether owned partitions, as pairs or grouped (topic, [partitions]), name any partition."""
+    for entry in owned:
+        parts = entry[1] if isinstance(entry, tuple) and len(entry) == 2 else None
+        if parts is None or isinstance(parts, int) or len(parts):
+            return True
+    return False
+
+
+def _coop_history(user_data: Optional[bytes], owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
     # Java: a v2+ generation >= 0 wins; otherwise the user data's int32 (undecodable -> -1).
     if generation < 0 and user_data is not None:
         try:
@@ -151,18 +232,17 @@ def _coop_history(user_data: Optional[bytes], owned: tuple[TopicPartition, ...],
         except (kassign.ProtocolError, TypeError) as exc:
             log.warning("member %s: undecodable cooperative-sticky user data (%s); generation -1", member_id, exc)
             generation = -1
-    if not owned and user_data is not None and len(user_data) > 4:
+    if not _has_partitions(owned) and user_data is not None and len(user_data) > 4:
         # kassign's aiokafka members append their owned list (the leader may not see the v1 fields).
         try:
             embedded, _ = protocol.decode_sticky_user_data(user_data[4:])
-            owned = tuple(embedded)
+            owned = embedded
         except (kassign.ProtocolError, TypeError):
             pass
     return owned, generation
 
 
-def _sticky_history(user_data: Optional[bytes], owned: tuple[TopicPartition, ...], generation: int,
-                    member_id: str) -> tuple[tuple[TopicPartition, ...], int]:
+def _sticky_history(user_data: Optional[bytes], owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
     # Java's StickyAssignor: user data wins; null/empty -> the subscription's fields; undecodable
     # -> no history.
     if not user_data:
@@ -172,7 +252,7 @@ def _sticky_history(user_data: Optional[bytes], owned: tuple[TopicPartition, ...
     except (kassign.ProtocolError, TypeError) as exc:
         log.warning("member %s: undecodable sticky user data (%s); treated as having no history", member_id, exc)
         return (), -1
-    return tuple(parts), (gen if gen is not None else -1)
+    return parts, (gen if gen is not None else -1)
 
 
 def member_from_wire(
@@ -186,6 +266,9 @@ def member_from_wire(
     group_instance_id: Any = None,
 ) -> Member:
     """Build the leader's view of one member from its (already split) subscription fields.
+
+    ``owned_partitions`` are (topic, partition) pairs or grouped as (topic, [partition, ...]), the
+    way the wire carries them (passed to :class:`kassign.Member` as they are).
 
     Never raises: anything malformed is logged and dropped (the member keeps its subscription and
     gets no history; an unreadable subscription gives an empty one, so the member still gets an
@@ -202,19 +285,19 @@ def member_from_wire(
         user_data = None
     rack = rack if isinstance(rack, str) and rack else None
     instance = group_instance_id if isinstance(group_instance_id, str) and group_instance_id else None
-    try:
-        owned = tuple(TopicPartition(tp[0], int(tp[1])) for tp in owned_partitions or ())
-    except (TypeError, ValueError, IndexError):
-        log.warning("member %s: unreadable owned partitions; treated as having no history", member_id)
-        owned = ()
+    owned: Any = owned_partitions or ()
     if not isinstance(generation, int) or isinstance(generation, bool):
         generation = -1
     kind = HISTORY.get(strategy)
-    if kind == "coop":
-        owned, generation = _coop_history(user_data, owned, generation, member_id)
-    elif kind == "sticky":
-        owned, generation = _sticky_history(user_data, owned, generation, member_id)
-    else:
+    try:
+        if kind == "coop":
+            owned, generation = _coop_history(user_data, owned, generation, member_id)
+        elif kind == "sticky":
+            owned, generation = _sticky_history(user_data, owned, generation, member_id)
+        else:
+            owned, generation = (), -1
+    except TypeError:
+        log.warning("member %s: unreadable owned partitions; treated as having no history", member_id)
         owned, generation = (), -1
     try:
         return Member(topic_list, owned, generation if generation >= 0 else -1, rack, instance, user_data)
@@ -278,13 +361,6 @@ def partition_racks(cluster: Any, counts: Mapping[str, int]) -> Optional[dict[tu
         return None
 
 
-def check_strategy(strategy: str) -> None:
-    if strategy not in kassign.STRATEGIES:
-        raise ImportError(
-            f"kassign strategy {strategy!r} is not in this build (available: {', '.join(kassign.STRATEGIES)})"
-        )
-
-
 def run_assignment(
     strategy: str,
     members: dict[str, Member],
@@ -302,11 +378,16 @@ def run_assignment(
 
 
 def group_by_topic(partitions: Iterable[TopicPartition]) -> list[tuple[str, list[int]]]:
-    """[(topic, [partition, ...]), ...] sorted, the shape the clients' assignment structs take."""
-    by_topic: dict[str, list[int]] = {}
+    """[(topic, [partition, ...]), ...] from partitions sorted by (topic, partition), as
+    :func:`kassign.assign` returns them: the shape the clients' assignment structs take."""
+    out: list[tuple[str, list[int]]] = []
+    last = None
     for topic, partition in partitions:
-        by_topic.setdefault(topic, []).append(partition)
-    return [(t, sorted(ps)) for t, ps in sorted(by_topic.items())]
+        if topic != last:
+            out.append((topic, []))
+            last = topic
+        out[-1][1].append(partition)
+    return out
 
 
 def client_missing(client: str, extra: str, exc: ImportError) -> ImportError:

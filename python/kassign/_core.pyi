@@ -1,6 +1,9 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
-from typing import Protocol, Sequence, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar, final
+
+from ._types import TopicPartition
 
 _TP = TypeVar("_TP")
 
@@ -12,23 +15,50 @@ class ProtocolError(ValueError):
 class InternalError(RuntimeError):
     """The Rust core hit an internal error (a bug). The process keeps running."""
 
-class _MemberColumns(Protocol):
-    ids: list[str]
-    subs: list[int]
-    subscriptions: list[list[str]]
-    owned: list[Sequence[tuple[str, int]] | None]
-    generations: list[int]
-    racks: list[str | None]
-    instance_ids: list[str | None]
+MAX_PARTITIONS: int
+MAX_MEMBERS: int
+
+@final
+class Member:
+    """One consumer group member as the assignor sees it (see ``kassign.Member``)."""
+
+    def __new__(
+        cls,
+        topics: Iterable[str],
+        owned_partitions: Iterable[Any] | None = (),
+        generation: int | None = -1,
+        rack: str | None = None,
+        group_instance_id: str | None = None,
+        user_data: bytes | bytearray | memoryview | None = None,
+    ) -> Member: ...
+    @property
+    def topics(self) -> tuple[str, ...]: ...
+    @property
+    def owned_partitions(self) -> tuple[TopicPartition, ...]: ...
+    @property
+    def owned_groups(self) -> list[tuple[str, list[int]]]: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def rack(self) -> str | None: ...
+    @property
+    def group_instance_id(self) -> str | None: ...
+    @property
+    def user_data(self) -> bytes | None: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
 
 def assign(
     strategy: str,
-    topics: list[tuple[str, int]],
-    members: _MemberColumns,
-    partition_racks: list[tuple[str, int, list[str]]],
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    partition_racks: list[tuple[str, int, list[str]]] | None,
     tp_class: type[_TP],
-) -> list[list[_TP]]:
-    """Run a Rust strategy; returns one sorted list per member, aligned with ``members.ids``."""
+) -> dict[str, list[_TP]]:
+    """Run a Rust strategy; {member id: sorted partitions} in the members' order."""
+
+def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
+    """The model's checks of partition counts (types, >= 0, int32, the total cap); a new dict."""
 
 def result_lists(
     tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]
@@ -41,11 +71,9 @@ def rust_strategies() -> list[str]:
 def _trigger_panic() -> None:
     """Panic inside the core on purpose (tests: panics surface as InternalError)."""
 
-# --- kassign.protocol (rust/src/python_protocol.rs); the public, typed API is kassign.protocol.
-# Grouped partitions cross the boundary as (topic, [partition, ...]).
+# --- kassign.protocol (rust/src/py/protocol.rs); the public, typed API is kassign.protocol.
 
 _BytesLike = bytes | bytearray | memoryview
-_Groups = list[tuple[str, list[int]]]
 
 def encode_subscription(
     topics: list[str],
@@ -57,20 +85,22 @@ def encode_subscription(
 ) -> bytes:
     """Encode a ConsumerProtocolSubscription v0-v3 (topics and owned partitions sorted)."""
 
-def decode_subscription(data: _BytesLike) -> tuple[int, list[str], bytes | None, _Groups, int, str | None]:
-    """Decode a subscription into (version, topics, user_data, owned groups, generation, rack)."""
+def decode_subscription(
+    data: _BytesLike,
+) -> tuple[int, tuple[str, ...], bytes | None, tuple[TopicPartition, ...], int, str | None]:
+    """Decode a subscription into (version, topics, user_data, owned partitions, generation, rack)."""
 
 def encode_assignment(partitions: list[tuple[str, int]], user_data: _BytesLike | None, version: int) -> bytes:
     """Encode a ConsumerProtocolAssignment v0-v3 (grouped by topic in order of first appearance)."""
 
-def decode_assignment(data: _BytesLike) -> tuple[int, _Groups, bytes | None]:
-    """Decode an assignment into (version, groups, user_data)."""
+def decode_assignment(data: _BytesLike) -> tuple[int, tuple[TopicPartition, ...], bytes | None]:
+    """Decode an assignment into (version, partitions, user_data)."""
 
 def encode_sticky_user_data(partitions: list[tuple[str, int]], generation: int | None) -> bytes:
     """Encode StickyAssignorUserData: v1 with a generation, v0 without."""
 
-def decode_sticky_user_data(data: _BytesLike) -> tuple[_Groups, int | None]:
-    """Decode StickyAssignorUserData (v1, else v0) into (groups, generation)."""
+def decode_sticky_user_data(data: _BytesLike) -> tuple[list[TopicPartition], int | None]:
+    """Decode StickyAssignorUserData (v1, else v0) into (partitions, generation)."""
 
 def encode_int32_user_data(value: int) -> bytes:
     """Four big-endian bytes of a signed int32."""
@@ -80,3 +110,22 @@ def decode_generation(data: _BytesLike) -> int:
 
 def decode_priority(data: _BytesLike) -> int | None:
     """Failover priority from exactly four bytes; None for any other length."""
+
+def assign_wire(
+    strategy: str,
+    subscriptions: Mapping[str, _BytesLike],
+    partitions_per_topic: Mapping[str, int],
+    group_instance_ids: Mapping[str, str | None] | None,
+    partition_racks: list[tuple[str, int, list[str]]] | None,
+) -> tuple[dict[str, bytes], list[str]]:
+    """Decode, assign (a Rust strategy), encode: ({member id: assignment bytes}, warnings)."""
+
+def members_from_wire(
+    strategy: str,
+    subscriptions: Mapping[str, _BytesLike],
+    group_instance_ids: Mapping[str, str | None] | None,
+) -> tuple[dict[str, Member], list[str]]:
+    """The leader's members from subscription bytes: ({member id: Member}, warnings)."""
+
+def encode_assignments(result: Mapping[str, list[TopicPartition]]) -> dict[str, bytes]:
+    """ConsumerProtocolAssignment v3 bytes per member (grouped, sorted, null user data)."""

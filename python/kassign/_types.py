@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
+
+from . import _core
 
 
 class TopicPartition(NamedTuple):
@@ -51,66 +51,6 @@ def _as_str_tuple(value: Any, field_name: str) -> tuple[str, ...]:
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """One consumer group member as the assignor sees it.
-
-    Arguments:
-        topics: topics the member subscribes to (any iterable of str; stored sorted, deduplicated).
-        owned_partitions: partitions the member owned in the previous generation (history for the
-            sticky strategies); pairs or ``TopicPartition``.
-        generation: the generation those partitions were owned in (-1 = unknown).
-        rack: the member's ``client.rack`` (None or "" = no rack).
-        group_instance_id: static membership id (``group.instance.id``), or None.
-        user_data: the member's opaque user data bytes (failover reads its priority here).
-    """
-
-    topics: tuple[str, ...]
-    owned_partitions: tuple[TopicPartition, ...] = ()
-    generation: int = -1
-    rack: Optional[str] = None
-    group_instance_id: Optional[str] = None
-    user_data: Optional[bytes] = field(default=None, repr=False)
-
-    def __init__(
-        self,
-        topics: Iterable[str],
-        owned_partitions: Iterable[Any] = (),
-        generation: int = -1,
-        rack: Optional[str] = None,
-        group_instance_id: Optional[str] = None,
-        user_data: Optional[bytes] = None,
-    ) -> None:
-        topics_t = tuple(sorted(set(_as_str_tuple(topics, "Member.topics"))))
-        if isinstance(owned_partitions, (str, bytes)):
-            raise TypeError("Member.owned_partitions: expected an iterable of (topic, partition) pairs")
-        try:
-            owned_iter = list(owned_partitions)
-        except TypeError:
-            raise TypeError(
-                f"Member.owned_partitions: expected an iterable of (topic, partition) pairs, "
-                f"got {type(owned_partitions).__name__}"
-            ) from None
-        owned = tuple(_as_topic_partition(tp, "Member.owned_partitions") for tp in owned_iter)
-        if not isinstance(generation, int) or isinstance(generation, bool):
-            raise TypeError(f"Member.generation: expected an int, got {type(generation).__name__}")
-        if not INT32_MIN <= generation <= INT32_MAX:
-            raise ValueError(f"Member.generation: {generation} does not fit in a signed 32-bit int")
-        if rack is not None and not isinstance(rack, str):
-            raise TypeError(f"Member.rack: expected a str or None, got {type(rack).__name__}")
-        if group_instance_id is not None and not isinstance(group_instance_id, str):
-            raise TypeError(
-                f"Member.group_instance_id: expected a str or None, got {type(group_instance_id).__name__}"
-            )
-        if user_data is not None:
-            if isinstance(user_data, (bytearray, memoryview)):
-                user_data = bytes(user_data)
-            elif not isinstance(user_data, bytes):
-                raise TypeError(f"Member.user_data: expected bytes or None, got {type(user_data).__name__}")
-        object.__setattr__(self, "topics", topics_t)
-        object.__setattr__(self, "owned_partitions", owned)
-        object.__setattr__(self, "generation", generation)
-        object.__setattr__(self, "rack", rack)
-        object.__setattr__(self, "group_instance_id", group_instance_id)
-        object.__setattr__(self, "user_data", user_data)
+#: One consumer group member as the assignor sees it (implemented in Rust: the type checks every
+#: field once, at construction, and stores it in the form the core reads). See ``kassign.Member``.
+Member = _core.Member

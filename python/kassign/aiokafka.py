@@ -55,6 +55,7 @@ from ._adapter_common import (
     current_consumer,
     encode_member_metadata,
     group_by_topic,
+    make_classes,
     member_from_wire,
     run_assignment,
 )
@@ -167,53 +168,25 @@ class KassignAssignor(AbstractPartitionAssignor):
                                         getattr(md, "user_data", None))
             for member_id, md in members.items()
         }
-        result = run_assignment(self._compute_strategy, decoded, cluster, self.options)
+        result = run_assignment(self._compute_strategy or self.strategy, decoded, cluster, self.options)
         return {
             member_id: ConsumerProtocolMemberAssignment(ASSIGNMENT_VERSION, group_by_topic(parts), None)
             for member_id, parts in result.items()
         }
 
-    #: The kassign strategy the leader runs (cooperative-sticky runs its eager counterpart).
+    #: The kassign strategy the leader runs when it differs from ``strategy`` (cooperative-sticky
+    #: runs its eager counterpart).
     _compute_strategy = ""
-
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        if "strategy" in cls.__dict__ and "_compute_strategy" not in cls.__dict__:
-            cls._compute_strategy = cls.strategy
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
         return f"{type(self).__name__}(rack={self.rack!r}{extra})"
 
 
-class RangeAssignor(KassignAssignor):
-    """``range``: per topic, contiguous ranges over the subscribers."""
-
-    name = "range"
-    strategy = "range"
-
-
-class RoundRobinAssignor(KassignAssignor):
-    """``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."""
-
-    name = "roundrobin"
-    strategy = "roundrobin"
-
-
-class StickyAssignor(KassignAssignor):
-    """``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in
-    ``StickyAssignorUserData`` v1 (Java's format)."""
-
-    name = "sticky"
-    strategy = "sticky"
-
-
-class CooperativeStickyAssignor(KassignAssignor):
-    """``cooperative-sticky`` run eagerly (aiokafka has no cooperative protocol): the complete
+class _EagerCooperative:
+    """cooperative-sticky run eagerly (aiokafka has no cooperative protocol): the complete
     sticky assignment in one round. See the module docstring before mixing with other clients."""
 
-    name = "cooperative-sticky"
-    strategy = "cooperative-sticky"
     _compute_strategy = "sticky"
 
     @classmethod
@@ -224,47 +197,11 @@ class CooperativeStickyAssignor(KassignAssignor):
             )
 
 
-class LagAwareAssignor(KassignAssignor):
-    """``lag-aware``: spreads consumer lag evenly (partition counts first).
-
-    Arguments:
-        lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`).
-        **options: ``mode`` ("per-topic" or "global"), ``max_skew``.
-    """
-
-    name = "lag-aware"
-    strategy = "lag-aware"
-
-    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
-        if lag_provider is not None:
-            options["lag_provider"] = lag_provider
-        super().__init__(rack=rack, **options)
-
-
-class FairAssignor(KassignAssignor):
-    """``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."""
-
-    name = "fair"
-    strategy = "fair"
-
-
-class FailoverAssignor(KassignAssignor):
-    """``failover``: the highest-priority subscriber of a topic gets all its partitions.
-
-    Arguments:
-        priority: this consumer's priority (int32; higher wins). None (and the class used
-            directly) = lowest.
-    """
-
-    name = "failover"
-    strategy = "failover"
-
-    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
-        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
-                                     or not -(2**31) <= priority < 2**31):
-            raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
-        super().__init__(rack=rack, **options)
-        self.priority = priority
-
-    def __repr__(self) -> str:
-        return f"FailoverAssignor(priority={self.priority!r}, rack={self.rack!r})"
+_CLASSES = make_classes(KassignAssignor, {"cooperative-sticky": (_EagerCooperative,)}, __name__)
+RangeAssignor: type[KassignAssignor] = _CLASSES["RangeAssignor"]
+RoundRobinAssignor: type[KassignAssignor] = _CLASSES["RoundRobinAssignor"]
+StickyAssignor: type[KassignAssignor] = _CLASSES["StickyAssignor"]
+CooperativeStickyAssignor: type[KassignAssignor] = _CLASSES["CooperativeStickyAssignor"]
+LagAwareAssignor: type[KassignAssignor] = _CLASSES["LagAwareAssignor"]
+FairAssignor: type[KassignAssignor] = _CLASSES["FairAssignor"]
+FailoverAssignor: type[KassignAssignor] = _CLASSES["FailoverAssignor"]

@@ -50,11 +50,13 @@ except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
 import kassign
 
 from ._adapter_common import (
+    ConsumerState,
     StateStore,
     current_consumer,
     encode_member_metadata,
     group_by_topic,
     log,
+    make_classes,
     member_from_wire,
     run_assignment,
 )
@@ -86,6 +88,8 @@ class KassignAssignor(AbstractPartitionAssignor):
     name = "kassign"
     strategy = ""
     version = 3
+    #: failover's priority (set by ``FailoverAssignor``); None elsewhere.
+    priority: Optional[int] = None
 
     def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
         if self.strategy not in kassign.STRATEGIES:
@@ -102,12 +106,9 @@ class KassignAssignor(AbstractPartitionAssignor):
     def _state(self) -> Any:
         return self._states.get(current_consumer())
 
-    def _metadata_kwargs(self) -> dict[str, Any]:
-        return {}
-
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
-        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, **self._metadata_kwargs())
+        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, priority=self.priority)
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         """Remember this consumer's partitions and generation (history for the next rebalance)."""
@@ -131,8 +132,8 @@ class KassignAssignor(AbstractPartitionAssignor):
         owned = []
         for entry in getattr(md, "owned_partitions", None) or ():
             try:
-                owned.extend((entry.topic, p) for p in entry.partitions)
-            except (AttributeError, TypeError):
+                owned.append((entry.topic, entry.partitions))
+            except AttributeError:
                 log.warning("member %s: unreadable owned partitions entry %r", member_id, entry)
         return member_from_wire(
             self.name,
@@ -171,35 +172,13 @@ class KassignAssignor(AbstractPartitionAssignor):
         return f"{type(self).__name__}(rack={self.rack!r}{extra})"
 
 
-class RangeAssignor(KassignAssignor):
-    """``range``: per topic, contiguous ranges over the subscribers (static members first)."""
+class _Cooperative:
+    """cooperative-sticky: the COOPERATIVE protocol (and EAGER, when combined with eager
+    assignors, in which case the consumer owns nothing when it joins)."""
 
-    name = "range"
-    strategy = "range"
-
-
-class RoundRobinAssignor(KassignAssignor):
-    """``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."""
-
-    name = "roundrobin"
-    strategy = "roundrobin"
-
-
-class StickyAssignor(KassignAssignor):
-    """``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in
-    ``StickyAssignorUserData`` v1, as Java's ``StickyAssignor``."""
-
-    name = "sticky"
-    strategy = "sticky"
-
-
-class CooperativeStickyAssignor(KassignAssignor):
-    """``cooperative-sticky`` (KIP-429): sticky, and a partition that changes owner is withheld for
-    one round so no two members own it at once. Wire-compatible with Java's
-    ``CooperativeStickyAssignor``."""
-
-    name = "cooperative-sticky"
-    strategy = "cooperative-sticky"
+    name: str
+    rack: Optional[str]
+    _states: StateStore
 
     def supported_protocols(self) -> list[Any]:
         return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
@@ -210,56 +189,15 @@ class CooperativeStickyAssignor(KassignAssignor):
         if getattr(consumer, "_rebalance_protocol", None) == RebalanceProtocol.EAGER:
             # Combined with eager assignors the consumer revokes everything before joining, so it
             # owns nothing (Java sends its then-empty assigned partitions); keep the generation.
-            from ._adapter_common import ConsumerState
-
             state = ConsumerState(owned=(), generation=state.generation, assigned=state.assigned)
         return encode_member_metadata(self.name, topics, state, rack=self.rack)
 
 
-class LagAwareAssignor(KassignAssignor):
-    """``lag-aware``: spreads consumer lag evenly (partition counts first).
-
-    Arguments:
-        lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),
-            asked by the leader for the lag of every partition; without it every lag is 0.
-        **options: ``mode`` ("per-topic" or "global"), ``max_skew``.
-    """
-
-    name = "lag-aware"
-    strategy = "lag-aware"
-
-    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
-        if lag_provider is not None:
-            options["lag_provider"] = lag_provider
-        super().__init__(rack=rack, **options)
-
-
-class FairAssignor(KassignAssignor):
-    """``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."""
-
-    name = "fair"
-    strategy = "fair"
-
-
-class FailoverAssignor(KassignAssignor):
-    """``failover``: the highest-priority subscriber of a topic gets all its partitions.
-
-    Arguments:
-        priority: this consumer's priority (int32; higher wins). None = lowest.
-    """
-
-    name = "failover"
-    strategy = "failover"
-
-    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
-        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
-                                     or not -(2**31) <= priority < 2**31):
-            raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
-        super().__init__(rack=rack, **options)
-        self.priority = priority
-
-    def _metadata_kwargs(self) -> dict[str, Any]:
-        return {"priority": self.priority}
-
-    def __repr__(self) -> str:
-        return f"FailoverAssignor(priority={self.priority!r}, rack={self.rack!r})"
+_CLASSES = make_classes(KassignAssignor, {"cooperative-sticky": (_Cooperative,)}, __name__)
+RangeAssignor: type[KassignAssignor] = _CLASSES["RangeAssignor"]
+RoundRobinAssignor: type[KassignAssignor] = _CLASSES["RoundRobinAssignor"]
+StickyAssignor: type[KassignAssignor] = _CLASSES["StickyAssignor"]
+CooperativeStickyAssignor: type[KassignAssignor] = _CLASSES["CooperativeStickyAssignor"]
+LagAwareAssignor: type[KassignAssignor] = _CLASSES["LagAwareAssignor"]
+FairAssignor: type[KassignAssignor] = _CLASSES["FairAssignor"]
+FailoverAssignor: type[KassignAssignor] = _CLASSES["FailoverAssignor"]

@@ -222,6 +222,13 @@ class KafkaLagProvider:
         """``{(topic, partition): lag}``, or None (with a warning) on error or timeout."""
         keys = [(tp[0], tp[1]) for tp in partitions]
         box: dict[str, Any] = {}
+        # Import the client on the caller's thread: a worker abandoned after a timeout must not
+        # go on importing (mutating sys.modules) while the caller iterates it; pytest's warning
+        # capture did, and failed with "dictionary changed size during iteration".
+        try:
+            import kafka.admin  # noqa: F401
+        except ImportError:
+            pass  # the worker reports it, as any other failure
 
         def work() -> None:
             try:

@@ -38,7 +38,8 @@ drops the fields it lacks (owned partitions before v1, generation before v2, rac
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -48,6 +49,7 @@ from ._types import INT32_MAX, INT32_MIN, TopicPartition, _as_str_tuple, _as_top
 
 __all__ = [
     "Assignment",
+    "assign_wire",
     "ProtocolError",
     "Subscription",
     "decode_assignment",
@@ -149,11 +151,6 @@ def _check_optional_bytes(value: Any, name: str) -> Optional[bytes]:
     raise TypeError(f"{name}: expected bytes, bytearray, memoryview or None, got {type(value).__name__}")
 
 
-def _flatten(groups: list[tuple[str, list[int]]]) -> tuple[TopicPartition, ...]:
-    make = TopicPartition._make
-    return tuple(make((topic, p)) for topic, parts in groups for p in parts)
-
-
 # ------------------------------------------------------------------------------ subscription
 
 
@@ -201,15 +198,7 @@ def decode_subscription(data: BytesLike) -> Subscription:
         ProtocolError: the bytes are not a valid subscription.
         TypeError: ``data`` is not bytes-like.
     """
-    version, topics, user_data, owned, generation, rack = _core.decode_subscription(data)
-    return Subscription(
-        version=version,
-        topics=tuple(topics),
-        user_data=user_data,
-        owned_partitions=_flatten(owned),
-        generation=generation,
-        rack=rack,
-    )
+    return Subscription(*_core.decode_subscription(data))
 
 
 # -------------------------------------------------------------------------------- assignment
@@ -239,8 +228,7 @@ def decode_assignment(data: BytesLike) -> Assignment:
         ProtocolError: the bytes are not a valid assignment.
         TypeError: ``data`` is not bytes-like.
     """
-    version, groups, user_data = _core.decode_assignment(data)
-    return Assignment(version=version, partitions=_flatten(groups), user_data=user_data)
+    return Assignment(*_core.decode_assignment(data))
 
 
 # ------------------------------------------------------------------------------- user data
@@ -265,8 +253,7 @@ def decode_sticky_user_data(data: BytesLike) -> tuple[list[TopicPartition], Opti
     history (``([], None)``). Java ignores user data it cannot decode (generation -1); here that
     case raises :class:`ProtocolError` so the caller can decide.
     """
-    groups, generation = _core.decode_sticky_user_data(data)
-    return list(_flatten(groups)), generation
+    return _core.decode_sticky_user_data(data)
 
 
 def encode_generation(generation: int) -> bytes:
@@ -296,3 +283,66 @@ def decode_priority(data: Optional[BytesLike]) -> Optional[int]:
     if data is None:
         return None
     return _core.decode_priority(data)
+
+
+# --------------------------------------------------------------------------------- leader path
+
+_log = logging.getLogger("kassign.protocol")
+
+
+def assign_wire(
+    strategy: str,
+    subscriptions: Mapping[str, BytesLike],
+    partitions_per_topic: Mapping[str, int],
+    *,
+    group_instance_ids: Optional[Mapping[str, Optional[str]]] = None,
+    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    lags: Optional[Mapping[tuple[str, int], int]] = None,
+    **options: Any,
+) -> dict[str, bytes]:
+    """A group leader's whole job, bytes in and bytes out: decode every member's
+    ``ConsumerProtocolSubscription``, assign with ``strategy``, encode every member's
+    ``ConsumerProtocolAssignment``.
+
+    For anyone holding raw JoinGroup metadata: a custom coordinator, a fleet snapshot, a tool.
+    Each member's history is read as the drop-in classes read it (``sticky``'s
+    ``StickyAssignorUserData``, ``cooperative-sticky``'s owned partitions and generation), and
+    the assignments are what they send: v3, grouped by topic, sorted, null user data (as Java's
+    built-in assignors). For the Rust strategies the whole path runs in Rust without the GIL.
+
+    Arguments:
+        strategy: one of :data:`kassign.STRATEGIES`.
+        subscriptions: member id -> the member's subscription bytes (JoinGroup metadata).
+        partitions_per_topic: topic -> number of partitions.
+        group_instance_ids: member id -> ``group.instance.id`` (static members), optional.
+        partition_racks, lags, **options: as for :func:`kassign.assign`.
+
+    Returns:
+        member id -> assignment bytes, every member present, in the order of ``subscriptions``.
+
+    A member whose bytes cannot be decoded never fails the leader: it is logged and gets an empty
+    assignment (undecodable user data: the member keeps its subscription and gets no history).
+
+    Raises:
+        TypeError / ValueError: invalid arguments, naming the field (as :func:`kassign.assign`).
+    """
+    import kassign
+    from .assignors import PYTHON_STRATEGIES
+
+    if isinstance(strategy, str) and strategy in PYTHON_STRATEGIES:
+        members, warnings = _core.members_from_wire(strategy, subscriptions, group_instance_ids)
+        for w in warnings:
+            _log.warning("%s", w)
+        result = kassign.assign(strategy, members, partitions_per_topic, lags=lags,
+                                partition_racks=partition_racks, **options)
+        return _core.encode_assignments(result)
+    if not isinstance(strategy, str) or strategy not in kassign._RUST_STRATEGIES:
+        raise kassign._unknown_strategy(strategy)
+    racks = kassign._check_partition_racks(partition_racks)
+    kassign._check_lags(lags)
+    if options:
+        raise TypeError(f"assign_wire: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+    out, warnings = _core.assign_wire(strategy, subscriptions, partitions_per_topic, group_instance_ids, racks or None)
+    for w in warnings:
+        _log.warning("%s", w)
+    return out

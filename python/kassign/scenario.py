@@ -72,7 +72,7 @@ class Scenario:
         return doc
 
 
-class _Object(dict):
+class _Object(dict[str, Any]):
     """A decoded JSON object that remembers keys it saw more than once (``json`` keeps the last
     silently; a scenario with two members or topics of the same name is an error instead)."""
 

@@ -1,8 +1,9 @@
 //! kassign: Kafka consumer partition assignors.
 //!
-//! The crate is usable from Rust (the `rlib`: `model`, `strategy`, `protocol`, ...) and from
-//! Python (the `cdylib` built with the `python` feature). This file is the Python boundary only:
-//! conversion in, one GIL-free call into the core, conversion out, errors mapped to exceptions.
+//! The crate root. The core is plain Rust and usable as a library (`model` builds the interned
+//! problem, `strategy` names and runs the strategies, `protocol` reads and writes the consumer
+//! protocol's wire formats, `wire` is the leader's bytes-in, bytes-out path); with the `python` feature (maturin turns it on) the `py` module adds
+//! the Python extension `kassign._core` on top.
 
 pub mod model;
 pub mod protocol;
@@ -11,10 +12,7 @@ pub mod roundrobin;
 pub mod sticky;
 pub mod strategy;
 pub mod fleet;
+pub mod wire;
 
 #[cfg(feature = "python")]
 mod py;
-#[cfg(feature = "python")]
-mod python;
-#[cfg(feature = "python")]
-mod python_protocol;

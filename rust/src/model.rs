@@ -11,7 +11,7 @@
 //!
 //! Owned partitions are validated at this single entry point: claims of unknown topics or
 //! out-of-range indexes are dropped (Java crashes or double-assigns on the latter; see
-//! REFERENCE.md section 2.3), duplicates inside one member's list are removed.
+//! docs/java-differences.md), duplicates inside one member's list are removed.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -25,28 +25,13 @@ pub type RackId = u32;
 /// Sentinel for "no owner" in dense owner arrays.
 pub const NO_OWNER: u32 = u32::MAX;
 
-/// A member as given by the caller, before interning.
+/// A member as a Rust caller gives it to [`Problem::build`] (topic names, owned partitions by
+/// name). The Python boundary and the wire path feed [`ProblemBuilder`] directly instead.
 #[derive(Clone, Debug, Default)]
 pub struct MemberInput {
     pub id: String,
     pub topics: Vec<String>,
     pub owned: Vec<(String, i64)>,
-    pub generation: i32,
-    pub rack: Option<String>,
-    pub group_instance_id: Option<String>,
-}
-
-/// A member whose subscription is an index into a shared list of subscriptions (the columnar
-/// shape the Python boundary passes: many members, few distinct subscriptions).
-#[derive(Clone, Debug, Default)]
-pub struct MemberColumns {
-    pub id: String,
-    /// Index into the `subscriptions` passed to [`Problem::build_interned`].
-    pub sub: usize,
-    pub owned: Vec<(String, i64)>,
-    /// More owned partitions, as (index into the `topics` passed to [`Problem::build_interned`],
-    /// partition): the shape the Python boundary produces without allocating topic names.
-    pub owned_by_index: Vec<(u32, i64)>,
     pub generation: i32,
     pub rack: Option<String>,
     pub group_instance_id: Option<String>,
@@ -58,6 +43,7 @@ pub enum InputError {
     DuplicateMember(String),
     DuplicateTopic(String),
     NegativePartitionCount(String, i64),
+    PartitionCountBeyondInt32(String, i64),
     TooManyPartitions(u64),
     TooManyMembers(usize),
     UnknownStrategy(String),
@@ -69,12 +55,16 @@ impl fmt::Display for InputError {
         match self {
             InputError::DuplicateMember(m) => write!(f, "members: duplicate member id {m:?}"),
             InputError::DuplicateTopic(t) => write!(f, "partitions_per_topic: duplicate topic {t:?}"),
-            InputError::NegativePartitionCount(t, n) => {
-                write!(
-                    f,
-                    "partitions_per_topic: topic {t:?} has a negative partition count ({n})"
-                )
-            }
+            InputError::NegativePartitionCount(t, n) => write!(
+                f,
+                "partitions_per_topic[{}]: partition count must be >= 0, got {n}",
+                py_repr(t)
+            ),
+            InputError::PartitionCountBeyondInt32(t, n) => write!(
+                f,
+                "partitions_per_topic[{}]: partition count {n} exceeds the int32 range",
+                py_repr(t)
+            ),
             InputError::TooManyPartitions(n) => write!(
                 f,
                 "partitions_per_topic: {n} partitions in total exceeds the supported maximum of {MAX_PARTITIONS}"
@@ -89,6 +79,79 @@ impl fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
+
+/// A string as Python's `repr` shows it (quotes and escapes), so messages name values the way
+/// Python users write them.
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (0x80..0xa0).contains(&(c as u32)) => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// A fast, non-cryptographic hasher for the core's maps (topic names, rack names, object
+/// addresses): the inputs are the caller's own data, and SipHash's resistance to chosen keys
+/// buys nothing here while costing a visible share of a 2000-member call.
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+const FAST_K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(FAST_K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(FAST_K);
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(FAST_K);
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// Flat partition ids are u32 with `u32::MAX` reserved; we cap well below to keep memory bounded.
 pub const MAX_PARTITIONS: u64 = 100_000_000;
@@ -117,6 +180,8 @@ pub struct Problem {
     pub topic_base: Vec<PartId>,
     /// Members sorted by id.
     pub members: Vec<Member>,
+    /// The caller's member order => member index (results are answered in the caller's order).
+    pub input_order: Vec<MemberIdx>,
     /// SubId => sorted topic ids that exist (subscribed topics without metadata are dropped).
     pub subs: Vec<Vec<TopicId>>,
     /// SubId => whether the raw subscription named a topic that does not exist; Java's
@@ -128,224 +193,347 @@ pub struct Problem {
     pub partition_racks: Vec<Vec<RackId>>,
 }
 
+/// The one builder of the interned [`Problem`]: every entry point (the Python boundary, the wire
+/// path, Rust callers) checks the semantics of its input here and nowhere else.
+///
+/// Use: [`ProblemBuilder::new`] checks the topics (duplicates, negative counts, the partition
+/// cap); [`ProblemBuilder::topic`] and [`ProblemBuilder::partition`] resolve owned partitions
+/// without allocating (claims of unknown topics or out-of-range indexes are odd but legal history
+/// and resolve to `None`); [`ProblemBuilder::subscription`] interns a subscription;
+/// [`ProblemBuilder::add_member`] adds members in the caller's order; [`ProblemBuilder::build`]
+/// sorts members by id, rejects duplicate ids and records the caller's order
+/// ([`Problem::input_order`]) so results can be answered in it.
+pub struct ProblemBuilder {
+    topics: Vec<String>,
+    topic_len: Vec<u32>,
+    topic_base: Vec<PartId>,
+    topic_index: FastMap<String, TopicId>,
+    /// The caller's topic order => TopicId.
+    given_topic: Vec<TopicId>,
+    subs: Vec<Vec<TopicId>>,
+    sub_raw: Vec<Vec<String>>,
+    /// Hash of a sorted subscription => its SubIds (equal hashes are compared by content).
+    sub_index: FastMap<u64, Vec<SubId>>,
+    /// The last subscription interned (members usually come in runs of one subscription).
+    last_sub: Option<(u64, SubId)>,
+    racks: Vec<String>,
+    rack_index: FastMap<String, RackId>,
+    members: Vec<Member>,
+    partition_racks: Vec<Vec<RackId>>,
+}
+
+impl ProblemBuilder {
+    /// Check and intern the topics: (name, partition count) pairs in any order. Counts are
+    /// checked in the given order (negative, beyond int32), then the total against
+    /// [`MAX_PARTITIONS`], then names for duplicates.
+    pub fn new<S: Into<String>>(topics: impl IntoIterator<Item = (S, i64)>) -> Result<ProblemBuilder, InputError> {
+        let mut named: Vec<(String, i64, u32)> = topics
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, n))| (name.into(), n, i as u32))
+            .collect();
+        let mut total: u64 = 0;
+        for (name, n, _) in &named {
+            if *n < 0 {
+                return Err(InputError::NegativePartitionCount(name.clone(), *n));
+            }
+            if *n > i32::MAX as i64 {
+                return Err(InputError::PartitionCountBeyondInt32(name.clone(), *n));
+            }
+            total += *n as u64;
+        }
+        if total > MAX_PARTITIONS {
+            return Err(InputError::TooManyPartitions(total));
+        }
+        if !named.windows(2).all(|w| w[0].0 < w[1].0) {
+            named.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some(w) = named.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(InputError::DuplicateTopic(w[0].0.clone()));
+            }
+        }
+        let mut given_topic = vec![0 as TopicId; named.len()];
+        let mut base: u32 = 0;
+        let mut topic_len = Vec::with_capacity(named.len());
+        let mut topic_base = Vec::with_capacity(named.len() + 1);
+        for (tid, (_, n, given)) in named.iter().enumerate() {
+            given_topic[*given as usize] = tid as TopicId;
+            topic_base.push(base);
+            base += *n as u32;
+            topic_len.push(*n as u32);
+        }
+        topic_base.push(base);
+        let topics: Vec<String> = named.into_iter().map(|(n, _, _)| n).collect();
+        let topic_index = topics
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as TopicId))
+            .collect();
+        Ok(ProblemBuilder {
+            topics,
+            topic_len,
+            topic_base,
+            topic_index,
+            given_topic,
+            subs: Vec::new(),
+            sub_raw: Vec::new(),
+            sub_index: FastMap::default(),
+            last_sub: None,
+            racks: Vec::new(),
+            rack_index: FastMap::default(),
+            members: Vec::new(),
+            partition_racks: Vec::new(),
+        })
+    }
+
+    /// The TopicId of a topic name, if the topic exists.
+    #[inline]
+    pub fn topic(&self, name: &str) -> Option<TopicId> {
+        self.topic_index.get(name).copied()
+    }
+
+    /// The TopicId of the `i`-th topic in the order given to [`ProblemBuilder::new`].
+    #[inline]
+    pub fn given_topic(&self, i: usize) -> Option<TopicId> {
+        self.given_topic.get(i).copied()
+    }
+
+    /// The flat id of partition `p` of topic `t`, or `None` when `p` is out of range.
+    #[inline]
+    pub fn partition(&self, t: TopicId, p: i64) -> Option<PartId> {
+        let len = self.topic_len[t as usize];
+        if p >= 0 && (p as u64) < len as u64 {
+            Some(self.topic_base[t as usize] + p as u32)
+        } else {
+            None
+        }
+    }
+
+    /// Intern a subscription (topic names in any order, duplicates allowed). Members with equal
+    /// subscriptions share one SubId; topics that do not exist are kept in the raw set (Java's
+    /// constrained-path test compares raw topic sets) and dropped from the TopicId list. A
+    /// subscription seen before costs a hash and a comparison, no allocation.
+    pub fn subscription<S: AsRef<str>>(&mut self, topics: &[S]) -> SubId {
+        if topics.windows(2).all(|w| w[0].as_ref() < w[1].as_ref()) {
+            self.intern_sorted(topics.iter().map(|t| t.as_ref()), topics.len())
+        } else {
+            let mut v: Vec<&str> = topics.iter().map(|t| t.as_ref()).collect();
+            v.sort_unstable();
+            v.dedup();
+            let n = v.len();
+            self.intern_sorted(v.into_iter(), n)
+        }
+    }
+
+    fn intern_sorted<'t>(&mut self, view: impl Iterator<Item = &'t str> + Clone, n: usize) -> SubId {
+        let mut h = FastHasher::default();
+        for t in view.clone() {
+            std::hash::Hash::hash(t, &mut h);
+        }
+        let key = std::hash::Hasher::finish(&h);
+        let same = |raw: &[String]| raw.len() == n && raw.iter().map(String::as_str).eq(view.clone());
+        if let Some(&(k, s)) = self.last_sub.as_ref() {
+            if k == key && same(&self.sub_raw[s as usize]) {
+                return s;
+            }
+        }
+        let found = self
+            .sub_index
+            .get(&key)
+            .and_then(|ids| ids.iter().copied().find(|&s| same(&self.sub_raw[s as usize])));
+        let s = match found {
+            Some(s) => s,
+            None => {
+                let s = self.subs.len() as SubId;
+                let ids: Vec<TopicId> = view.clone().filter_map(|t| self.topic(t)).collect();
+                self.subs.push(ids);
+                self.sub_raw.push(view.map(str::to_string).collect());
+                self.sub_index.entry(key).or_default().push(s);
+                s
+            }
+        };
+        self.last_sub = Some((key, s));
+        s
+    }
+
+    fn intern_rack(&mut self, r: &str) -> RackId {
+        if let Some(&id) = self.rack_index.get(r) {
+            return id;
+        }
+        let id = self.racks.len() as RackId;
+        self.racks.push(r.to_string());
+        self.rack_index.insert(r.to_string(), id);
+        id
+    }
+
+    /// Add a member, in the caller's order. `owned` holds flat ids from
+    /// [`ProblemBuilder::partition`] in any order; duplicates are removed here.
+    pub fn add_member(
+        &mut self,
+        id: String,
+        sub: SubId,
+        mut owned: Vec<PartId>,
+        generation: i32,
+        rack: Option<&str>,
+        group_instance_id: Option<String>,
+    ) -> Result<(), InputError> {
+        if sub as usize >= self.subs.len() {
+            return Err(InputError::Invalid(format!(
+                "members[{id:?}]: subscription index {sub} out of range"
+            )));
+        }
+        if self.members.len() >= MAX_MEMBERS {
+            return Err(InputError::TooManyMembers(self.members.len() + 1));
+        }
+        if !owned.windows(2).all(|w| w[0] < w[1]) {
+            owned.sort_unstable();
+            owned.dedup();
+        }
+        let rack = match rack {
+            None | Some("") => None,
+            Some(r) => Some(self.intern_rack(r)),
+        };
+        self.members.push(Member {
+            id,
+            group_instance_id,
+            generation,
+            rack,
+            sub,
+            owned,
+        });
+        Ok(())
+    }
+
+    /// Declare that replica racks are given (even if none of them turns out valid): strategies
+    /// then run their rack-awareness test, which is what Java does when rack data is present.
+    pub fn with_partition_racks(&mut self) {
+        if self.partition_racks.is_empty() {
+            self.partition_racks = vec![Vec::new(); *self.topic_base.last().unwrap_or(&0) as usize];
+        }
+    }
+
+    /// Record the replica racks of one partition (unknown topics and out-of-range indexes are
+    /// ignored, as for owned partitions; empty rack names are skipped).
+    pub fn add_partition_racks<S: AsRef<str>>(&mut self, t: TopicId, p: i64, racks: &[S]) {
+        let Some(flat) = self.partition(t, p) else {
+            return;
+        };
+        self.with_partition_racks();
+        let mut ids: Vec<RackId> = Vec::with_capacity(racks.len());
+        for r in racks {
+            let r = r.as_ref();
+            if !r.is_empty() {
+                ids.push(self.intern_rack(r));
+            }
+        }
+        let slot = &mut self.partition_racks[flat as usize];
+        slot.extend(ids);
+        slot.sort_unstable();
+        slot.dedup();
+    }
+
+    /// Sort members by id (rejecting duplicates) and finish the problem.
+    pub fn build(self) -> Result<Problem, InputError> {
+        let mut members = self.members;
+        let n = members.len();
+        let mut input_order: Vec<MemberIdx> = (0..n as MemberIdx).collect();
+        if !members.windows(2).all(|w| w[0].id < w[1].id) {
+            // Sort positions by id, then permute the members into that order.
+            let mut by_id: Vec<MemberIdx> = (0..n as MemberIdx).collect();
+            by_id.sort_unstable_by(|&a, &b| members[a as usize].id.cmp(&members[b as usize].id));
+            if let Some(w) = by_id
+                .windows(2)
+                .find(|w| members[w[0] as usize].id == members[w[1] as usize].id)
+            {
+                return Err(InputError::DuplicateMember(members[w[0] as usize].id.clone()));
+            }
+            for (idx, &pos) in by_id.iter().enumerate() {
+                input_order[pos as usize] = idx as MemberIdx;
+            }
+            let mut slots: Vec<Option<Member>> = members.into_iter().map(Some).collect();
+            members = by_id
+                .iter()
+                .map(|&pos| slots[pos as usize].take().expect("a permutation"))
+                .collect();
+        }
+        // Number subscriptions and racks by first appearance in member-id order (then partition
+        // racks in the order given), so ids do not depend on the caller's member order.
+        let mut sub_new = vec![SubId::MAX; self.subs.len()];
+        let mut subs = Vec::new();
+        let mut sub_raw = Vec::new();
+        let mut old_subs: Vec<Option<(Vec<TopicId>, Vec<String>)>> =
+            self.subs.into_iter().zip(self.sub_raw).map(Some).collect();
+        let mut rack_new = vec![RackId::MAX; self.racks.len()];
+        let mut racks = Vec::with_capacity(self.racks.len());
+        let mut old_racks: Vec<Option<String>> = self.racks.into_iter().map(Some).collect();
+        let mut renumber_rack = |r: RackId, racks: &mut Vec<String>, rack_new: &mut Vec<RackId>| -> RackId {
+            if rack_new[r as usize] == RackId::MAX {
+                rack_new[r as usize] = racks.len() as RackId;
+                racks.push(old_racks[r as usize].take().unwrap_or_default());
+            }
+            rack_new[r as usize]
+        };
+        for m in members.iter_mut() {
+            let s = m.sub as usize;
+            if sub_new[s] == SubId::MAX {
+                sub_new[s] = subs.len() as SubId;
+                let (ids, raw) = old_subs[s].take().unwrap_or_default();
+                subs.push(ids);
+                sub_raw.push(raw);
+            }
+            m.sub = sub_new[s];
+            m.rack = m.rack.map(|r| renumber_rack(r, &mut racks, &mut rack_new));
+        }
+        for r in 0..rack_new.len() as RackId {
+            renumber_rack(r, &mut racks, &mut rack_new);
+        }
+        let mut partition_racks = self.partition_racks;
+        for slot in partition_racks.iter_mut().filter(|s| !s.is_empty()) {
+            for r in slot.iter_mut() {
+                *r = rack_new[*r as usize];
+            }
+            slot.sort_unstable();
+        }
+        Ok(Problem {
+            topics: self.topics,
+            topic_len: self.topic_len,
+            topic_base: self.topic_base,
+            members,
+            input_order,
+            subs,
+            sub_raw,
+            racks,
+            partition_racks,
+        })
+    }
+}
+
 impl Problem {
-    /// Build the interned problem. `topics` are (name, partition count) pairs in any order.
+    /// Build the interned problem from Rust values: topics as (name, partition count) pairs in
+    /// any order, members with owned partitions by topic name, and (topic, partition, racks).
     pub fn build(
         topics: Vec<(String, i64)>,
         members: Vec<MemberInput>,
         partition_racks: Vec<(String, i64, Vec<String>)>,
     ) -> Result<Problem, InputError> {
-        let mut subscriptions: Vec<Vec<String>> = Vec::new();
-        let mut index: HashMap<Vec<String>, usize> = HashMap::new();
-        let mut cols = Vec::with_capacity(members.len());
+        let mut b = ProblemBuilder::new(topics)?;
         for m in members {
-            let mut raw = m.topics;
-            raw.sort();
-            raw.dedup();
-            let sub = match index.get(&raw) {
-                Some(&s) => s,
-                None => {
-                    subscriptions.push(raw.clone());
-                    index.insert(raw, subscriptions.len() - 1);
-                    subscriptions.len() - 1
-                }
-            };
-            cols.push(MemberColumns {
-                id: m.id,
-                sub,
-                owned: m.owned,
-                owned_by_index: Vec::new(),
-                generation: m.generation,
-                rack: m.rack,
-                group_instance_id: m.group_instance_id,
-            });
+            let sub = b.subscription(&m.topics);
+            let owned: Vec<PartId> = m
+                .owned
+                .iter()
+                .filter_map(|(t, p)| b.topic(t).and_then(|t| b.partition(t, *p)))
+                .collect();
+            b.add_member(m.id, sub, owned, m.generation, m.rack.as_deref(), m.group_instance_id)?;
         }
-        Problem::build_interned(topics, subscriptions, cols, partition_racks)
-    }
-
-    /// Build the interned problem from members whose subscriptions index `subscriptions` (each a
-    /// list of topic names in any order, duplicates allowed). Equal subscriptions may repeat in
-    /// the list; they are merged here.
-    pub fn build_interned(
-        topics: Vec<(String, i64)>,
-        subscriptions: Vec<Vec<String>>,
-        members: Vec<MemberColumns>,
-        partition_racks: Vec<(String, i64, Vec<String>)>,
-    ) -> Result<Problem, InputError> {
-        if members.len() > MAX_MEMBERS {
-            return Err(InputError::TooManyMembers(members.len()));
-        }
-        let mut topics: Vec<(String, i64, u32)> = topics
-            .into_iter()
-            .enumerate()
-            .map(|(i, (name, n))| (name, n, i as u32))
-            .collect();
-        topics.sort_by(|a, b| a.0.cmp(&b.0));
-        for w in topics.windows(2) {
-            if w[0].0 == w[1].0 {
-                return Err(InputError::DuplicateTopic(w[0].0.clone()));
-            }
-        }
-        // caller's topic index => TopicId
-        let mut given_topic = vec![0 as TopicId; topics.len()];
-        for (tid, t) in topics.iter().enumerate() {
-            given_topic[t.2 as usize] = tid as TopicId;
-        }
-        let mut total: u64 = 0;
-        let mut topic_len = Vec::with_capacity(topics.len());
-        let mut topic_base = Vec::with_capacity(topics.len() + 1);
-        for (name, n, _) in &topics {
-            if *n < 0 {
-                return Err(InputError::NegativePartitionCount(name.clone(), *n));
-            }
-            topic_base.push(total as PartId);
-            total += *n as u64;
-            if total > MAX_PARTITIONS {
-                return Err(InputError::TooManyPartitions(total));
-            }
-            topic_len.push(*n as u32);
-        }
-        topic_base.push(total as PartId);
-        let names: Vec<String> = topics.into_iter().map(|(n, _, _)| n).collect();
-        let topic_index: HashMap<&str, TopicId> = names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), i as TopicId))
-            .collect();
-
-        let mut members = members;
-        members.sort_by(|a, b| a.id.cmp(&b.id));
-        for w in members.windows(2) {
-            if w[0].id == w[1].id {
-                return Err(InputError::DuplicateMember(w[0].id.clone()));
-            }
-        }
-        // The given subscriptions, normalised (sorted, deduplicated) and merged when equal.
-        let mut normal: Vec<Option<Vec<String>>> = subscriptions
-            .into_iter()
-            .map(|mut raw| {
-                raw.sort();
-                raw.dedup();
-                Some(raw)
-            })
-            .collect();
-        let mut given_to_sub: Vec<SubId> = vec![SubId::MAX; normal.len()];
-
-        let mut racks: Vec<String> = Vec::new();
-        let mut rack_index: HashMap<String, RackId> = HashMap::new();
-        let mut intern_rack = |r: &str, racks: &mut Vec<String>| -> RackId {
-            if let Some(&id) = rack_index.get(r) {
-                return id;
-            }
-            let id = racks.len() as RackId;
-            racks.push(r.to_string());
-            rack_index.insert(r.to_string(), id);
-            id
-        };
-
-        let mut subs: Vec<Vec<TopicId>> = Vec::new();
-        let mut sub_raw: Vec<Vec<String>> = Vec::new();
-        let mut sub_index: HashMap<Vec<String>, SubId> = HashMap::new();
-        let mut out_members = Vec::with_capacity(members.len());
-        for m in members {
-            let given = m.sub;
-            if given >= given_to_sub.len() {
-                return Err(InputError::Invalid(format!(
-                    "members[{:?}]: subscription index {given} out of range",
-                    m.id
-                )));
-            }
-            if given_to_sub[given] == SubId::MAX {
-                let raw = normal[given].take().unwrap_or_default();
-                let s = match sub_index.get(&raw) {
-                    Some(&s) => s,
-                    None => {
-                        let s = subs.len() as SubId;
-                        let ids: Vec<TopicId> = raw
-                            .iter()
-                            .filter_map(|t| topic_index.get(t.as_str()).copied())
-                            .collect();
-                        subs.push(ids);
-                        sub_raw.push(raw.clone());
-                        sub_index.insert(raw, s);
-                        s
-                    }
-                };
-                given_to_sub[given] = s;
-            }
-            let sub = given_to_sub[given];
-            let mut owned: Vec<PartId> = Vec::with_capacity(m.owned.len() + m.owned_by_index.len());
-            for &(ti, p) in &m.owned_by_index {
-                if let Some(&tid) = given_topic.get(ti as usize) {
-                    if p >= 0 && (p as u64) < topic_len[tid as usize] as u64 {
-                        owned.push(topic_base[tid as usize] + p as u32);
-                    }
-                }
-            }
-            // Owned lists usually come grouped by topic: look a name up once per run of equal names.
-            let mut last: Option<(&str, Option<TopicId>)> = None;
-            for (t, p) in &m.owned {
-                let tid = match last {
-                    Some((name, tid)) if name == t.as_str() => tid,
-                    _ => {
-                        let tid = topic_index.get(t.as_str()).copied();
-                        last = Some((t.as_str(), tid));
-                        tid
-                    }
-                };
-                if let Some(tid) = tid {
-                    if *p >= 0 && (*p as u64) < topic_len[tid as usize] as u64 {
-                        owned.push(topic_base[tid as usize] + *p as u32);
-                    }
-                }
-            }
-            if !owned.windows(2).all(|w| w[0] < w[1]) {
-                owned.sort_unstable();
-                owned.dedup();
-            }
-            let rack = match m.rack.as_deref() {
-                None | Some("") => None,
-                Some(r) => Some(intern_rack(r, &mut racks)),
-            };
-            out_members.push(Member {
-                id: m.id,
-                group_instance_id: m.group_instance_id,
-                generation: m.generation,
-                rack,
-                sub,
-                owned,
-            });
-        }
-
-        let mut prack: Vec<Vec<RackId>> = Vec::new();
         if !partition_racks.is_empty() {
-            prack = vec![Vec::new(); total as usize];
-            for (t, p, rs) in partition_racks {
-                if let Some(&tid) = topic_index.get(t.as_str()) {
-                    if p >= 0 && (p as u64) < topic_len[tid as usize] as u64 {
-                        let slot = &mut prack[(topic_base[tid as usize] + p as u32) as usize];
-                        for r in rs {
-                            if !r.is_empty() {
-                                slot.push(intern_rack(&r, &mut racks));
-                            }
-                        }
-                        slot.sort_unstable();
-                        slot.dedup();
-                    }
-                }
+            b.with_partition_racks();
+        }
+        for (t, p, racks) in partition_racks {
+            if let Some(t) = b.topic(&t) {
+                b.add_partition_racks(t, p, &racks);
             }
         }
-
-        Ok(Problem {
-            topics: names,
-            topic_len,
-            topic_base,
-            members: out_members,
-            subs,
-            sub_raw,
-            racks,
-            partition_racks: prack,
-        })
+        b.build()
     }
 
     pub fn num_partitions(&self) -> u32 {
@@ -416,7 +604,7 @@ impl Problem {
         self.subs.len() <= 1
     }
 
-    /// Whether rack-aware logic applies (KIP-881 conditions, REFERENCE.md 2.6), judged on the
+    /// Whether rack-aware logic applies (KIP-881 conditions, docs/java-differences.md), judged on the
     /// partitions being assigned (topics some member subscribes to, as Java's assignors only see
     /// those): some member has a rack, member racks and those partitions' racks intersect, and not
     /// every such partition has a replica on every rack that appears among them.
@@ -452,21 +640,53 @@ impl Problem {
     }
 }
 
-/// The result of a strategy: member index => assigned flat partition ids (sorted).
+/// The result of a strategy: a dense owner array, flat partition id => member index, or
+/// [`NO_OWNER`] (a partition nobody subscribes to, or one withheld by cooperative-sticky).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Assignment {
-    pub per_member: Vec<Vec<PartId>>,
+    pub owner: Vec<MemberIdx>,
 }
 
 impl Assignment {
-    pub fn from_owner(problem: &Problem, owner: &[u32]) -> Assignment {
-        let mut per_member = vec![Vec::new(); problem.members.len()];
-        for (p, &m) in owner.iter().enumerate() {
+    /// Every partition of `problem` without an owner yet.
+    pub fn empty(problem: &Problem) -> Assignment {
+        Assignment {
+            owner: vec![NO_OWNER; problem.num_partitions() as usize],
+        }
+    }
+
+    /// Member index => its partitions, each list sorted (one pass over the owner array).
+    pub fn per_member(&self, n_members: usize) -> Vec<Vec<PartId>> {
+        let mut out = vec![Vec::new(); n_members];
+        for (p, &m) in self.owner.iter().enumerate() {
             if m != NO_OWNER {
-                per_member[m as usize].push(p as PartId);
+                out[m as usize].push(p as PartId);
             }
         }
-        Assignment { per_member }
+        out
+    }
+
+    /// The same lists in compressed form: `(starts, parts)` where member `m` owns
+    /// `parts[starts[m]..starts[m + 1]]`, sorted. Two passes, two allocations.
+    pub fn grouped(&self, n_members: usize) -> (Vec<usize>, Vec<PartId>) {
+        let mut starts = vec![0usize; n_members + 1];
+        for &m in &self.owner {
+            if m != NO_OWNER {
+                starts[m as usize + 1] += 1;
+            }
+        }
+        for i in 0..n_members {
+            starts[i + 1] += starts[i];
+        }
+        let mut fill = starts.clone();
+        let mut parts = vec![0 as PartId; starts[n_members]];
+        for (p, &m) in self.owner.iter().enumerate() {
+            if m != NO_OWNER {
+                parts[fill[m as usize]] = p as PartId;
+                fill[m as usize] += 1;
+            }
+        }
+        (starts, parts)
     }
 }
 

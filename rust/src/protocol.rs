@@ -1,4 +1,4 @@
-//! Kafka consumer-protocol wire formats (DESIGN.md section 3, REFERENCE.md section 2.7).
+//! Kafka consumer-protocol wire formats (docs/wire.md).
 //!
 //! * [`Subscription`]: `ConsumerProtocolSubscription` v0-v3, the metadata a member sends in
 //!   JoinGroup.
@@ -34,7 +34,7 @@
 //!
 //! The subscription writer sorts topics and owned partitions, as Java does; an assignment keeps its
 //! partitions grouped by topic in order of first appearance (Java does not sort them either).
-//! Writing an older version drops the newer fields silently (REFERENCE.md 2.7). Strings longer than
+//! Writing an older version drops the newer fields silently, as Java does. Strings longer than
 //! 32767 bytes, or versions outside 0..=3, are an [`EncodeError`].
 
 use std::fmt;
@@ -224,7 +224,7 @@ impl<'a> Reader<'a> {
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn str_body(&mut self, offset: usize, len: usize, expected: &'static str) -> Result<String, DecodeError> {
+    fn str_body(&mut self, offset: usize, len: usize, expected: &'static str) -> Result<&'a str, DecodeError> {
         // The whole item (prefix + body) starts at `offset`; report truncation there.
         let available = self.remaining();
         if len > available {
@@ -236,13 +236,11 @@ impl<'a> Reader<'a> {
             });
         }
         let body = self.take_at(offset, len, expected)?;
-        std::str::from_utf8(body)
-            .map(str::to_owned)
-            .map_err(|_| DecodeError::InvalidUtf8 { offset, expected })
+        std::str::from_utf8(body).map_err(|_| DecodeError::InvalidUtf8 { offset, expected })
     }
 
-    /// A non-nullable string.
-    pub fn read_string(&mut self, expected: &'static str) -> Result<String, DecodeError> {
+    /// A non-nullable string, borrowed from the input.
+    pub fn read_str(&mut self, expected: &'static str) -> Result<&'a str, DecodeError> {
         let offset = self.pos;
         let len = self.read_i16(expected)?;
         match len {
@@ -256,8 +254,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A nullable string (`-1` = null).
-    pub fn read_nullable_string(&mut self, expected: &'static str) -> Result<Option<String>, DecodeError> {
+    /// A non-nullable string.
+    pub fn read_string(&mut self, expected: &'static str) -> Result<String, DecodeError> {
+        self.read_str(expected).map(str::to_owned)
+    }
+
+    /// A nullable string (`-1` = null), borrowed from the input.
+    pub fn read_nullable_str(&mut self, expected: &'static str) -> Result<Option<&'a str>, DecodeError> {
         let offset = self.pos;
         let len = self.read_i16(expected)?;
         match len {
@@ -271,8 +274,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Nullable bytes (`-1` = null).
-    pub fn read_nullable_bytes(&mut self, expected: &'static str) -> Result<Option<Vec<u8>>, DecodeError> {
+    /// A nullable string (`-1` = null).
+    pub fn read_nullable_string(&mut self, expected: &'static str) -> Result<Option<String>, DecodeError> {
+        Ok(self.read_nullable_str(expected)?.map(str::to_owned))
+    }
+
+    /// Nullable bytes (`-1` = null), borrowed from the input.
+    pub fn read_nullable_byte_slice(&mut self, expected: &'static str) -> Result<Option<&'a [u8]>, DecodeError> {
         let offset = self.pos;
         let len = self.read_i32(expected)?;
         match len {
@@ -293,9 +301,19 @@ impl<'a> Reader<'a> {
                         available: 4 + available,
                     });
                 }
-                Ok(Some(self.take_at(offset, n, expected)?.to_vec()))
+                Ok(Some(self.take_at(offset, n, expected)?))
             }
         }
+    }
+
+    /// Nullable bytes (`-1` = null).
+    pub fn read_nullable_bytes(&mut self, expected: &'static str) -> Result<Option<Vec<u8>>, DecodeError> {
+        Ok(self.read_nullable_byte_slice(expected)?.map(<[u8]>::to_vec))
+    }
+
+    /// `n` raw bytes.
+    pub fn read_slice(&mut self, n: usize, expected: &'static str) -> Result<&'a [u8], DecodeError> {
+        self.take(n, expected)
     }
 
     /// The length of a non-nullable array whose elements take at least `min_elem_bytes` each.
@@ -408,27 +426,66 @@ pub struct TopicPartitions {
 /// Smallest encoded `TopicPartitions`: an empty name (2 bytes) and an empty array (4 bytes).
 const MIN_TOPIC_PARTITIONS_BYTES: usize = 6;
 
-fn read_topic_partitions(
-    r: &mut Reader<'_>,
+/// The partitions of one topic as they sit on the wire: big-endian int32s, read on demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionsRef<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> PartitionsRef<'a> {
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 4
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = i32> + 'a {
+        self.bytes
+            .chunks_exact(4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+/// One topic and some of its partitions, borrowed from the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopicPartitionsRef<'a> {
+    pub topic: &'a str,
+    pub partitions: PartitionsRef<'a>,
+}
+
+impl TopicPartitionsRef<'_> {
+    pub fn to_owned(&self) -> TopicPartitions {
+        TopicPartitions {
+            topic: self.topic.to_owned(),
+            partitions: self.partitions.iter().collect(),
+        }
+    }
+}
+
+fn read_topic_partitions_ref<'a>(
+    r: &mut Reader<'a>,
     array: &'static str,
     topic: &'static str,
     partitions: &'static str,
-) -> Result<Vec<TopicPartitions>, DecodeError> {
+) -> Result<Vec<TopicPartitionsRef<'a>>, DecodeError> {
     let n = r.read_array_len(array, MIN_TOPIC_PARTITIONS_BYTES)?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
-        let topic = r.read_string(topic)?;
+        let topic = r.read_str(topic)?;
         let m = r.read_array_len(partitions, 4)?;
-        let mut parts = Vec::with_capacity(m);
-        for _ in 0..m {
-            parts.push(r.read_i32(partitions)?);
-        }
-        out.push(TopicPartitions {
+        let bytes = r.read_slice(4 * m, partitions)?;
+        out.push(TopicPartitionsRef {
             topic,
-            partitions: parts,
+            partitions: PartitionsRef { bytes },
         });
     }
     Ok(out)
+}
+
+fn owned_groups(groups: &[TopicPartitionsRef<'_>]) -> Vec<TopicPartitions> {
+    groups.iter().map(TopicPartitionsRef::to_owned).collect()
 }
 
 fn write_topic_partitions(
@@ -494,8 +551,21 @@ pub fn flatten(groups: &[TopicPartitions]) -> Vec<(&str, i32)> {
         .collect()
 }
 
-fn sort_groups(groups: &[TopicPartitions]) -> Vec<TopicPartitions> {
-    group_sorted(&flatten(groups))
+/// Whether groups are in the writers' layout already: topics strictly increasing, partitions
+/// non-decreasing within a topic.
+fn is_sorted_grouping(groups: &[TopicPartitions]) -> bool {
+    groups.windows(2).all(|w| w[0].topic < w[1].topic)
+        && groups.iter().all(|g| g.partitions.windows(2).all(|w| w[0] <= w[1]))
+}
+
+/// The groups in the writers' layout: borrowed when already sorted (one linear check), sorted and
+/// regrouped otherwise.
+fn sort_groups(groups: &[TopicPartitions]) -> std::borrow::Cow<'_, [TopicPartitions]> {
+    if is_sorted_grouping(groups) {
+        std::borrow::Cow::Borrowed(groups)
+    } else {
+        std::borrow::Cow::Owned(group_sorted(&flatten(groups)))
+    }
 }
 
 fn read_version(r: &mut Reader<'_>, expected: &'static str) -> Result<i16, DecodeError> {
@@ -554,20 +624,33 @@ impl Default for Subscription {
     }
 }
 
-impl Subscription {
+/// A subscription borrowed from its bytes (no copy of names or partition arrays): the leader's
+/// path reads every member's subscription this way. Same rules and errors as
+/// [`Subscription::decode`], which is built on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubscriptionRef<'a> {
+    pub version: i16,
+    pub topics: Vec<&'a str>,
+    pub user_data: Option<&'a [u8]>,
+    pub owned_partitions: Vec<TopicPartitionsRef<'a>>,
+    pub generation: i32,
+    pub rack: Option<&'a str>,
+}
+
+impl<'a> SubscriptionRef<'a> {
     /// Decode a subscription. Versions above 3 are read as v3; trailing bytes are ignored.
-    pub fn decode(data: &[u8]) -> Result<Subscription, DecodeError> {
+    pub fn decode(data: &'a [u8]) -> Result<SubscriptionRef<'a>, DecodeError> {
         let mut r = Reader::new(data);
         let version = read_version(&mut r, "subscription version (int16)")?;
         // Every topic name takes at least its 2-byte length.
         let n = r.read_array_len("subscription.topics (array)", 2)?;
         let mut topics = Vec::with_capacity(n);
         for _ in 0..n {
-            topics.push(r.read_string("subscription.topics[] (string)")?);
+            topics.push(r.read_str("subscription.topics[] (string)")?);
         }
-        let user_data = r.read_nullable_bytes("subscription.user_data (bytes)")?;
+        let user_data = r.read_nullable_byte_slice("subscription.user_data (bytes)")?;
         let owned_partitions = if version >= 1 {
-            read_topic_partitions(
+            read_topic_partitions_ref(
                 &mut r,
                 "subscription.owned_partitions (array)",
                 "subscription.owned_partitions[].topic (string)",
@@ -582,17 +665,32 @@ impl Subscription {
             -1
         };
         let rack = if version >= 3 {
-            r.read_nullable_string("subscription.rack_id (string)")?
+            r.read_nullable_str("subscription.rack_id (string)")?
         } else {
             None
         };
-        Ok(Subscription {
+        Ok(SubscriptionRef {
             version,
             topics,
             user_data,
             owned_partitions,
             generation,
             rack,
+        })
+    }
+}
+
+impl Subscription {
+    /// Decode a subscription. Versions above 3 are read as v3; trailing bytes are ignored.
+    pub fn decode(data: &[u8]) -> Result<Subscription, DecodeError> {
+        let s = SubscriptionRef::decode(data)?;
+        Ok(Subscription {
+            version: s.version,
+            topics: s.topics.iter().map(|t| t.to_string()).collect(),
+            user_data: s.user_data.map(<[u8]>::to_vec),
+            owned_partitions: owned_groups(&s.owned_partitions),
+            generation: s.generation,
+            rack: s.rack.map(str::to_owned),
         })
     }
 
@@ -653,22 +751,42 @@ impl Default for Assignment {
     }
 }
 
-impl Assignment {
+/// An assignment borrowed from its bytes (see [`SubscriptionRef`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssignmentRef<'a> {
+    pub version: i16,
+    pub partitions: Vec<TopicPartitionsRef<'a>>,
+    pub user_data: Option<&'a [u8]>,
+}
+
+impl<'a> AssignmentRef<'a> {
     /// Decode an assignment. Versions above 3 are read as v3; trailing bytes are ignored.
-    pub fn decode(data: &[u8]) -> Result<Assignment, DecodeError> {
+    pub fn decode(data: &'a [u8]) -> Result<AssignmentRef<'a>, DecodeError> {
         let mut r = Reader::new(data);
         let version = read_version(&mut r, "assignment version (int16)")?;
-        let partitions = read_topic_partitions(
+        let partitions = read_topic_partitions_ref(
             &mut r,
             "assignment.assigned_partitions (array)",
             "assignment.assigned_partitions[].topic (string)",
             "assignment.assigned_partitions[].partitions (int32 array)",
         )?;
-        let user_data = r.read_nullable_bytes("assignment.user_data (bytes)")?;
-        Ok(Assignment {
+        let user_data = r.read_nullable_byte_slice("assignment.user_data (bytes)")?;
+        Ok(AssignmentRef {
             version,
             partitions,
             user_data,
+        })
+    }
+}
+
+impl Assignment {
+    /// Decode an assignment. Versions above 3 are read as v3; trailing bytes are ignored.
+    pub fn decode(data: &[u8]) -> Result<Assignment, DecodeError> {
+        let a = AssignmentRef::decode(data)?;
+        Ok(Assignment {
+            version: a.version,
+            partitions: owned_groups(&a.partitions),
+            user_data: a.user_data.map(<[u8]>::to_vec),
         })
     }
 
@@ -696,15 +814,22 @@ pub struct StickyUserData {
     pub generation: Option<i32>,
 }
 
-impl StickyUserData {
+/// Sticky user data borrowed from its bytes (see [`SubscriptionRef`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StickyUserDataRef<'a> {
+    pub partitions: Vec<TopicPartitionsRef<'a>>,
+    pub generation: Option<i32>,
+}
+
+impl<'a> StickyUserDataRef<'a> {
     /// Decode as Java does: try v1 (partitions then generation), then v0 (partitions only);
     /// trailing bytes are ignored. Empty input means no history (`[]`, `None`), as in Java.
-    pub fn decode(data: &[u8]) -> Result<StickyUserData, DecodeError> {
+    pub fn decode(data: &'a [u8]) -> Result<StickyUserDataRef<'a>, DecodeError> {
         if data.is_empty() {
-            return Ok(StickyUserData::default());
+            return Ok(StickyUserDataRef::default());
         }
         let mut r = Reader::new(data);
-        let partitions = read_topic_partitions(
+        let partitions = read_topic_partitions_ref(
             &mut r,
             "sticky_user_data.partitions (array)",
             "sticky_user_data.partitions[].topic (string)",
@@ -716,7 +841,19 @@ impl StickyUserData {
         } else {
             None
         };
-        Ok(StickyUserData { partitions, generation })
+        Ok(StickyUserDataRef { partitions, generation })
+    }
+}
+
+impl StickyUserData {
+    /// Decode as Java does: try v1 (partitions then generation), then v0 (partitions only);
+    /// trailing bytes are ignored. Empty input means no history (`[]`, `None`), as in Java.
+    pub fn decode(data: &[u8]) -> Result<StickyUserData, DecodeError> {
+        let u = StickyUserDataRef::decode(data)?;
+        Ok(StickyUserData {
+            partitions: owned_groups(&u.partitions),
+            generation: u.generation,
+        })
     }
 
     /// Encode v1 (when `generation` is `Some`) or v0, topics and partitions sorted.
@@ -775,7 +912,7 @@ mod tests {
         }
     }
 
-    /// DESIGN.md section 3, worked example.
+    /// The worked example of docs/wire.md.
     const WORKED: &str = "00 03 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | \
         00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05 | 00 02 72 31";
 
@@ -916,7 +1053,7 @@ mod tests {
             v0
         );
         assert_eq!(StickyUserData::decode(v0).unwrap(), u0);
-        // v0 + 00 00 00 09 + one byte reads as generation 9 (REFERENCE 2.7).
+        // v0 + 00 00 00 09 + one byte reads as generation 9 (Java's StickyAssignorUserData reader ignores trailing bytes; docs/wire.md).
         let mut odd = v0.to_vec();
         odd.extend_from_slice(&[0, 0, 0, 9, 0x77]);
         assert_eq!(StickyUserData::decode(&odd).unwrap().generation, Some(9));

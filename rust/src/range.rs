@@ -1,4 +1,4 @@
-//! Range assignor, Java semantics (REFERENCE.md 2.2).
+//! Range assignor, Java semantics (Apache Kafka's RangeAssignor; docs/strategies/range.md).
 //!
 //! Per topic, the topic's subscribers in member order (static members by instance id first, then
 //! dynamic members by member id); member i of n gets the contiguous run starting at
@@ -35,7 +35,7 @@ fn assign_plain(problem: &Problem) -> Assignment {
     for (pos, &m) in order.iter().enumerate() {
         rank[m as usize] = pos as u32;
     }
-    let mut per_member: Vec<Vec<u32>> = vec![Vec::new(); problem.members.len()];
+    let mut out = Assignment::empty(problem);
     for (t, mut subs) in problem.subscribers().into_iter().enumerate() {
         if subs.is_empty() {
             continue;
@@ -49,11 +49,10 @@ fn assign_plain(problem: &Problem) -> Assignment {
             let i = i as u32;
             let start = range.start + i * q + i.min(r);
             let len = q + u32::from(i < r);
-            per_member[m as usize].extend(start..start + len);
+            out.owner[start as usize..(start + len) as usize].fill(m);
         }
     }
-    // Topics are visited in flat-id order, so each list is already sorted.
-    Assignment { per_member }
+    out
 }
 
 /// Per-topic state of the rack-aware pass (Java's TopicAssignmentState).
@@ -141,7 +140,7 @@ fn assign_rack_aware(problem: &Problem) -> Option<Assignment> {
     if !states.iter().any(|s| s.needs_rack_aware) {
         return None;
     }
-    let mut per_member: Vec<Vec<PartId>> = vec![Vec::new(); problem.members.len()];
+    let mut out = Assignment::empty(problem);
 
     // Group topics by (subscriber list, partition count); groups of two or more are co-partitioned.
     let mut groups: BTreeMap<(Vec<MemberIdx>, u32), Vec<usize>> = BTreeMap::new();
@@ -167,7 +166,7 @@ fn assign_rack_aware(problem: &Problem) -> Option<Assignment> {
                     for &s in &idxs {
                         let base = problem.topic_base[states[s].topic as usize];
                         let p = base + i;
-                        per_member[c as usize].push(p);
+                        out.owner[p as usize] = c;
                         states[s].on_assigned(c, base, &[p]);
                     }
                     if idxs.iter().all(|&s| states[s].max_assignable(c) == 0) {
@@ -181,17 +180,14 @@ fn assign_rack_aware(problem: &Problem) -> Option<Assignment> {
         } else {
             let s = idxs[0];
             if states[s].needs_rack_aware {
-                assign_ranges(problem, &mut states[s], &mut per_member, true);
+                assign_ranges(problem, &mut states[s], &mut out, true);
             }
         }
     }
     for st in states.iter_mut() {
-        assign_ranges(problem, st, &mut per_member, false);
+        assign_ranges(problem, st, &mut out, false);
     }
-    for list in per_member.iter_mut() {
-        list.sort_unstable();
-    }
-    Some(Assignment { per_member })
+    Some(out)
 }
 
 /// Each consumer in member order takes the lowest unassigned partitions (rack-matching ones only
@@ -200,7 +196,7 @@ fn assign_rack_aware(problem: &Problem) -> Option<Assignment> {
 /// Linear per topic: a consumer always takes the *lowest* unassigned candidates, so every candidate
 /// before the last one it took is assigned; one lazily advanced cursor per candidate list (all
 /// partitions, or those with a replica on rack r) never has to look back.
-fn assign_ranges(problem: &Problem, st: &mut TopicState, per_member: &mut [Vec<PartId>], rack_filter: bool) {
+fn assign_ranges(problem: &Problem, st: &mut TopicState, out: &mut Assignment, rack_filter: bool) {
     let base = problem.topic_base[st.topic as usize];
     let n = st.unassigned.len() as u32;
     let all: Vec<u32> = (0..n).collect();
@@ -244,7 +240,9 @@ fn assign_ranges(problem: &Problem, st: &mut TopicState, per_member: &mut [Vec<P
             continue;
         }
         left -= picked.len();
-        per_member[c as usize].extend_from_slice(&picked);
+        for &p in &picked {
+            out.owner[p as usize] = c;
+        }
         st.on_assigned(c, base, &picked);
     }
 }
@@ -256,7 +254,7 @@ mod tests {
     use crate::model::Problem;
 
     fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
-        a.per_member
+        a.per_member(p.members.len())
             .iter()
             .map(|ps| {
                 ps.iter()

@@ -1,4 +1,4 @@
-//! Round-robin assignor, Java semantics (REFERENCE.md 2.2).
+//! Round-robin assignor, Java semantics (Apache Kafka's RoundRobinAssignor; docs/strategies/roundrobin.md).
 //!
 //! Members sit on a circular cursor in member order (static members by instance id first, then
 //! dynamic members by member id). Partitions are visited sorted by (topic, partition); each goes
@@ -14,9 +14,9 @@ use crate::model::{Assignment, Problem};
 pub fn assign(problem: &Problem) -> Assignment {
     let order = problem.member_order();
     let n = order.len();
-    let mut per_member: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut out = Assignment::empty(problem);
     if n == 0 {
-        return Assignment { per_member };
+        return out;
     }
     let mut rank = vec![0u32; n];
     for (pos, &m) in order.iter().enumerate() {
@@ -36,11 +36,11 @@ pub fn assign(problem: &Problem) -> Assignment {
             } else {
                 positions[0]
             };
-            per_member[order[pos as usize] as usize].push(p);
+            out.owner[p as usize] = order[pos as usize];
             cursor = (pos + 1) % n as u32;
         }
     }
-    Assignment { per_member }
+    out
 }
 
 #[cfg(test)]
@@ -63,7 +63,7 @@ mod tests {
         .unwrap();
         let a = assign(&p);
         // t0p0 -> C0; t1p0 -> C1; t1p1 -> C2; t2p0,1,2 -> C2.
-        assert_eq!(a.per_member, vec![vec![0], vec![1], vec![2, 3, 4, 5]]);
+        assert_eq!(a.per_member(p.members.len()), vec![vec![0], vec![1], vec![2, 3, 4, 5]]);
     }
 
     #[test]
@@ -74,6 +74,6 @@ mod tests {
             vec![],
         )
         .unwrap();
-        assert_eq!(assign(&p).per_member, vec![vec![0, 2, 4], vec![1, 3]]);
+        assert_eq!(assign(&p).per_member(p.members.len()), vec![vec![0, 2, 4], vec![1, 3]]);
     }
 }

@@ -1,17 +1,60 @@
-//! Strategy dispatch: the names of the strategies implemented in Rust, and one entry point.
+//! The strategies the Rust core computes, named once, and their single entry point.
+
+use std::str::FromStr;
 
 use crate::model::{Assignment, InputError, Problem};
 
-/// Strategies computed by the Rust core, in the order `kassign.STRATEGIES` lists them.
-pub const RUST_STRATEGIES: &[&str] = &["range", "roundrobin", "sticky", "cooperative-sticky"];
+/// A strategy of the Rust core. Parsed from its protocol name once, at the boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    Range,
+    RoundRobin,
+    Sticky,
+    CooperativeSticky,
+}
 
-/// Run a Rust strategy on an interned problem.
-pub fn run(strategy: &str, problem: &Problem) -> Result<Assignment, InputError> {
-    match strategy {
-        "range" => Ok(crate::range::assign(problem)),
-        "roundrobin" => Ok(crate::roundrobin::assign(problem)),
-        "sticky" => Ok(crate::sticky::assign(problem, false)),
-        "cooperative-sticky" => Ok(crate::sticky::assign(problem, true)),
-        other => Err(InputError::UnknownStrategy(other.to_string())),
+impl Strategy {
+    /// Every Rust strategy, in the order `kassign.STRATEGIES` lists them.
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Range,
+        Strategy::RoundRobin,
+        Strategy::Sticky,
+        Strategy::CooperativeSticky,
+    ];
+
+    /// The protocol name (the name Java's assignor announces in JoinGroup).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Strategy::Range => "range",
+            Strategy::RoundRobin => "roundrobin",
+            Strategy::Sticky => "sticky",
+            Strategy::CooperativeSticky => "cooperative-sticky",
+        }
     }
+
+    /// Run the strategy on an interned problem.
+    pub fn run(self, problem: &Problem) -> Assignment {
+        match self {
+            Strategy::Range => crate::range::assign(problem),
+            Strategy::RoundRobin => crate::roundrobin::assign(problem),
+            Strategy::Sticky => crate::sticky::assign(problem, false),
+            Strategy::CooperativeSticky => crate::sticky::assign(problem, true),
+        }
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = InputError;
+
+    fn from_str(name: &str) -> Result<Strategy, InputError> {
+        Strategy::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| InputError::UnknownStrategy(name.to_string()))
+    }
+}
+
+/// Names of the Rust strategies, in order.
+pub fn names() -> Vec<&'static str> {
+    Strategy::ALL.iter().map(|s| s.name()).collect()
 }

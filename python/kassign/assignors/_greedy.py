@@ -27,7 +27,10 @@ its true count with its true lag.
 from __future__ import annotations
 
 from heapq import heappop, heappush, heapreplace
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from .._types import TopicPartition
 
 
 class _Pool:
@@ -126,7 +129,7 @@ class Balancer:
 
 def build_result(
     members: Sequence[str], sorted_ids: Sequence[str], owners: dict[str, list[int]]
-) -> dict[str, list]:
+) -> dict[str, list[TopicPartition]]:
     """member id -> partitions sorted by (topic, partition), every member present, in input order.
 
     ``owners`` maps each placed topic to the owner index (into ``sorted_ids``) of each partition.
@@ -214,7 +217,7 @@ def deal_global(
         n_subs = [len(subs[t]) for t in topics]
         keys = [(n_subs[topic_of[g]] * width + width - 1 - lag_of[g]) * total + g for g in range(total)]
         keys.sort()
-        order = [key % total for key in keys]
+        order: Sequence[int] = [key % total for key in keys]
     else:
         order = range(total)
     owner_of = [0] * total

@@ -42,7 +42,7 @@ the group mid-rebalance. Like the proposal, this strategy is not sticky.
 from __future__ import annotations
 
 from heapq import heapify, heapreplace
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
@@ -53,7 +53,7 @@ READS_HISTORY = False
 MODES = ("per-topic", "global")
 _OPTIONS = ("mode", "max_skew", "lag_provider")
 
-Lags = Optional[dict[tuple[str, int], int]]
+Lags = dict[tuple[str, int], int] | None
 
 
 def _parse_options(options: dict[str, Any]) -> tuple[str, int, Any]:
@@ -148,7 +148,7 @@ def _per_topic(
         tl = arrays.get(topic)
         if tl is None:
             # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
-            owners[topic] = (s * (n // k + 1))[:n]
+            owners[topic] = list(s * (n // k + 1))[:n]
             continue
         # Lag descending; sort stability (kept under reverse=True) leaves ties partition-ascending.
         order = sorted(range(n), key=tl.__getitem__, reverse=True)

@@ -194,7 +194,7 @@ def collect(
             if t.get("error_code"):
                 continue
             for p in t.get("partitions", []):
-                racks = sorted({broker_rack.get(n) for n in p.get("replica_nodes", []) if broker_rack.get(n)})
+                racks = sorted({r for n in p.get("replica_nodes", []) if (r := broker_rack.get(n))})
                 part_rows.append(
                     {"cluster": cluster_name, "topic": t["name"], "partition": p["partition_index"],
                      "replica_racks": racks, "beginning_offset": None, "end_offset": None}

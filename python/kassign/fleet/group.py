@@ -96,7 +96,7 @@ class GroupInputError(ValueError):
 
 def _local_partition_lag(committed: Optional[int], beginning: Optional[int], end: Optional[int],
                          auto_offset_reset: str = "latest") -> int:
-    """Lag by kassign.lag's rules (DESIGN.md section 4, issue 5): the next offset is the committed
+    """Lag by kassign.lag's rules (docs/strategies/lag-aware.md): the next offset is the committed
     one (a committed offset below the log start counts from the log start); with no committed
     offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag = max(end -
     next, 0); missing beginning/end offsets count as 0."""
@@ -190,8 +190,8 @@ def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset
     lags: dict[tuple[str, int], int] = {}
     racks: dict[tuple[str, int], list[str]] = {}
     sum_lag = max_lag = uncommitted = 0
-    for t, part, rk, b, e, c in zip(p["topic"], p["partition"], p["replica_racks"], p["beginning_offset"],
-                                    p["end_offset"], p["committed"]):
+    for t, part, rk, begin, end, c in zip(p["topic"], p["partition"], p["replica_racks"], p["beginning_offset"],
+                                          p["end_offset"], p["committed"]):
         if t is None or t not in subscribed or part is None or part < 0:
             continue
         key = (t, part)
@@ -199,7 +199,7 @@ def build_group(members_tbl: pa.Table, parts_tbl: pa.Table, *, auto_offset_reset
             continue
         if part + 1 > ppt.get(t, 0):
             ppt[t] = part + 1
-        lag = fn(c, b, e, auto_offset_reset)
+        lag = fn(c, begin, end, auto_offset_reset)
         lags[key] = lag
         if c is None or c < 0:
             uncommitted += 1  # left out of sums (kafka-lag-exporter)
@@ -314,9 +314,8 @@ def rows_to_table(rows: list[dict[str, Any]], with_assignment: bool) -> pa.Table
 def assignment_from_rows(rows: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict[str, list[TopicPartition]]:
     """Rebuild ``{member: [TopicPartition]}`` from a result row's ``assignment`` column (members
     with no partitions are absent)."""
-    if isinstance(rows, Mapping):
-        rows = rows["assignment"]
+    entries = rows["assignment"] if isinstance(rows, Mapping) else rows
     out: dict[str, list[TopicPartition]] = {}
-    for d in rows:
+    for d in entries:
         out.setdefault(d["member_id"], []).append(TopicPartition(d["topic"], d["partition"]))
     return out

@@ -87,7 +87,7 @@ def default_partitions(snapshot: str, parallelism: int) -> int:
     try:
         import pyarrow.dataset as ds
 
-        rows = ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows()
+        rows = int(ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows())
     except Exception:  # unreadable here: Spark reports it
         return base
     return max(base, min(MAX_DEFAULT_PARTITIONS, -(-rows // MEMBER_ROWS_PER_PARTITION)))

@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Optional
+from typing import Any, Optional
 
 
 def _children() -> dict[int, list[int]]:
@@ -75,7 +75,8 @@ def _kind(pid: int) -> str:
     return "other"
 
 
-def measure(cmd: list[str], interval: float = 0.5) -> dict[str, object]:
+def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
+    """Run ``cmd``; return its exit code, wall time and peak RSS of its process tree (a JSON record)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd)
     peak = {"total": 0, "jvm": 0, "python_workers": 0, "other": 0}
@@ -124,7 +125,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(r, f, indent=1)
-    return int(r["exit_code"])  # type: ignore[arg-type]
+    return int(r["exit_code"])
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ def _ragged_arange(lengths: np.ndarray) -> np.ndarray:
     if total == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.arange(total, dtype=np.int64) - starts
+    out: np.ndarray = np.arange(total, dtype=np.int64) - starts
+    return out
 
 
 def _offsets(lengths: np.ndarray) -> np.ndarray:
@@ -321,7 +322,6 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     M = int(g_size.sum())
     m_group = np.repeat(np.arange(G), g_size)
     m_idx = _ragged_arange(g_size)
-    g_m_start = np.concatenate([[0], np.cumsum(g_size)[:-1]])
     # subscriptions: the group's topics, minus dropped ones in heterogeneous groups
     g_e_start = np.concatenate([[0], np.cumsum(g_k)[:-1]])
     s_len = g_k[m_group]

@@ -10,7 +10,7 @@ algorithm.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from . import sticky
@@ -26,12 +26,12 @@ def assign(
     members: Mapping[str, Member],
     partitions_per_topic: Mapping[str, int],
     *,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
-    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Pure-Python ``sticky`` / ``cooperative-sticky``; same contract as :func:`kassign.assign`."""
-    from .. import _check_members, _check_partition_racks, _check_partitions
+    from .. import _check_members, _check_partition_racks, _core
 
     if not isinstance(strategy, str):
         raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
@@ -40,7 +40,7 @@ def assign(
     if options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
     checked = _check_members(members)
-    partitions = _check_partitions(partitions_per_topic)
+    partitions = _core.check_partitions(partitions_per_topic)
     racks = _check_partition_racks(partition_racks)
     prob = Problem(checked, partitions, racks)
     owner = sticky.assign(prob, cooperative=strategy == "cooperative-sticky")

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Optional
+from typing import Callable, Optional
 
 from ._problem import Problem
 
@@ -129,7 +129,12 @@ def keep_order(prob: Problem, m: int, parts: list[int], rack_on: bool) -> list[i
 
 
 def rack_pass(
-    prob: Problem, pool: list[int], eligible: list[int], room, take, placed: bytearray
+    prob: Problem,
+    pool: list[int],
+    eligible: list[int],
+    room: Callable[[int], Optional[int]],
+    take: Callable[[int, int], None],
+    placed: bytearray,
 ) -> None:
     """Give pool partitions to members on a rack that hosts a replica, scarcest partitions first
     (fewest replica racks, then flat id); each to the matching member with the least
@@ -143,8 +148,8 @@ def rack_pass(
         k = room(m)
         if r is not None and k is not None:
             heaps.setdefault(r, []).append((k, m))
-    for h in heaps.values():
-        heapq.heapify(h)
+    for heap in heaps.values():
+        heapq.heapify(heap)
     order = sorted((p for p in pool if prs[p]), key=lambda p: (len(prs[p]), p))
     for p in order:
         best: Optional[tuple[int, int]] = None
@@ -427,7 +432,15 @@ class Flow:
     """Phase B: keep/new counts per (class, member) edge with member ranges [lo, hi] and per-level
     counts of members at hi; maximises kept partitions by min-cost flow."""
 
-    def __init__(self, cls: Classes, owned_per_edge: list[int], level, lo, hi, at_hi) -> None:
+    def __init__(
+        self,
+        cls: Classes,
+        owned_per_edge: list[int],
+        level: list[int],
+        lo: list[int],
+        hi: list[int],
+        at_hi: list[int],
+    ) -> None:
         self.cls = cls
         self.h = owned_per_edge
         n_edges = len(cls.edge_member)
@@ -508,7 +521,8 @@ class Flow:
         n_l = len(self.free_hi)
         INF = float("inf")
         dist = [INF] * (n_c + n_m + n_l)
-        prev: list[Optional[tuple]] = [None] * (n_c + n_m + n_l)
+        # node => (previous node, the edge step taken from it) on the cheapest path found
+        prev: list[Optional[tuple[int, tuple[str, int]]]] = [None] * (n_c + n_m + n_l)
         in_q = bytearray(n_c + n_m + n_l)
         q: deque[int] = deque()
         for c in range(n_c):
@@ -570,22 +584,24 @@ class Flow:
         # walk back, one unit (slot moves carry one unit; keeps the walk simple and exact)
         path = []
         v = best
-        while prev[v] is not None:
-            u, how = prev[v]
+        step = prev[v]
+        while step is not None:
+            u, how = step
             path.append(how)
             v = u
+            step = prev[v]
         source = v
-        for how, e in path:
-            if how == "keep+":
+        for kind, e in path:
+            if kind == "keep+":
                 self.k[e] += 1
                 self._add(cls.edge_member[e], 1)
-            elif how == "new+":
+            elif kind == "new+":
                 self.y[e] += 1
                 self._add(cls.edge_member[e], 1)
-            elif how == "new-":
+            elif kind == "new-":
                 self.y[e] -= 1
                 self._add(cls.edge_member[e], -1)
-            elif how == "keep-":
+            elif kind == "keep-":
                 self.k[e] -= 1
                 self._add(cls.edge_member[e], -1)
             # slot+/slot-: the member's own count changes through its class edges; nothing here
@@ -637,10 +653,12 @@ def general(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
         if rack_on and pool:
             given = dict.fromkeys(room, 0)
 
-            def room_key(m: int) -> Optional[int]:
+            # Both closures run inside rack_pass below, during this iteration; the defaults bind
+            # this class's dicts explicitly.
+            def room_key(m: int, room: dict[int, int] = room, given: dict[int, int] = given) -> Optional[int]:
                 return given[m] if room[m] > 0 else None
 
-            def take(m: int, p: int) -> None:
+            def take(m: int, p: int, room: dict[int, int] = room, given: dict[int, int] = given) -> None:
                 room[m] -= 1
                 given[m] += 1
                 place.give(m, p)

@@ -5,8 +5,8 @@
 //! flat id `topic_base[t] + p`; members are sorted by id; subscriptions are numbered in the order
 //! of the first member (by id) that has them.
 
-use super::{FxHashMap, Group, GroupError, GroupParts, GroupRows, Names, OffsetReset, Origin, Placed, NONE};
-use crate::model::{InputError, Member, MemberColumns, PartId, Problem, SubId};
+use super::{Group, GroupError, GroupParts, GroupRows, Names, OffsetReset, Origin, Placed, NONE};
+use crate::model::{InputError, Member, PartId, Problem, ProblemBuilder, SubId};
 
 pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupParts) -> Result<Group, GroupError> {
     let GroupParts {
@@ -48,41 +48,45 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         ((p as u64) < n).then(|| (base[tid as usize] + p as u64) as PartId)
     };
 
-    let mut members = Vec::with_capacity(n_rows);
+    let topics_in: Vec<(String, i64)> = topic_list.iter().map(|&(t, n)| (names.get(t).to_string(), n as i64)).collect();
+    let mut builder = ProblemBuilder::new(topics_in).expect("partition counts were checked");
+    let sub_ids: Vec<SubId> = subscriptions
+        .iter()
+        .map(|s| builder.subscription(&s.iter().map(|&t| names.get(t)).collect::<Vec<&str>>()))
+        .collect();
     let mut rack_names = Names::default();
     let mut member_rack = Vec::with_capacity(n_rows);
     let mut member_rack_id = Vec::with_capacity(n_rows);
     for (r, m) in rows.members.iter().enumerate() {
         let rack = m.rack.clone().filter(|s| !s.is_empty());
         member_rack_id.push(rack.as_deref().map(|s| rack_names.intern(s)));
-        member_rack.push(rack.clone());
-        let owned_by_index: Vec<(u32, i64)> = m
+        let owned: Vec<PartId> = m
             .owned
             .iter()
             .flatten()
             .flatten()
             .filter_map(|&(t, p)| {
-                let tid = *tid_of_name.get(t? as usize)?;
-                let p = p? as i64;
-                (tid != NONE).then_some((tid, p))
+                let tid = builder.topic(names.get(t?))?;
+                builder.partition(tid, p? as i64)
             })
             .collect();
-        members.push(MemberColumns {
-            id: m.id.clone().unwrap_or_default(),
-            sub: sub_of_row[r] as usize,
-            owned: Vec::new(),
-            owned_by_index,
-            generation: m.generation.unwrap_or(-1),
-            rack,
-            group_instance_id: m.instance_id.clone(),
-        });
+        builder
+            .add_member(
+                m.id.clone().unwrap_or_default(),
+                sub_ids[sub_of_row[r] as usize],
+                owned,
+                m.generation.unwrap_or(-1),
+                rack.as_deref(),
+                m.instance_id.clone(),
+            )
+            .expect("validated member rows");
+        member_rack.push(rack);
     }
 
     let mut lag = vec![0i64; total as usize];
     let mut has_lag = vec![false; total as usize];
     let mut part_racks: Vec<Option<Vec<u32>>> = vec![None; total as usize];
-    // Replica racks for the problem (see below): flat partition, rack names, in row order.
-    let mut racks_in: Vec<(PartId, &[Option<String>])> = Vec::new();
+    let mut any_racks = false;
     if !too_big {
         for &i in &kept {
             let row = &rows.parts[i];
@@ -92,7 +96,11 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
             has_lag[f as usize] = true;
             if let Some(rs) = row.racks.as_ref().filter(|rs| !rs.is_empty()) {
                 part_racks[f as usize] = Some(rs.iter().flatten().map(|s| rack_names.intern(s)).collect());
-                racks_in.push((f, rs.as_slice()));
+                any_racks = true;
+                let rs: Vec<&str> = rs.iter().flatten().map(String::as_str).collect();
+                builder.with_partition_racks();
+                let tid = builder.topic(names.get(t)).expect("a group topic");
+                builder.add_partition_racks(tid, p, &rs);
             }
         }
     }
@@ -143,44 +151,9 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         Some(if mean > top { mean } else { top } / mean)
     };
 
-    let topics_in: Vec<(String, i64)> = topic_list.iter().map(|&(t, n)| (names.get(t).to_string(), n as i64)).collect();
-    let subs_in: Vec<Vec<String>> = subscriptions
-        .iter()
-        .map(|s| s.iter().map(|&t| names.get(t).to_string()).collect())
-        .collect();
-    // Too many partitions: every strategy is an error row; the problem is left empty.
-    let mut problem = if too_big {
-        Problem::build_interned(Vec::new(), subs_in, members, Vec::new())
-    } else {
-        Problem::build_interned(topics_in, subs_in, members, Vec::new())
-    }
-    .expect("validated group rows always build");
-    // Replica racks, as the builder would intern them from (topic, partition, racks) entries after
-    // the members' racks (without a String per entry): sorted, deduplicated ids, "" dropped; no
-    // entry at all means no rack data.
-    if !racks_in.is_empty() {
-        let mut index: FxHashMap<String, u32> =
-            problem.racks.iter().enumerate().map(|(i, r)| (r.clone(), i as u32)).collect();
-        let mut prack = vec![Vec::new(); total as usize];
-        for (f, rs) in racks_in {
-            let slot: &mut Vec<u32> = &mut prack[f as usize];
-            for r in rs.iter().flatten().filter(|r| !r.is_empty()) {
-                let id = match index.get(r.as_str()) {
-                    Some(&id) => id,
-                    None => {
-                        let id = problem.racks.len() as u32;
-                        problem.racks.push(r.clone());
-                        index.insert(r.clone(), id);
-                        id
-                    }
-                };
-                slot.push(id);
-            }
-            slot.sort_unstable();
-            slot.dedup();
-        }
-        problem.partition_racks = prack;
-    }
+    let _ = any_racks;
+    let problem = builder.build().expect("validated group rows always build");
+    debug_assert_eq!(problem.input_order, member_order);
     debug_assert!(problem.members.iter().zip(&row_by_id).all(|(m, &r)| Some(&m.id) == rows.members[r as usize].id.as_ref()));
     debug_assert_eq!(problem.num_partitions() as u64, total);
 
@@ -275,7 +248,12 @@ impl RoundProblem {
             });
             origins.push(m.origin);
         }
+        let mut input_order = vec![0; order.len()];
+        for (idx, &i) in order.iter().enumerate() {
+            input_order[i] = idx as u32;
+        }
         self.problem.members = out;
+        self.problem.input_order = input_order;
         self.problem.subs = subs;
         self.problem.sub_raw = sub_raw;
         self.slot = order;
@@ -285,7 +263,8 @@ impl RoundProblem {
 
 /// Run a Rust strategy (`crate::strategy`).
 pub fn run_rust(strategy: &str, problem: &Problem) -> Result<Placed, InputError> {
-    crate::strategy::run(strategy, problem).map(|a| Placed::from_lists(a.per_member))
+    let s: crate::strategy::Strategy = strategy.parse()?;
+    Ok(Placed::from_lists(s.run(problem).per_member(problem.members.len())))
 }
 
 /// Topic of a flat partition and whether `member` subscribes to it.

@@ -28,7 +28,7 @@ use crate::fleet::{
     RustAssigner,
 };
 use crate::model::Problem;
-use crate::python::run_detached;
+use super::errors::run_detached;
 
 fn arrow_err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("fleet_evaluate: {e}"))
@@ -291,7 +291,6 @@ struct PyAssigner<'py, 'g> {
     funcs: HashMap<String, (Bound<'py, PyAny>, bool)>,
     member_class: Bound<'py, PyType>,
     tp_class: Bound<'py, PyAny>,
-    object_new: Bound<'py, PyAny>,
     sub_tuples: Vec<Bound<'py, PyTuple>>,
     /// History-free Members: per member row, and per joiner template row.
     row_members: Vec<Option<Bound<'py, PyAny>>>,
@@ -339,7 +338,6 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 PyTuple::new(py, v)
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let object_new = py.import("builtins")?.getattr("object")?.getattr("__new__")?;
         let topic_ids = p.topics.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
         Ok(PyAssigner {
             py,
@@ -347,7 +345,6 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             funcs,
             member_class,
             tp_class,
-            object_new,
             sub_tuples,
             row_members: vec![None; group.num_members()],
             joiner_members: HashMap::new(),
@@ -359,45 +356,29 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         })
     }
 
-    /// A `kassign.Member` from validated fields, without running its checks again.
+    /// A `kassign.Member` from the decoded fields (already validated; the constructor is Rust).
     fn member(&self, row: u32, joiner: bool, owned: Option<&[u32]>, generation: i32) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let g = self.group;
         let r = row as usize;
-        let obj = self.object_new.call1((&self.member_class,))?;
-        let owned_t = match owned {
-            None => PyTuple::empty(py),
-            Some(parts) => {
-                let p = &g.problem;
-                let items = parts
-                    .iter()
-                    .map(|&f| {
-                        let (t, i) = fleet::problem::topic_partition(p, f);
-                        self.tp_class.call1((t, i))
-                    })
-                    .collect::<PyResult<Vec<_>>>()?;
-                PyTuple::new(py, items)?
-            }
-        };
-        let gid: Option<&str> = if joiner { None } else { g.instance_ids[r].as_deref() };
-        let ud = g.user_data[r].as_deref().map(|b| PyBytes::new(py, b));
-        let fields: [(&str, Bound<'py, PyAny>); 6] = [
-            ("topics", self.sub_tuples[g.sub_of_row[r] as usize].clone().into_any()),
-            ("owned_partitions", owned_t.into_any()),
-            ("generation", generation.into_pyobject(py)?.into_any()),
-            ("rack", g.member_rack[r].as_deref().into_pyobject(py)?.into_any()),
-            ("group_instance_id", gid.into_pyobject(py)?.into_any()),
-            ("user_data", ud.into_pyobject(py)?.into_any()),
-        ];
-        for (name, value) in fields {
-            let name = PyString::new(py, name);
-            // object.__setattr__: Member is a frozen dataclass with slots.
-            let rc = unsafe { pyo3::ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
-            if rc != 0 {
-                return Err(PyErr::fetch(py));
-            }
+        let kwargs = PyDict::new(py);
+        if let Some(parts) = owned {
+            let p = &g.problem;
+            let items = parts
+                .iter()
+                .map(|&f| {
+                    let (t, i) = fleet::problem::topic_partition(p, f);
+                    self.tp_class.call1((t, i))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            kwargs.set_item("owned_partitions", PyTuple::new(py, items)?)?;
+            kwargs.set_item("generation", generation)?;
         }
-        Ok(obj)
+        let gid: Option<&str> = if joiner { None } else { g.instance_ids[r].as_deref() };
+        kwargs.set_item("rack", g.member_rack[r].as_deref())?;
+        kwargs.set_item("group_instance_id", gid)?;
+        kwargs.set_item("user_data", g.user_data[r].as_deref().map(|b| PyBytes::new(py, b)))?;
+        self.member_class.call((self.sub_tuples[g.sub_of_row[r] as usize].clone(),), Some(&kwargs))
     }
 
     fn call(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> PyResult<Result<Placed, (String, String)>> {

@@ -56,11 +56,11 @@ impl Classes {
         let mut key_to_class: HashMap<&[u32], u32> = HashMap::new();
         let mut topics: Vec<Vec<u32>> = Vec::new();
         let mut keys: Vec<&[u32]> = Vec::new();
-        for t in 0..nt {
-            if topic_subs[t].is_empty() || problem.topic_len[t] == 0 {
+        for (t, subs) in topic_subs.iter().enumerate().take(nt) {
+            if subs.is_empty() || problem.topic_len[t] == 0 {
                 continue;
             }
-            let key: &[u32] = &topic_subs[t];
+            let key: &[u32] = subs;
             let c = *key_to_class.entry(key).or_insert_with(|| {
                 topics.push(Vec::new());
                 keys.push(key);
@@ -137,7 +137,7 @@ fn water_fill(cls: &Classes, c: u32, load: &mut [u64], x: &mut [u64]) {
     let mut lo = ms.iter().map(|&m| load[m as usize]).min().unwrap_or(0);
     let mut hi = lo + units;
     while lo < hi {
-        let mid = (lo + hi + 1) / 2;
+        let mid = (lo + hi).div_ceil(2);
         let mut need: u64 = 0;
         for &m in ms {
             let l = load[m as usize];

@@ -151,7 +151,7 @@ pub fn assign(problem: &Problem, cooperative: bool) -> Assignment {
     } else {
         general::assign(problem, &claims, cooperative)
     };
-    Assignment::from_owner(problem, &owner)
+    Assignment { owner }
 }
 
 #[cfg(test)]
@@ -171,7 +171,7 @@ mod tests {
     }
 
     fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
-        a.per_member
+        a.per_member(p.members.len())
             .iter()
             .map(|ps| {
                 ps.iter()
@@ -233,6 +233,10 @@ mod tests {
         ];
         let p = Problem::build(topics, members, vec![]).unwrap();
         let a = assign(&p, false);
-        assert!(a.per_member.iter().all(|v| v.len() == 1), "{:?}", names(&p, &a));
+        assert!(
+            a.per_member(p.members.len()).iter().all(|v| v.len() == 1),
+            "{:?}",
+            names(&p, &a)
+        );
     }
 }

@@ -1,0 +1,136 @@
+//! Building result objects fast: `TopicPartition`s allocated directly, and the GIL handed to
+//! waiting threads while a long conversion holds it.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyString, PyTuple, PyType};
+
+/// Objects converted between two looks at the clock (well under a millisecond of work).
+pub(crate) const CHECK_EVERY: usize = 4_096;
+
+/// Hands the GIL to waiting threads (a consumer's heartbeat) while a long conversion holds it.
+///
+/// Releasing and at once re-taking the GIL is not enough: CPython's waiting thread asks for a
+/// switch only after 5 ms without one, and every release and re-take restarts that wait, so
+/// frequent short releases can starve it for the whole conversion. Instead, after `SLICE` of
+/// holding, the GIL is released for `PAUSE` (the waiter takes it), then re-taken.
+pub(crate) struct GilYield {
+    last: std::time::Instant,
+    count: usize,
+}
+
+const SLICE: std::time::Duration = std::time::Duration::from_millis(4);
+const PAUSE: std::time::Duration = std::time::Duration::from_micros(200);
+
+impl GilYield {
+    pub(crate) fn new() -> GilYield {
+        GilYield {
+            last: std::time::Instant::now(),
+            count: 0,
+        }
+    }
+
+    /// Count `n` converted objects; every [`CHECK_EVERY`], hand the GIL over if it was held
+    /// for a slice.
+    #[inline]
+    pub(crate) fn tick(&mut self, py: Python<'_>, n: usize) {
+        self.count += n;
+        if self.count >= CHECK_EVERY {
+            self.count = 0;
+            if self.last.elapsed() >= SLICE {
+                py.detach(|| std::thread::sleep(PAUSE));
+                self.last = std::time::Instant::now();
+            }
+        }
+    }
+}
+
+static TOPIC_PARTITION: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `kassign.TopicPartition` (defined in Python, in `kassign._types`).
+pub(crate) fn topic_partition_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    TOPIC_PARTITION
+        .get_or_try_init(py, || {
+            let cls = py.import("kassign._types")?.getattr("TopicPartition")?;
+            Ok::<_, PyErr>(cls.cast_into::<PyType>()?.unbind())
+        })
+        .map(|c| c.bind(py))
+}
+
+/// Builds `tp_class` instances, a `tuple` subclass of (topic, partition) without an instance
+/// dict (`kassign.TopicPartition`). They are allocated directly and untracked by the cyclic GC: a
+/// tuple of a str and an int cannot be part of a reference cycle (CPython untracks exact tuples
+/// like these itself), and a million tracked results would otherwise trigger full collections
+/// that stall every thread. Other classes go through `tuple.__new__`.
+pub(crate) struct TpFactory<'py> {
+    cls: Bound<'py, PyType>,
+    direct: bool,
+    tuple_new: Bound<'py, PyAny>,
+    /// Partition index objects 0..n, shared by every result (ints above 256 are not cached by
+    /// CPython; a million results would otherwise allocate a million ints).
+    ints: Vec<Bound<'py, PyAny>>,
+}
+
+/// At most this many shared index objects (a topic with more partitions allocates the rest).
+const MAX_SHARED_INTS: usize = 1 << 17;
+
+impl<'py> TpFactory<'py> {
+    /// A factory for `cls` (a tuple subclass), sharing index objects up to `longest_topic`.
+    pub(crate) fn new(py: Python<'py>, cls: &Bound<'py, PyType>, longest_topic: usize) -> PyResult<TpFactory<'py>> {
+        let tuple_type = py.get_type::<PyTuple>();
+        if !cls.is_subclass(&tuple_type)? {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "tp_class: expected a tuple subclass",
+            ));
+        }
+        let no_dict = cls.getattr("__dictoffset__")?.extract::<isize>()? == 0;
+        let plain_alloc =
+            cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
+        let direct = no_dict && plain_alloc;
+        let n = if direct { longest_topic.min(MAX_SHARED_INTS) } else { 0 };
+        let ints = (0..n as u32)
+            .map(|i| match i.into_pyobject(py) {
+                Ok(o) => o.into_any(),
+                Err(never) => match never {},
+            })
+            .collect();
+        Ok(TpFactory {
+            cls: cls.clone(),
+            direct,
+            tuple_new: tuple_type.getattr("__new__")?,
+            ints,
+        })
+    }
+
+    /// One (topic, partition) instance.
+    #[inline]
+    pub(crate) fn make(&self, py: Python<'py>, topic: &Bound<'py, PyString>, idx: i64) -> PyResult<Bound<'py, PyAny>> {
+        if !self.direct {
+            let pair = PyTuple::new(py, [topic.clone().into_any(), idx.into_pyobject(py)?.into_any()])?;
+            return self.tuple_new.call1((&self.cls, pair));
+        }
+        // SAFETY: `cls` is a tuple subclass without an instance dict whose items are object
+        // pointers (checked in `new`), so a 2-item GenericAlloc is a valid empty instance whose
+        // slots we fill once with new references.
+        unsafe {
+            let obj = ffi::PyType_GenericAlloc(self.cls.as_type_ptr(), 2);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let obj = Bound::from_owned_ptr(py, obj);
+            if ffi::PyTuple_SetItem(obj.as_ptr(), 0, topic.clone().into_ptr()) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            let index = match usize::try_from(idx).ok().and_then(|i| self.ints.get(i)) {
+                Some(i) => i.clone().into_ptr(),
+                None => ffi::PyLong_FromLongLong(idx),
+            };
+            if index.is_null() || ffi::PyTuple_SetItem(obj.as_ptr(), 1, index) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyObject_GC_UnTrack(obj.as_ptr().cast());
+            Ok(obj)
+        }
+    }
+}
