@@ -240,7 +240,10 @@ impl AssignInputError {
         match self {
             AssignInputError::CountOverInt32 { topic, count } => (
                 "ValueError",
-                format!("partitions_per_topic[{}]: partition count {count} exceeds the int32 range", repr(topic)),
+                format!(
+                    "partitions_per_topic[{}]: partition count {count} exceeds the int32 range",
+                    repr(topic)
+                ),
             ),
             AssignInputError::TooManyPartitions(n) => (
                 "ValueError",
@@ -262,7 +265,11 @@ impl AssignInputError {
 /// A simple stand-in for Python's `repr()` of a str (for messages outside Python; the boundary
 /// passes the real one).
 pub fn simple_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -350,7 +357,10 @@ impl Group {
             if !seen.insert(id) {
                 return Err(GroupError::DuplicateMember { id: id.to_string() });
             }
-            let topics = m.topics.as_ref().ok_or_else(|| GroupError::NullTopics { id: id.to_string() })?;
+            let topics = m
+                .topics
+                .as_ref()
+                .ok_or_else(|| GroupError::NullTopics { id: id.to_string() })?;
             let owned: &[OwnedClaim] = m.owned.as_deref().unwrap_or(&[]);
             if owned.iter().any(|c| c.is_none()) {
                 return Err(GroupError::NullOwnedEntry { id: id.to_string() });
@@ -389,9 +399,12 @@ impl Group {
         let mut count: FxHashMap<u32, u64> = FxHashMap::default();
         let mut topic_order: Vec<u32> = Vec::new(); // partitions_per_topic's insertion order
         let mut kept: Vec<usize> = Vec::with_capacity(rows.parts.len());
-        let mut key_seen: FxHashSet<(u32, i32)> = FxHashSet::with_capacity_and_hasher(rows.parts.len(), Default::default());
+        let mut key_seen: FxHashSet<(u32, i32)> =
+            FxHashSet::with_capacity_and_hasher(rows.parts.len(), Default::default());
         for (i, r) in rows.parts.iter().enumerate() {
-            let (Some(t), Some(p)) = (r.topic, r.partition) else { continue };
+            let (Some(t), Some(p)) = (r.topic, r.partition) else {
+                continue;
+            };
             if p < 0 || !subscribed[t as usize] {
                 continue;
             }
@@ -444,18 +457,22 @@ impl Group {
                 partition: p,
             })
         });
-        problem::build_group(rows, reset, GroupParts {
-            subscriptions,
-            sub_of_row,
-            count,
-            kept,
-            topics: n_subscribed,
-            missing,
-            sum_lag: stats.0,
-            max_lag: stats.1,
-            uncommitted: stats.2,
-            input_error,
-        })
+        problem::build_group(
+            rows,
+            reset,
+            GroupParts {
+                subscriptions,
+                sub_of_row,
+                count,
+                kept,
+                topics: n_subscribed,
+                missing,
+                sum_lag: stats.0,
+                max_lag: stats.1,
+                uncommitted: stats.2,
+                input_error,
+            },
+        )
     }
 
     pub fn num_members(&self) -> usize {
@@ -492,7 +509,8 @@ impl Placed {
     }
 
     pub fn assigned(&self) -> u64 {
-        self.per_member.iter().map(|v| v.len() as u64).sum::<u64>() + self.invalid.iter().map(|&c| c as u64).sum::<u64>()
+        self.per_member.iter().map(|v| v.len() as u64).sum::<u64>()
+            + self.invalid.iter().map(|&c| c as u64).sum::<u64>()
     }
 }
 

@@ -29,7 +29,11 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
     );
 
     // Topics with partitions, sorted by name: TopicId = position.
-    let mut topic_list: Vec<(u32, u64)> = if too_big { Vec::new() } else { count.into_iter().collect() };
+    let mut topic_list: Vec<(u32, u64)> = if too_big {
+        Vec::new()
+    } else {
+        count.into_iter().collect()
+    };
     topic_list.sort_unstable_by(|a, b| names.get(a.0).cmp(names.get(b.0)));
     let mut tid_of_name: Vec<u32> = vec![NONE; names.names.len()];
     let mut base: Vec<u64> = Vec::with_capacity(topic_list.len() + 1);
@@ -48,7 +52,10 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         ((p as u64) < n).then(|| (base[tid as usize] + p as u64) as PartId)
     };
 
-    let topics_in: Vec<(String, i64)> = topic_list.iter().map(|&(t, n)| (names.get(t).to_string(), n as i64)).collect();
+    let topics_in: Vec<(String, i64)> = topic_list
+        .iter()
+        .map(|&(t, n)| (names.get(t).to_string(), n as i64))
+        .collect();
     let mut builder = ProblemBuilder::new(topics_in).expect("partition counts were checked");
     let sub_ids: Vec<SubId> = subscriptions
         .iter()
@@ -154,7 +161,11 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
     let _ = any_racks;
     let problem = builder.build().expect("validated group rows always build");
     debug_assert_eq!(problem.input_order, member_order);
-    debug_assert!(problem.members.iter().zip(&row_by_id).all(|(m, &r)| Some(&m.id) == rows.members[r as usize].id.as_ref()));
+    debug_assert!(problem
+        .members
+        .iter()
+        .zip(&row_by_id)
+        .all(|(m, &r)| Some(&m.id) == rows.members[r as usize].id.as_ref()));
     debug_assert_eq!(problem.num_partitions() as u64, total);
 
     Ok(Group {

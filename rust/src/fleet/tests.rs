@@ -1,10 +1,16 @@
 use super::*;
 
-fn rows(members: &[(&str, &[&str], &[(&str, i32)], i32, Option<&str>)], parts: &[(&str, i32, &[&str], i64, i64, Option<i64>)]) -> GroupRows {
+fn rows(
+    members: &[(&str, &[&str], &[(&str, i32)], i32, Option<&str>)],
+    parts: &[(&str, i32, &[&str], i64, i64, Option<i64>)],
+) -> GroupRows {
     let mut g = GroupRows::default();
     for (id, topics, owned, gen, rack) in members {
         let topics = topics.iter().map(|t| Some(g.topics.intern(t))).collect();
-        let owned = owned.iter().map(|(t, p)| Some((Some(g.topics.intern(t)), Some(*p)))).collect();
+        let owned = owned
+            .iter()
+            .map(|(t, p)| Some((Some(g.topics.intern(t)), Some(*p))))
+            .collect();
         g.members.push(MemberRow {
             id: Some(id.to_string()),
             topics: Some(topics),
@@ -29,7 +35,11 @@ fn rows(members: &[(&str, &[&str], &[(&str, i32)], i32, Option<&str>)], parts: &
 }
 
 fn opts(churn: u32) -> EvalOptions {
-    EvalOptions { churn_rounds: churn, churn_seed: 7, with_assignment: true }
+    EvalOptions {
+        churn_rounds: churn,
+        churn_seed: 7,
+        with_assignment: true,
+    }
 }
 
 #[test]
@@ -46,21 +56,33 @@ fn lag_rules() {
 #[test]
 fn group_errors_in_the_reference_order() {
     let g = GroupRows::default();
-    assert_eq!(Group::build(&g, OffsetReset::Latest).unwrap_err(), GroupError::NoMembers);
+    assert_eq!(
+        Group::build(&g, OffsetReset::Latest).unwrap_err(),
+        GroupError::NoMembers
+    );
     let mut g = rows(&[("a", &["t"], &[], 1, None), ("a", &["t"], &[], 1, None)], &[]);
     assert_eq!(
         Group::build(&g, OffsetReset::Latest).unwrap_err(),
         GroupError::DuplicateMember { id: "a".into() }
     );
     g.members[1].id = Some(String::new());
-    assert_eq!(Group::build(&g, OffsetReset::Latest).unwrap_err(), GroupError::EmptyMemberId { row: 1 });
+    assert_eq!(
+        Group::build(&g, OffsetReset::Latest).unwrap_err(),
+        GroupError::EmptyMemberId { row: 1 }
+    );
     g.members[1].id = Some("b".into());
     g.members[1].topics = Some(vec![None]);
     g.members[1].owned = Some(vec![None]);
     // the owned list is read before the Member is built
-    assert_eq!(Group::build(&g, OffsetReset::Latest).unwrap_err(), GroupError::NullOwnedEntry { id: "b".into() });
+    assert_eq!(
+        Group::build(&g, OffsetReset::Latest).unwrap_err(),
+        GroupError::NullOwnedEntry { id: "b".into() }
+    );
     g.members[1].owned = None;
-    assert_eq!(Group::build(&g, OffsetReset::Latest).unwrap_err(), GroupError::NullTopicName { id: "b".into() });
+    assert_eq!(
+        Group::build(&g, OffsetReset::Latest).unwrap_err(),
+        GroupError::NullTopicName { id: "b".into() }
+    );
     let e = GroupError::DuplicateMember { id: "it's".into() };
     assert_eq!(e.message(&simple_repr), "member \"it's\": duplicate member_id");
 }
@@ -69,7 +91,10 @@ fn group_errors_in_the_reference_order() {
 fn metrics_of_a_small_group() {
     // t has 4 partitions: lags 10, 0, 0, 30 (t-2 uncommitted: lag 0 with latest)
     let g = rows(
-        &[("a", &["t"], &[("t", 0), ("t", 1)], 3, Some("r1")), ("b", &["t"], &[("t", 1)], 3, Some("r2"))],
+        &[
+            ("a", &["t"], &[("t", 0), ("t", 1)], 3, Some("r1")),
+            ("b", &["t"], &[("t", 1)], 3, Some("r2")),
+        ],
         &[
             ("t", 0, &["r1"], 0, 10, Some(0)),
             ("t", 1, &["r2"], 0, 10, Some(10)),
@@ -80,7 +105,7 @@ fn metrics_of_a_small_group() {
     let group = Group::build(&g, OffsetReset::Latest).unwrap();
     assert_eq!((group.sum_lag, group.max_lag, group.uncommitted), (40, 30, 1));
     assert_eq!(group.previous, vec![0, NONE, NONE, NONE]); // t-1: tie at generation 3
-    // bound: max(30, 40 / 2) / 20
+                                                           // bound: max(30, 40 / 2) / 20
     assert_eq!(group.lag_bound, Some(1.5));
     let placed = Placed::from_lists(vec![vec![0, 1], vec![2, 3]]);
     let q = metrics::evaluate(&group, &placed);
@@ -99,10 +124,19 @@ fn metrics_of_a_small_group() {
 #[test]
 fn evaluation_and_churn_with_rust_strategies() {
     let g = rows(
-        &[("a", &["t", "u"], &[], -1, None), ("b", &["t"], &[], -1, None), ("c", &["t", "u"], &[], -1, None)],
-        &[("t", 0, &[], 0, 1, Some(0)), ("t", 1, &[], 0, 1, Some(0)), ("t", 2, &[], 0, 1, Some(0)), ("u", 0, &[], 0, 1, Some(0))],
+        &[
+            ("a", &["t", "u"], &[], -1, None),
+            ("b", &["t"], &[], -1, None),
+            ("c", &["t", "u"], &[], -1, None),
+        ],
+        &[
+            ("t", 0, &[], 0, 1, Some(0)),
+            ("t", 1, &[], 0, 1, Some(0)),
+            ("t", 2, &[], 0, 1, Some(0)),
+            ("u", 0, &[], 0, 1, Some(0)),
+        ],
     );
-    let strategies: Vec<String> = crate::strategy::RUST_STRATEGIES.iter().map(|s| s.to_string()).collect();
+    let strategies: Vec<String> = crate::strategy::names().iter().map(|s| s.to_string()).collect();
     let rows = evaluate_rows(&g, &strategies, OffsetReset::Latest, &opts(4));
     for r in &rows {
         assert!(r.error.is_none(), "{:?}", r.error);
@@ -114,5 +148,8 @@ fn evaluation_and_churn_with_rust_strategies() {
         assert_eq!(r.assignment.as_ref().unwrap().len(), 4);
     }
     let err = evaluate_rows(&g, &["nope".to_string()], OffsetReset::Latest, &opts(0));
-    assert_eq!(err[0].error.as_deref(), Some("nope: ValueError: strategy: unknown strategy \"nope\""));
+    assert_eq!(
+        err[0].error.as_deref(),
+        Some("nope: ValueError: strategy: unknown strategy \"nope\"")
+    );
 }

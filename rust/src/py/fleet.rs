@@ -23,12 +23,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3_arrow::PyTable;
 
+use super::errors::run_detached;
 use crate::fleet::{
-    self, Assigner, FxHashMap, EvalOptions, Group, GroupRows, MemberRow, OffsetReset, Origin, PartRow, Placed, ResultRow,
-    RustAssigner,
+    self, Assigner, EvalOptions, FxHashMap, Group, GroupRows, MemberRow, OffsetReset, Origin, PartRow, Placed,
+    ResultRow, RustAssigner,
 };
 use crate::model::Problem;
-use super::errors::run_detached;
 
 fn arrow_err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("fleet_evaluate: {e}"))
@@ -47,9 +47,8 @@ fn cast_to(a: &ArrayRef, to: &DataType) -> PyResult<ArrayRef> {
     if a.data_type() == to {
         return Ok(a.clone());
     }
-    arrow_cast::cast(a.as_ref(), to).map_err(|e| {
-        PyTypeError::new_err(format!("fleet_evaluate: cannot read {} as {to}: {e}", a.data_type()))
-    })
+    arrow_cast::cast(a.as_ref(), to)
+        .map_err(|e| PyTypeError::new_err(format!("fleet_evaluate: cannot read {} as {to}: {e}", a.data_type())))
 }
 
 /// Column accessors over a batch: absent columns read as all-null (the reference does the same).
@@ -70,11 +69,15 @@ impl<'a> Columns<'a> {
     }
 
     fn i32(&self, name: &str) -> PyResult<Option<Int32Array>> {
-        Ok(self.get(name, &DataType::Int32)?.map(|a| a.as_primitive::<Int32Type>().clone()))
+        Ok(self
+            .get(name, &DataType::Int32)?
+            .map(|a| a.as_primitive::<Int32Type>().clone()))
     }
 
     fn i64(&self, name: &str) -> PyResult<Option<Int64Array>> {
-        Ok(self.get(name, &DataType::Int64)?.map(|a| a.as_primitive::<Int64Type>().clone()))
+        Ok(self
+            .get(name, &DataType::Int64)?
+            .map(|a| a.as_primitive::<Int64Type>().clone()))
     }
 
     fn binary(&self, name: &str) -> PyResult<Option<BinaryArray>> {
@@ -83,7 +86,9 @@ impl<'a> Columns<'a> {
 
     /// A list column with its values cast to `value` (a list of structs keeps its struct values).
     fn list(&self, name: &str, value: Option<&DataType>) -> PyResult<Option<ListArray>> {
-        let Some(c) = self.batch.column_by_name(name) else { return Ok(None) };
+        let Some(c) = self.batch.column_by_name(name) else {
+            return Ok(None);
+        };
         let item = match (c.data_type(), value) {
             (_, Some(v)) => v.clone(),
             (DataType::List(f) | DataType::LargeList(f), None) => f.data_type().clone(),
@@ -131,10 +136,9 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
     let owned = m.list("owned_partitions", None)?;
     let (owned_topic, owned_part, owned_struct) = match &owned {
         Some(l) => {
-            let s = l
-                .values()
-                .as_struct_opt()
-                .ok_or_else(|| PyTypeError::new_err("column owned_partitions: expected list<struct<topic, partition>>"))?;
+            let s = l.values().as_struct_opt().ok_or_else(|| {
+                PyTypeError::new_err("column owned_partitions: expected list<struct<topic, partition>>")
+            })?;
             let child = |name: &str, to: &DataType| -> PyResult<Option<ArrayRef>> {
                 s.column_by_name(name).map(|c| cast_to(c, to)).transpose()
             };
@@ -150,7 +154,9 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
             instance_id: opt_str(&gids, i).map(str::to_string),
             rack: opt_str(&racks, i).map(str::to_string),
             generation: opt_i32(&generation, i),
-            user_data: user_data.as_ref().and_then(|a| a.is_valid(i).then(|| a.value(i).to_vec())),
+            user_data: user_data
+                .as_ref()
+                .and_then(|a| a.is_valid(i).then(|| a.value(i).to_vec())),
             ..Default::default()
         };
         let mut names = Vec::new();
@@ -163,7 +169,10 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
                 let claims = (offsets[i] as usize..offsets[i + 1] as usize)
                     .map(|j| {
                         s.is_valid(j).then(|| {
-                            (opt_str(&owned_topic, j).map(|t| g.topics.intern(t)), opt_i32(&owned_part, j))
+                            (
+                                opt_str(&owned_topic, j).map(|t| g.topics.intern(t)),
+                                opt_i32(&owned_part, j),
+                            )
                         })
                     })
                     .collect();
@@ -273,7 +282,10 @@ fn decode_topic_rows(p: &Columns<'_>, n: usize, g: &mut GroupRows) -> PyResult<(
             match partition.and_then(|pt| committed.get(&pt)) {
                 Some(cs) => {
                     for &c in cs {
-                        g.parts.push(PartRow { committed: c, ..row.clone() });
+                        g.parts.push(PartRow {
+                            committed: c,
+                            ..row.clone()
+                        });
                     }
                 }
                 None => g.parts.push(row),
@@ -320,7 +332,12 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         let racks = PyList::empty(py);
         for f in 0..p.num_partitions() {
             let (t, i) = p.split(f);
-            let key = || PyTuple::new(py, [names[t as usize].clone().into_any(), i.into_pyobject(py)?.into_any()]);
+            let key = || {
+                PyTuple::new(
+                    py,
+                    [names[t as usize].clone().into_any(), i.into_pyobject(py)?.into_any()],
+                )
+            };
             if group.has_lag[f as usize] {
                 lags.set_item(key()?, group.lag[f as usize])?;
             }
@@ -338,7 +355,12 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 PyTuple::new(py, v)
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let topic_ids = p.topics.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let topic_ids = p
+            .topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
         Ok(PyAssigner {
             py,
             group,
@@ -378,10 +400,16 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         kwargs.set_item("rack", g.member_rack[r].as_deref())?;
         kwargs.set_item("group_instance_id", gid)?;
         kwargs.set_item("user_data", g.user_data[r].as_deref().map(|b| PyBytes::new(py, b)))?;
-        self.member_class.call((self.sub_tuples[g.sub_of_row[r] as usize].clone(),), Some(&kwargs))
+        self.member_class
+            .call((self.sub_tuples[g.sub_of_row[r] as usize].clone(),), Some(&kwargs))
     }
 
-    fn call(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> PyResult<Result<Placed, (String, String)>> {
+    fn call(
+        &mut self,
+        strategy: &str,
+        problem: &Problem,
+        origins: &[Origin],
+    ) -> PyResult<Result<Placed, (String, String)>> {
         let py = self.py;
         let (func, reads_history) = match self.funcs.get(strategy) {
             Some((f, h)) => (f.clone(), *h),
@@ -432,7 +460,9 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             Err(e) => return Ok(Err(py_error(py, &e))),
         };
         let owners = owners.cast::<PyDict>().map_err(|_| {
-            PyTypeError::new_err(format!("{strategy}: owner arrays: expected a dict of topic -> list of member indexes"))
+            PyTypeError::new_err(format!(
+                "{strategy}: owner arrays: expected a dict of topic -> list of member indexes"
+            ))
         })?;
         let n = problem.members.len();
         let mut placed = Placed::from_lists(vec![Vec::new(); n]);
@@ -467,7 +497,11 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
 }
 
 fn py_error(py: Python<'_>, e: &PyErr) -> (String, String) {
-    let ty = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "Exception".into());
+    let ty = e
+        .get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "Exception".into());
     let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
     (ty, msg)
 }
@@ -504,7 +538,17 @@ fn result_schema(with_assignment: bool) -> Arc<Schema> {
         f("state", Utf8),
         f("current_protocol", Utf8),
     ];
-    for n in ["members", "topics", "missing_topics", "partitions", "assigned", "unassigned", "min_count", "max_count", "count_spread"] {
+    for n in [
+        "members",
+        "topics",
+        "missing_topics",
+        "partitions",
+        "assigned",
+        "unassigned",
+        "min_count",
+        "max_count",
+        "count_spread",
+    ] {
         fields.push(f(n, Int32));
     }
     fields.push(f("count_ratio", Float64));
@@ -554,27 +598,49 @@ fn to_batch(
     let i32c = |v: i64| v.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
     let s = |v: Option<&str>| -> ArrayRef { Arc::new(StringArray::from(vec![v; n])) };
     let q = |f: &dyn Fn(&fleet::metrics::Quality) -> i64| -> ArrayRef {
-        Arc::new(Int32Array::from(rows.iter().map(|r| r.quality.as_ref().map(|q| i32c(f(q)))).collect::<Vec<_>>()))
+        Arc::new(Int32Array::from(
+            rows.iter()
+                .map(|r| r.quality.as_ref().map(|q| i32c(f(q))))
+                .collect::<Vec<_>>(),
+        ))
     };
     let qf = |f: &dyn Fn(&fleet::metrics::Quality) -> Option<f64>| -> ArrayRef {
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.quality.as_ref().and_then(f)).collect::<Vec<_>>()))
+        Arc::new(Float64Array::from(
+            rows.iter().map(|r| r.quality.as_ref().and_then(f)).collect::<Vec<_>>(),
+        ))
     };
-    let st = |f: &dyn Fn(&fleet::GroupStats) -> i64| -> Vec<Option<i64>> { rows.iter().map(|r| r.stats.as_ref().map(f)).collect() };
-    let ch = |f: &dyn Fn(&fleet::churn::ChurnResult) -> i64| -> Vec<Option<i64>> { rows.iter().map(|r| r.churn.as_ref().map(f)).collect() };
-    let to32 = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(Int32Array::from(v.into_iter().map(|x| x.map(i32c)).collect::<Vec<_>>())) };
+    let st = |f: &dyn Fn(&fleet::GroupStats) -> i64| -> Vec<Option<i64>> {
+        rows.iter().map(|r| r.stats.as_ref().map(f)).collect()
+    };
+    let ch = |f: &dyn Fn(&fleet::churn::ChurnResult) -> i64| -> Vec<Option<i64>> {
+        rows.iter().map(|r| r.churn.as_ref().map(f)).collect()
+    };
+    let to32 = |v: Vec<Option<i64>>| -> ArrayRef {
+        Arc::new(Int32Array::from(v.into_iter().map(|x| x.map(i32c)).collect::<Vec<_>>()))
+    };
     let to64 = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(Int64Array::from(v)) };
     let mut cols: Vec<ArrayRef> = vec![
         s(Some(cluster)),
         s(Some(group_id)),
-        Arc::new(StringArray::from(rows.iter().map(|r| Some(r.strategy.as_str())).collect::<Vec<_>>())),
         Arc::new(StringArray::from(
-            rows.iter().map(|r| Some(if r.error.is_some() { "error" } else { "ok" })).collect::<Vec<_>>(),
+            rows.iter().map(|r| Some(r.strategy.as_str())).collect::<Vec<_>>(),
         )),
-        Arc::new(StringArray::from(rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>())),
+        Arc::new(StringArray::from(
+            rows.iter()
+                .map(|r| Some(if r.error.is_some() { "error" } else { "ok" }))
+                .collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(
+            rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>(),
+        )),
         s(state),
         s(protocol),
         // members: the metric when measured, else the group's (or row count's) size
-        to32(rows.iter().map(|r| Some(r.quality.as_ref().map_or(r.members, |q| q.members))).collect()),
+        to32(
+            rows.iter()
+                .map(|r| Some(r.quality.as_ref().map_or(r.members, |q| q.members)))
+                .collect(),
+        ),
         to32(st(&|g| g.topics)),
         to32(st(&|g| g.missing_topics)),
         q(&|q| q.partitions),
@@ -587,11 +653,19 @@ fn to_batch(
         to64(st(&|g| g.sum_lag)),
         to64(st(&|g| g.max_lag)),
         to32(st(&|g| g.uncommitted)),
-        Arc::new(Int64Array::from(rows.iter().map(|r| r.quality.as_ref().map(|q| q.max_member_lag)).collect::<Vec<_>>())),
+        Arc::new(Int64Array::from(
+            rows.iter()
+                .map(|r| r.quality.as_ref().map(|q| q.max_member_lag))
+                .collect::<Vec<_>>(),
+        )),
         qf(&|q| Some(q.mean_member_lag)),
         qf(&|q| q.lag_ratio),
         qf(&|q| q.lag_ratio_bound),
-        Arc::new(BooleanArray::from(rows.iter().map(|r| r.quality.as_ref().map(|q| q.lag_imbalanced)).collect::<Vec<_>>())),
+        Arc::new(BooleanArray::from(
+            rows.iter()
+                .map(|r| r.quality.as_ref().map(|q| q.lag_imbalanced))
+                .collect::<Vec<_>>(),
+        )),
         q(&|q| q.moves),
         q(&|q| q.kept),
         q(&|q| q.rack_local),
@@ -602,7 +676,11 @@ fn to_batch(
         to32(ch(&|c| c.rounds)),
         to32(ch(&|c| c.rebalances)),
         to64(ch(&|c| c.moves)),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.churn.as_ref().map(|c| c.time_ms)).collect::<Vec<_>>())),
+        Arc::new(Float64Array::from(
+            rows.iter()
+                .map(|r| r.churn.as_ref().map(|c| c.time_ms))
+                .collect::<Vec<_>>(),
+        )),
     ];
     if with_assignment {
         let mut offsets = vec![0i32];
@@ -668,7 +746,11 @@ fn fleet_evaluate<'py>(
     let reset = match auto_offset_reset.to_ascii_lowercase().as_str() {
         "latest" => OffsetReset::Latest,
         "earliest" => OffsetReset::Earliest,
-        other => return Err(PyValueError::new_err(format!("auto_offset_reset: expected latest or earliest, got {other:?}"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "auto_offset_reset: expected latest or earliest, got {other:?}"
+            )))
+        }
     };
     let mut funcs: HashMap<String, (Bound<'py, PyAny>, bool)> = HashMap::new();
     for (name, spec) in python_strategies.iter() {
@@ -698,7 +780,10 @@ fn fleet_evaluate<'py>(
         Ok((rows, built, out))
     })??;
     let repr = |s: &str| -> String {
-        PyString::new(py, s).repr().map(|r| r.to_string()).unwrap_or_else(|_| fleet::simple_repr(s))
+        PyString::new(py, s)
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| fleet::simple_repr(s))
     };
     let member_ids: Vec<Option<String>> = rows.members.iter().map(|m| m.id.clone()).collect();
     let result_rows: Vec<ResultRow> = match &built {
@@ -713,12 +798,24 @@ fn fleet_evaluate<'py>(
             let mut out = Vec::with_capacity(strategies.len());
             for s in &strategies {
                 if input_error.is_some() {
-                    out.push(fleet::evaluate_strategy(group, s, &opts, &mut RustAssigner, input_error.as_ref()));
+                    out.push(fleet::evaluate_strategy(
+                        group,
+                        s,
+                        &opts,
+                        &mut RustAssigner,
+                        input_error.as_ref(),
+                    ));
                 } else if !funcs.contains_key(s) {
                     out.push(rust_rows.next().expect("one row per Rust strategy"));
                 } else {
                     if py_assigner.is_none() {
-                        py_assigner = Some(PyAssigner::new(py, group, funcs.clone(), member_class.clone(), tp_class.clone())?);
+                        py_assigner = Some(PyAssigner::new(
+                            py,
+                            group,
+                            funcs.clone(),
+                            member_class.clone(),
+                            tp_class.clone(),
+                        )?);
                     }
                     let mut calling = Calling {
                         inner: py_assigner.as_mut().unwrap(),
