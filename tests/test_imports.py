@@ -50,6 +50,13 @@ def _module_name(path: pathlib.Path) -> str:
     return ".".join(parts)
 
 
+def _is_module(name: str) -> bool:
+    rel = pathlib.Path(*name.split("."))
+    base = PKG.parent / rel
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists() or any(
+        base.parent.glob(base.name + ".*.so"))
+
+
 def _imports(path: pathlib.Path, name: str, *, module_level_only: bool) -> set[str]:
     """kassign modules that ``name`` imports: at module level only (what runs at import time), or
     anywhere in the file (functions included)."""
@@ -67,8 +74,10 @@ def _imports(path: pathlib.Path, name: str, *, module_level_only: bool) -> set[s
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            found.add(mod)
-            found.update(f"{mod}.{a.name}" for a in node.names)
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                # `from pkg import submodule` loads the submodule, not more of the package
+                found.add(sub if _is_module(sub) else mod)
     return {m for m in found if m == "kassign" or m.startswith("kassign.")}
 
 
