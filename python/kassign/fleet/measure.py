@@ -77,6 +77,9 @@ def _kind(pid: int) -> str:
 
 def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
     """Run ``cmd``; return its exit code, wall time and peak RSS of its process tree (a JSON record)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd)
     peak = {"total": 0, "jvm": 0, "python_workers": 0, "other": 0}
@@ -96,7 +99,14 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
         samples += 1
         time.sleep(interval)
     wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU of every process of the tree that was waited for (the JVM, Python workers, the driver):
+    # a figure that depends much less on other load of the machine than the wall time
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    load = os.getloadavg()
     return {
+        "cpu_s": round(cpu, 1),
+        "load_average_at_end": [round(x, 2) for x in load],
         "command": cmd,
         "exit_code": proc.returncode,
         "wall_s": round(wall, 1),
@@ -118,7 +128,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         p.error("no command")
     r = measure(cmd, a.interval)
     peak = r["peak_rss_mib"]
-    print(f"[measure] wall {r['wall_s']}s, exit {r['exit_code']}; peak RSS of the process tree "
+    print(f"[measure] wall {r['wall_s']}s, CPU {r['cpu_s']}s (load average at the end {r['load_average_at_end']}), "
+          f"exit {r['exit_code']}; peak RSS of the process tree "
           f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
           f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
           file=sys.stderr)
