@@ -203,6 +203,9 @@ def spark_session(cfg: FleetConfig) -> Any:
         b.appName("kassign-fleet")
         .config("spark.driver.memory", cfg.driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
+        # keep the per-group stage's task count (progress moves task by task; the accumulator of
+        # groups done reaches the driver when a task ends): no AQE coalescing of shuffle partitions
+        .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     )
     for k, v in [*quiet, *conf.items()]:
