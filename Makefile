@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: bench-fleet venv tools develop demo test test-rust test-python test-fast test-long test-java-diff bench bench-smoke bench-full \
+.PHONY: bench-fleet venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-smoke bench-full \
 	bench-rebalance clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -65,6 +65,14 @@ test-java-diff: develop
 	mkdir -p out
 	KASSIGN_DIFF_SCENARIOS=10000 KASSIGN_DIFF_JSON=$(abspath out/java-diff.json) \
 		$(PY) -m pytest -q -s tests/test_java_differential.py
+
+# Differential testing of server-uniform / server-range against the broker's own assignors
+# (kafka-group-coordinator 4.4.0) on 10k seeded scenarios (tests/server_diff.py; figures in
+# docs/server_assignors.md). `make test` runs 1500 of them.
+test-server-diff: develop
+	mkdir -p out
+	KASSIGN_SERVER_DIFF_SCENARIOS=10000 KASSIGN_SERVER_DIFF_JSON=$(abspath out/server-diff.json) \
+		$(PY) -m pytest -q -s tests/test_server_differential.py
 
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q

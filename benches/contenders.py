@@ -37,8 +37,9 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 BENCHES = Path(__file__).resolve().parent
 REPO = BENCHES.parent
@@ -48,6 +49,11 @@ GO_DIR = BENCHES / "peers" / "go"
 GO_BIN = GO_DIR / "kassign-go-harness"
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+#: KIP-848 broker-side assignors (issue 16): kassign's server-uniform / server-range against the
+#: broker's own UniformAssignor / RangeAssignor (kafka-group-coordinator, benches/peers/java
+#: ServerBench); only these contenders have them.
+SERVER_STRATEGIES = ("server-uniform", "server-range")
+SERVER_CONTENDERS = ("kassign", "kassign-core", "java")
 
 Assignment = dict[str, list[tuple[str, int]]]
 
@@ -150,7 +156,7 @@ class _Cluster:
     def topics(self, exclude_internal_topics: bool = True) -> set[str]:
         return set(self._topics)
 
-    def partitions_for_topic(self, topic: str) -> Optional[set[int]]:
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
         n = self._topics.get(topic)
         return None if n is None else set(range(n))
 
@@ -237,8 +243,7 @@ def _prep_kassign_wire(doc: dict, strategy: str):
     racks = sc.partition_racks
 
     def call():
-        return protocol.assign_wire(strategy, subs, counts, group_instance_ids=instances or None,
-                                    partition_racks=racks)
+        return protocol.assign_wire(strategy, subs, counts, group_instance_ids=instances or None, partition_racks=racks)
 
     return call, _decode_assignments
 
@@ -260,8 +265,9 @@ def _prep_kassign_protocol(doc: dict, strategy: str):
         members = {}
         for mid, data in subs.items():
             d = protocol.decode_subscription(data)
-            members[mid] = member_from_wire(strategy, mid, d.topics, d.user_data, d.owned_partitions, d.generation,
-                                            d.rack, instances.get(mid))
+            members[mid] = member_from_wire(
+                strategy, mid, d.topics, d.user_data, d.owned_partitions, d.generation, d.rack, instances.get(mid)
+            )
         result = kassign.assign(strategy, members, counts, partition_racks=racks)
         return {mid: protocol.encode_assignment(tps) for mid, tps in result.items()}
 
@@ -287,14 +293,14 @@ def _prep_reference(doc: dict, strategy: str):
     return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.items()}
 
 
-def _assignor_name(cls: type) -> Optional[str]:
+def _assignor_name(cls: type) -> str | None:
     """An assignor's protocol name: a class attribute, or a property read from an instance."""
     name = getattr(cls, "name", None)
     if isinstance(name, str):
         return name
     try:
         name = cls().name
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
     return name if isinstance(name, str) else None
 
@@ -308,8 +314,10 @@ def _kafka_python_classes(module_name: str) -> dict[str, type]:
         return {}
     out = {}
     for obj in vars(mod).values():
-        if isinstance(obj, type) and issubclass(obj, AbstractPartitionAssignor) and not getattr(
-            obj, "__abstractmethods__", None
+        if (
+            isinstance(obj, type)
+            and issubclass(obj, AbstractPartitionAssignor)
+            and not getattr(obj, "__abstractmethods__", None)
         ):
             name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
@@ -382,8 +390,10 @@ def _aiokafka_classes(module_name: str) -> dict[str, type]:
         return {}
     out = {}
     for obj in vars(mod).values():
-        if isinstance(obj, type) and issubclass(obj, AbstractPartitionAssignor) and not getattr(
-            obj, "__abstractmethods__", None
+        if (
+            isinstance(obj, type)
+            and issubclass(obj, AbstractPartitionAssignor)
+            and not getattr(obj, "__abstractmethods__", None)
         ):
             name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
@@ -483,8 +493,11 @@ def python_supports(contender: str, strategy: str) -> bool:
     the cell is run, so the report shows the error instead of hiding it as "n/a".
     """
     try:
-        return PYTHON_CONTENDERS[contender][0]({"topics": {"t": 1}, "members": {"m": {"topics": ["t"]}}}, strategy) is not None
-    except Exception:  # noqa: BLE001
+        return (
+            PYTHON_CONTENDERS[contender][0]({"topics": {"t": 1}, "members": {"m": {"topics": ["t"]}}}, strategy)
+            is not None
+        )
+    except Exception:
         return True
 
 
@@ -500,8 +513,9 @@ def build_java(quiet: bool = True) -> Path:
     if not JAVA_JAR.exists() or JAVA_JAR.stat().st_mtime < newest:
         import subprocess
 
-        subprocess.run(["mvn", "-q", "-B", "package"], cwd=JAVA_DIR, check=True,
-                       stdout=subprocess.DEVNULL if quiet else None)
+        subprocess.run(
+            ["mvn", "-q", "-B", "package"], cwd=JAVA_DIR, check=True, stdout=subprocess.DEVNULL if quiet else None
+        )
     return JAVA_JAR
 
 
@@ -530,8 +544,13 @@ def peer_assign(contender: str, strategy: str, scenario_path: str, timeout: floa
     import subprocess
 
     (build_java if contender == "java" else build_go)()
-    out = subprocess.run(peer_command(contender, "assign", strategy, scenario_path), check=True,
-                         capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(
+        peer_command(contender, "assign", strategy, scenario_path),
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return read_assignment(out.stdout)
 
 
@@ -545,8 +564,16 @@ def _emit(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget: float, warmup: float,
-              out: Optional[str], min_time: float = 1.0) -> int:
+def run_child(
+    contender: str,
+    strategy: str,
+    scenario: str,
+    repeat: int,
+    budget: float,
+    warmup: float,
+    out: str | None,
+    min_time: float = 1.0,
+) -> int:
     t0 = time.perf_counter()
     doc = json.loads(Path(scenario).read_text())
     prep = PYTHON_CONTENDERS[contender][0](doc, strategy)
@@ -579,8 +606,10 @@ def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget:
     # min_time counts the loop's wall time (the gc.collect() before each call included), so short
     # calls of a library with a large heap do not spend minutes collecting garbage between samples.
     loop_start = time.perf_counter()
-    while not samples or (len(samples) < repeat and spent < budget) or (
-        time.perf_counter() - loop_start < min_time and len(samples) < 200
+    while (
+        not samples
+        or (len(samples) < repeat and spent < budget)
+        or (time.perf_counter() - loop_start < min_time and len(samples) < 200)
     ):
         result = None
         gc.collect()
@@ -599,7 +628,7 @@ def run_child(contender: str, strategy: str, scenario: str, repeat: int, budget:
     return 0
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="time one Python contender (line protocol on stdout)")
@@ -617,8 +646,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     a.add_argument("scenario")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        return run_child(args.contender, args.strategy, args.scenario, args.repeat, args.budget, args.warmup,
-                         args.out, args.min_time)
+        return run_child(
+            args.contender, args.strategy, args.scenario, args.repeat, args.budget, args.warmup, args.out, args.min_time
+        )
     if args.contender in PEER_CONTENDERS:
         result = peer_assign(args.contender, args.strategy, args.scenario)
     else:

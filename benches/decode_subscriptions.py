@@ -56,13 +56,18 @@ def main() -> None:
     b = ConsumerProtocolSubscription.decode(data[1])
     assert list(a.topics) == list(b.topics)
     assert [(tp.topic, tp.partition) for tp in a.owned_partitions] == [
-        (e.topic, p) for e in b.owned_partitions for p in e.partitions]
+        (e.topic, p) for e in b.owned_partitions for p in e.partitions
+    ]
     kassign_t = time_runs(protocol.decode_subscription, data, args.runs)
     kafka_t = time_runs(ConsumerProtocolSubscription.decode, data, max(1, min(args.runs, 3)))
     res = {
-        "members": len(data), "bytes": size, "runs": args.runs,
-        "kassign_median_s": statistics.median(kassign_t), "kafka_python_median_s": statistics.median(kafka_t),
-        "load": os.getloadavg(), "command": "benches/decode_subscriptions.py",
+        "members": len(data),
+        "bytes": size,
+        "runs": args.runs,
+        "kassign_median_s": statistics.median(kassign_t),
+        "kafka_python_median_s": statistics.median(kafka_t),
+        "load": os.getloadavg(),
+        "command": "benches/decode_subscriptions.py",
     }
     res["ratio"] = res["kafka_python_median_s"] / res["kassign_median_s"]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -70,8 +75,10 @@ def main() -> None:
     print(f"| decoder | {len(data)} subscriptions, {size / 1e6:.1f} MB |")
     print("|---|---|")
     print(f"| kassign.protocol.decode_subscription | {res['kassign_median_s'] * 1e3:.0f} ms |")
-    print(f"| kafka-python ConsumerProtocolSubscription.decode | {res['kafka_python_median_s'] * 1e3:.0f} ms "
-          f"({res['ratio']:.1f}x) |")
+    print(
+        f"| kafka-python ConsumerProtocolSubscription.decode | {res['kafka_python_median_s'] * 1e3:.0f} ms "
+        f"({res['ratio']:.1f}x) |"
+    )
     print(f"load average {res['load']}")
 
 

@@ -12,6 +12,8 @@ next to two references computed here, without kassign:
 * ``lower bound``: no assignment can do better than ``max(total / N, l1, lN + lN+1)`` (the mean,
   the largest single lag, and two of the N+1 largest lags on one member by pigeonhole), where
   l1 >= l2 >= ... are the partition lags. This is the bound LPT's analysis is stated against.
+* ``per-topic count rule bound``: :func:`count_rule_bound`, the least the member holding the largest
+  lag can carry when per-topic counts stay within 1 (lag-aware's default and per-topic modes).
 * ``LPT``: Graham's longest-processing-time greedy with no partition-count constraint (each
   partition, lag descending, to the member with the least lag so far). It is within 4/3 of the
   optimum, so it shows what lag balance costs when counts are ignored.
@@ -55,7 +57,8 @@ CONTENDERS: list[tuple[str, str, dict]] = [
     ("sticky (fresh)", "sticky", {}),
     ("cooperative-sticky (fresh)", "cooperative-sticky", {}),
     ("fair", "fair", {}),
-    ("lag-aware per-topic", "lag-aware", {}),
+    ("lag-aware (default: proposal)", "lag-aware", {}),
+    ("lag-aware per-topic (prototype)", "lag-aware", {"mode": "per-topic"}),
     ("lag-aware global", "lag-aware", {"mode": "global"}),
 ]
 
@@ -88,6 +91,21 @@ def lower_bound(lags: Lags, n: int) -> float:
     return bound
 
 
+def count_rule_bound(lags: Lags, topics: Mapping[str, int], n: int) -> int:
+    """A lower bound for assignments that keep per-topic counts within 1 (every member subscribed
+    to every topic): each member then holds at least floor(n_t / n) partitions of every topic t, so
+    the member holding the largest lag l1 carries l1 plus at least the smallest lags it must take."""
+    if not lags:
+        return 0
+    hot = max(lags, key=lambda k: (lags[k], k))
+    total = lags[hot]
+    for t, count in topics.items():
+        vals = sorted(lags[(t, p)] for p in range(count) if (t, p) != hot)
+        need = count // n - (1 if t == hot[0] else 0)
+        total += sum(vals[: max(need, 0)])
+    return total
+
+
 def lpt_max(lags: Lags, n: int) -> int:
     """Max member lag of Graham's LPT (no count constraint)."""
     heap = [0] * n
@@ -96,8 +114,9 @@ def lpt_max(lags: Lags, n: int) -> int:
     return max(heap)
 
 
-def measure(shapes: Mapping[str, Mapping[str, int]] = SHAPES, exponents: Sequence[float] = EXPONENTS,
-            seed: int = SEED) -> dict:
+def measure(
+    shapes: Mapping[str, Mapping[str, int]] = SHAPES, exponents: Sequence[float] = EXPONENTS, seed: int = SEED
+) -> dict:
     """{(shape, s): {"rows": {label: {"max": .., "min": .., "ratio": ..}}, "mean": .., "bound": ..,
     "lpt": .., "result": {label: assignment}}}"""
     out = {}
@@ -106,15 +125,27 @@ def measure(shapes: Mapping[str, Mapping[str, int]] = SHAPES, exponents: Sequenc
         for s in exponents:
             lags = zipf_lags(topics, s, seed)
             mean = sum(lags.values()) / len(members)
-            cell = {"mean": mean, "bound": lower_bound(lags, len(members)), "lpt": lpt_max(lags, len(members)),
-                    "rows": {}, "result": {}, "lags": lags, "members": members, "topics": dict(topics)}
+            cell = {
+                "mean": mean,
+                "bound": lower_bound(lags, len(members)),
+                "lpt": lpt_max(lags, len(members)),
+                "count_bound": count_rule_bound(lags, topics, len(members)),
+                "rows": {},
+                "result": {},
+                "lags": lags,
+                "members": members,
+                "topics": dict(topics),
+            }
             for label, strategy, options in CONTENDERS:
                 if strategy not in kassign.STRATEGIES:
                     continue
                 result = kassign.assign(strategy, members, topics, lags=lags, **options)
                 per = member_lags(result, lags)
-                cell["rows"][label] = {"max": max(per.values()), "min": min(per.values()),
-                                       "ratio": max(per.values()) / mean}
+                cell["rows"][label] = {
+                    "max": max(per.values()),
+                    "min": min(per.values()),
+                    "ratio": max(per.values()) / mean,
+                }
                 cell["result"][label] = result
             out[(shape, s)] = cell
     return out
@@ -128,8 +159,14 @@ def table(data: dict) -> str:
     lines = [head, sep]
     for label in labels:
         lines.append(f"| {label} | " + " | ".join(f"{data[c]['rows'][label]['ratio']:.2f}" for c in cols) + " |")
-    lines.append("| LPT, no count constraint | " + " | ".join(f"{data[c]['lpt'] / data[c]['mean']:.2f}" for c in cols)
-                 + " |")
+    lines.append(
+        "| LPT, no count constraint | " + " | ".join(f"{data[c]['lpt'] / data[c]['mean']:.2f}" for c in cols) + " |"
+    )
+    lines.append(
+        "| per-topic count rule bound | "
+        + " | ".join(f"{data[c]['count_bound'] / data[c]['mean']:.2f}" for c in cols)
+        + " |"
+    )
     lines.append("| lower bound | " + " | ".join(f"{data[c]['bound'] / data[c]['mean']:.2f}" for c in cols) + " |")
     return "\n".join(lines)
 
@@ -141,11 +178,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     data = measure(seed=args.seed)
     if args.json:
-        print(json.dumps({f"{shape} s={s}": {k: v for k, v in cell.items() if k in ("mean", "bound", "lpt", "rows")}
-                          for (shape, s), cell in data.items()}, indent=1))
+        print(
+            json.dumps(
+                {
+                    f"{shape} s={s}": {
+                        k: v for k, v in cell.items() if k in ("mean", "bound", "lpt", "count_bound", "rows")
+                    }
+                    for (shape, s), cell in data.items()
+                },
+                indent=1,
+            )
+        )
     else:
-        print(f"max member lag / mean member lag; {PARTITIONS} partitions, {MEMBERS} members, "
-              f"Zipf lags SCALE/r^s, seed {args.seed}, kassign {kassign.__version__}\n")
+        print(
+            f"max member lag / mean member lag; {PARTITIONS} partitions, {MEMBERS} members, "
+            f"Zipf lags SCALE/r^s, seed {args.seed}, kassign {kassign.__version__}\n"
+        )
         print(table(data))
     return 0
 

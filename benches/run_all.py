@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 BENCHES = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHES))
@@ -58,13 +58,17 @@ def _limit_memory(gb: float):
     return apply
 
 
-def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Optional[float]) -> dict[str, Any]:
+def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: float | None) -> dict[str, Any]:
     """Run one contender process, enforcing the per-call cap; parse its line protocol."""
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
         preexec_fn=_limit_memory(memory_gb) if memory_gb else None,
     )
-    lines: "queue.Queue[Optional[str]]" = queue.Queue()
+    lines: queue.Queue[str | None] = queue.Queue()
     err_chunks: list[str] = []
 
     def pump_out():
@@ -82,7 +86,7 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
     cpus: list[float] = []
     warmups: list[float] = []
     ready = False
-    done: Optional[dict] = None
+    done: dict | None = None
     status = None
     started = time.monotonic()
     last = started
@@ -117,8 +121,12 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
     proc.wait()
     t_err.join(timeout=5)
     stderr = "".join(err_chunks)
-    out: dict[str, Any] = {"cmd": " ".join(shlex.quote(c) for c in cmd), "wall_s": time.monotonic() - started,
-                           "warmups": warmups, "samples": sorted(samples)}
+    out: dict[str, Any] = {
+        "cmd": " ".join(shlex.quote(c) for c in cmd),
+        "wall_s": time.monotonic() - started,
+        "warmups": warmups,
+        "samples": sorted(samples),
+    }
     if status == "unsupported":
         out["status"] = "unsupported"
     elif done is not None:
@@ -143,11 +151,36 @@ def run_cell(cmd: list[str], cap: float, setup_timeout: float, memory_gb: Option
 
 def contender_command(contender: str, strategy: str, scenario_file: str, args, out_file: str) -> list[str]:
     if contender in C.PYTHON_CONTENDERS:
-        return [sys.executable, str(BENCHES / "contenders.py"), "run", "--contender", contender,
-                "--strategy", strategy, "--repeat", str(args.repeat), "--budget", str(args.budget),
-                "--min-time", str(args.min_time), "--warmup", str(args.warmup), "--out", out_file, scenario_file]
-    extra = ["--repeat", str(args.repeat), "--budget", str(args.budget), "--min-time", str(args.min_time),
-             "--out", out_file]
+        return [
+            sys.executable,
+            str(BENCHES / "contenders.py"),
+            "run",
+            "--contender",
+            contender,
+            "--strategy",
+            strategy,
+            "--repeat",
+            str(args.repeat),
+            "--budget",
+            str(args.budget),
+            "--min-time",
+            str(args.min_time),
+            "--warmup",
+            str(args.warmup),
+            "--out",
+            out_file,
+            scenario_file,
+        ]
+    extra = [
+        "--repeat",
+        str(args.repeat),
+        "--budget",
+        str(args.budget),
+        "--min-time",
+        str(args.min_time),
+        "--out",
+        out_file,
+    ]
     extra += ["--warmup", str(args.java_warmup if contender == "java" else args.warmup)]
     return C.peer_command(contender, "time", strategy, scenario_file, extra)
 
@@ -160,7 +193,7 @@ def contender_command(contender: str, strategy: str, scenario_file: str, args, o
 def _cmd_output(cmd: list[str]) -> str:
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout.strip()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return f"unavailable ({e.__class__.__name__})"
 
 
@@ -180,8 +213,13 @@ def machine() -> dict[str, Any]:
                 mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem,
-            "os": f"{platform.system()} {platform.release()}", "python": platform.python_version()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+    }
 
 
 def versions(have_java: bool, have_go: bool) -> dict[str, str]:
@@ -197,7 +235,7 @@ def versions(have_java: bool, have_go: bool) -> dict[str, str]:
         import kassign
 
         v["kassign strategies"] = ", ".join(kassign.STRATEGIES)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         v["kassign strategies"] = f"import failed: {e}"
     v["kassign commit"] = kassign_commit()
     v["rustc"] = _cmd_output(["rustc", "--version"])
@@ -257,8 +295,33 @@ def loadavg() -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def results_path(smoke: bool, override: Optional[Path] = None) -> Path:
+def results_path(smoke: bool, override: Path | None = None) -> Path:
     return override or RESULTS_DIR / ("smoke.json" if smoke else "full.json")
+
+
+#: Cells of the KIP-848 server-* strategies (issue 16), kept apart from full.json:
+#: `run_all.py --results benches/results/server.json --strategies server-uniform server-range ...`.
+SERVER_RESULTS = RESULTS_DIR / "server.json"
+
+
+def with_server_cells(data: dict, smoke: bool) -> dict:
+    """The data to render: full.json's cells plus the server-* cells of results/server.json. When
+    ``data`` is itself a server-only run, full.json is the base it is laid over."""
+    if smoke:
+        return data
+    cells = data.get("cells", {})
+    server_only = bool(cells) and all(k.split("|")[1] in C.SERVER_STRATEGIES for k in cells)
+    base = data
+    full = RESULTS_DIR / "full.json"
+    if server_only and full.exists():
+        base = json.loads(full.read_text())
+    merged = dict(base.get("cells", {}))
+    if SERVER_RESULTS.exists():
+        extra = json.loads(SERVER_RESULTS.read_text()).get("cells", {})
+        merged.update({k: v for k, v in extra.items() if k.split("|")[1] in C.SERVER_STRATEGIES})
+    if server_only:
+        merged.update(cells)
+    return {**base, "cells": merged}
 
 
 def save(path: Path, data: dict) -> None:
@@ -279,18 +342,23 @@ def run(args) -> dict:
     # Smallest first, so "> cap" on a smaller case can stand for a larger one.
     names.sort(key=lambda n: (sizes[n.split("/")[0]][0] * sizes[n.split("/")[0]][1], n))
     contenders = [c for c in C.ALL_CONTENDERS if not args.contenders or c in args.contenders]
-    strategies = [s for s in C.STRATEGIES if not args.strategies or s in args.strategies]
+    # The KIP-848 server-* strategies run only when named (their cells live in results/server.json).
+    strategies = [
+        s
+        for s in C.STRATEGIES + C.SERVER_STRATEGIES
+        if (s in args.strategies if args.strategies else s in C.STRATEGIES)
+    ]
 
     unavailable: dict[str, str] = {}
     if "java" in contenders:
         try:
             C.build_java()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             unavailable["java"] = f"build failed: {e}"
     if "franz-go" in contenders:
         try:
             C.build_go()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             unavailable["franz-go"] = f"build failed: {e}"
 
     path = results_path(args.smoke, args.results)
@@ -306,18 +374,27 @@ def run(args) -> dict:
     if args.redo:
         # Only the selected scenarios and strategies (--scenarios / --strategies) are measured again.
         chosen = set(names)
-        data["cells"] = {k: v for k, v in data["cells"].items()
-                         if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies
-                                 and k.split("|")[0] in chosen)}
+        data["cells"] = {
+            k: v
+            for k, v in data["cells"].items()
+            if not (k.split("|")[2] in args.redo and k.split("|")[1] in strategies and k.split("|")[0] in chosen)
+        }
     old_versions = (old or {}).get("versions", {})
     data["meta"] = {
         "mode": "smoke" if args.smoke else "full",
         "started": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "command": " ".join(shlex.quote(a) for a in sys.argv),
-        "cap_s": args.cap, "budget_s": args.budget, "repeat": args.repeat, "min_time_s": args.min_time, "memory_gb": args.memory_gb,
-        "machine": machine(), "load_start": loadavg(),
-        "versions": versions("java" not in unavailable and "java" in contenders,
-                             "franz-go" not in unavailable and "franz-go" in contenders),
+        "cap_s": args.cap,
+        "budget_s": args.budget,
+        "repeat": args.repeat,
+        "min_time_s": args.min_time,
+        "memory_gb": args.memory_gb,
+        "machine": machine(),
+        "load_start": loadavg(),
+        "versions": versions(
+            "java" not in unavailable and "java" in contenders,
+            "franz-go" not in unavailable and "franz-go" in contenders,
+        ),
         "unavailable": unavailable,
         "sizes": {n: list(v) for n, v in sizes.items()},
         "descriptions": {s.name: s.description for s in shapes},
@@ -328,8 +405,13 @@ def run(args) -> dict:
         data["meta"]["versions"].setdefault(k, v)
     current_commit = data["meta"]["versions"].get("kassign commit")
     runs = data.get("meta_runs", [])
-    runs.append({"started": data["meta"]["started"], "command": data["meta"]["command"],
-                 "load_start": data["meta"]["load_start"]})
+    runs.append(
+        {
+            "started": data["meta"]["started"],
+            "command": data["meta"]["command"],
+            "load_start": data["meta"]["load_start"],
+        }
+    )
     data["meta_runs"] = runs
     cells = data["cells"]
     supports = {(c, s): C.python_supports(c, s) for c in C.PYTHON_CONTENDERS for s in strategies}
@@ -339,10 +421,16 @@ def run(args) -> dict:
         doc = None
         for strategy in strategies:
             for contender in contenders:
+                if strategy in C.SERVER_STRATEGIES and contender not in C.SERVER_CONTENDERS:
+                    continue  # only kassign and the broker's own classes have the KIP-848 assignors
                 key = cell_key(name, strategy, contender)
                 if depends_on_kassign(contender):
                     current_commit = kassign_commit()
-                if args.resume and key in cells and cells[key]["status"] in ("ok", "cap", "mem", "unsupported", "error"):
+                if (
+                    args.resume
+                    and key in cells
+                    and cells[key]["status"] in ("ok", "cap", "mem", "unsupported", "error")
+                ):
                     # Peer cells stay valid whatever kassign's commit; kassign's own are redone when
                     # they were measured on another build (for example before a strategy landed).
                     if not depends_on_kassign(contender) or cells[key].get("kassign_commit") == current_commit:
@@ -376,8 +464,11 @@ def run(args) -> dict:
                 if depends_on_kassign(contender):
                     res["kassign_commit"] = current_commit
                 cells[key] = res
-                shown = fmt_time(res["median"]) if res["status"] == "ok" else res["status"] + (
-                    f": {res.get('error')}" if res.get("error") else "")
+                shown = (
+                    fmt_time(res["median"])
+                    if res["status"] == "ok"
+                    else res["status"] + (f": {res.get('error')}" if res.get("error") else "")
+                )
                 print(f"{name:34s} {strategy:18s} {contender:22s} {shown}  [load {res['load']}]", flush=True)
                 save(path, data)
     data["meta"]["load_end"] = loadavg()
@@ -390,8 +481,9 @@ def run(args) -> dict:
 NP_SHAPES = {f"np-{n}" for n in S.NP_SERIES + S.NP_SERIES_SMOKE}
 
 
-def _dominated_by_cap(cells: dict, sizes: dict, name: str, strategy: str, contender: str,
-                      commit: Optional[str] = None) -> Optional[str]:
+def _dominated_by_cap(
+    cells: dict, sizes: dict, name: str, strategy: str, contender: str, commit: str | None = None
+) -> str | None:
     shape, rnd = name.split("/")
     p, n = sizes[shape]
     for key, res in cells.items():
@@ -419,7 +511,7 @@ def _dominated_by_cap(cells: dict, sizes: dict, name: str, strategy: str, conten
 # --------------------------------------------------------------------------------------------
 
 
-def fmt_time(sec: Optional[float]) -> str:
+def fmt_time(sec: float | None) -> str:
     if sec is None:
         return "n/a"
     if sec < 1e-3:
@@ -437,7 +529,7 @@ def fmt_ratio(r: float) -> str:
     return f"{r:.2g}×"
 
 
-def cell_text(res: Optional[dict], cap: float, base: Optional[float], base_cpu: Optional[float] = None) -> str:
+def cell_text(res: dict | None, cap: float, base: float | None, base_cpu: float | None = None) -> str:
     if res is None:
         return ""
     st = res.get("status")
@@ -465,7 +557,7 @@ def cell_text(res: Optional[dict], cap: float, base: Optional[float], base_cpu: 
     return txt
 
 
-def slope(points: list[tuple[float, float]]) -> Optional[float]:
+def slope(points: list[tuple[float, float]]) -> float | None:
     pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
     if len(pts) < 2:
         return None
@@ -475,8 +567,9 @@ def slope(points: list[tuple[float, float]]) -> Optional[float]:
     return sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx else None
 
 
-def growth(data: dict, contender: str, strategy: str, rnd: str = "fresh",
-           cpu: bool = False) -> tuple[Optional[float], list[tuple[int, float]]]:
+def growth(
+    data: dict, contender: str, strategy: str, rnd: str = "fresh", cpu: bool = False
+) -> tuple[float | None, list[tuple[int, float]]]:
     pts = []
     for shape, n in sorted(data["meta"]["np"].items(), key=lambda kv: kv[1]):
         res = data["cells"].get(cell_key(f"{shape}/{rnd}", strategy, contender))
@@ -502,9 +595,12 @@ def plot(data: dict, png: Path) -> None:
         for contender in C.ALL_CONTENDERS:
             k, pts = growth(data, contender, strategy)
             # Cells past the cap (or the memory limit) are drawn on the cap line as "^", not dropped.
-            over = [n for shape, n in data["meta"]["np"].items()
-                    if (data["cells"].get(cell_key(f"{shape}/fresh", strategy, contender)) or {}).get("status")
-                    in ("cap", "mem")]
+            over = [
+                n
+                for shape, n in data["meta"]["np"].items()
+                if (data["cells"].get(cell_key(f"{shape}/fresh", strategy, contender)) or {}).get("status")
+                in ("cap", "mem")
+            ]
             if not pts and not over:
                 continue
             label = contender + (f" (slope {k:.2f})" if k is not None else "") + (" ^ = over cap" if over else "")
@@ -525,23 +621,32 @@ def plot(data: dict, png: Path) -> None:
         ax.grid(True, which="both", linewidth=0.3)
         if ax.lines:
             ax.legend(fontsize=7)
-    fig.suptitle(f"kassign benchmarks, N = P series ({data['meta']['machine']['cpu']}, "
-                 f"{data['meta']['machine']['cores']} cores)", fontsize=10)
+    fig.suptitle(
+        f"kassign benchmarks, N = P series ({data['meta']['machine']['cpu']}, "
+        f"{data['meta']['machine']['cores']} cores)",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
 
 
 #: kassign's own entry points (same Rust code); kassign-reference is a separate, pure-Python engine.
-KASSIGN_ITSELF = ("kassign", "kassign-core", "kassign-wire", "kassign-protocol", "kassign-kafka-python",
-                  "kassign-aiokafka")
+KASSIGN_ITSELF = (
+    "kassign",
+    "kassign-core",
+    "kassign-wire",
+    "kassign-protocol",
+    "kassign-kafka-python",
+    "kassign-aiokafka",
+)
 
 #: Peers that take the leader's input as bytes (decode every member's metadata, assign, and for
 #: franz-go encode the assignments): their counterpart is kassign's wire path.
 WIRE_PEERS = ("franz-go",)
 
 
-def _loss_reason(sc: str, st: str, c: str, r: dict, base: Optional[dict], cells: dict) -> str:
+def _loss_reason(sc: str, st: str, c: str, r: dict, base: dict | None, cells: dict) -> str:
     """Why a loss row is there, from the cells themselves."""
     wire = cells.get(cell_key(sc, st, "kassign-wire"))
     core = cells.get(cell_key(sc, st, "kassign-core"))
@@ -550,21 +655,110 @@ def _loss_reason(sc: str, st: str, c: str, r: dict, base: Optional[dict], cells:
     if base.get("cpu_median") and r.get("cpu_median") and r["cpu_median"] >= base["cpu_median"] and r["median"] >= 0.01:
         return "load: kassign used less CPU than the contender; the wall-time gap is the shared machine's"
     if c in WIRE_PEERS and wire and wire.get("status") == "ok" and wire["median"] <= r["median"]:
-        return (f"not on the contender's own terms: its call takes bytes and gives bytes, and kassign's wire path "
-                f"(`kassign-wire`, {fmt_time(wire['median'])}) is faster; `kassign.assign` also builds "
-                f"Python objects for every partition")
+        return (
+            f"not on the contender's own terms: its call takes bytes and gives bytes, and kassign's wire path "
+            f"(`kassign-wire`, {fmt_time(wire['median'])}) is faster; `kassign.assign` also builds "
+            f"Python objects for every partition"
+        )
     if core and core.get("status") == "ok" and core["median"] <= r["median"]:
-        return (f"Python objects: the core call on ready members (`kassign-core`, {fmt_time(core['median'])}) is "
-                f"faster; the rest is `Member`/`TopicPartition` objects that a Python caller hands over and gets back")
+        return (
+            f"Python objects: the core call on ready members (`kassign-core`, {fmt_time(core['median'])}) is "
+            f"faster; the rest is `Member`/`TopicPartition` objects that a Python caller hands over and gets back"
+        )
     return "unexplained: kassign's own path is slower here"
 
 
-def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
+def render_server(data: dict, w: Any) -> None:
+    """The KIP-848 section: server-uniform / server-range vs the broker's own classes."""
+    cells = data["cells"]
+    meta = data["meta"]
+    cap = meta["cap_s"]
+    if not any(k.split("|")[1] in C.SERVER_STRATEGIES for k in cells):
+        return
+
+    def get(sc: str, st: str, c: str) -> dict | None:
+        return cells.get(cell_key(sc, st, c))
+
+    def ok(r: dict | None) -> bool:
+        return bool(r) and r.get("status") == "ok"
+
+    def ratio(r: dict | None, b: dict | None) -> str:
+        if not (ok(r) and ok(b)):
+            return ""
+        txt = fmt_ratio(r["median"] / b["median"])
+        if r.get("cpu_median") and b.get("cpu_median") and r["median"] >= 0.01:
+            txt += f" (cpu {fmt_ratio(r['cpu_median'] / b['cpu_median'])})"
+        return txt
+
+    w("## Broker-side assignors (KIP-848): server-uniform and server-range")
+    w("")
+    w(
+        "kassign's `server-uniform` / `server-range` (docs/server_assignors.md) against the broker's own "
+        "`UniformAssignor` / `RangeAssignor` from `org.apache.kafka:kafka-group-coordinator` "
+        f"{meta.get('versions', {}).get('kafka-clients (Java)', '')} (`java`: only `assign(groupSpec, describer)` "
+        "is timed, on a `GroupSpecImpl` built once the way the coordinator's `TargetAssignmentBuilder` "
+        "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the extension call "
+        "`kassign._core.assign` alone and `kassign` is `kassign.assign` end to end; both take Python "
+        "objects in and give Python objects out. Round 2: `owned` is each member's current target "
+        "assignment. Ratios: Java time / kassign "
+        "time (above 1×: kassign faster). Load average at each cell is in benches/results/full.json. "
+        "The Rust core alone (no Python objects) against the same Java cells: docs/server_assignors.md, "
+        "Performance."
+    )
+    w("")
+    scenarios = sorted(
+        {k.split("|")[0] for k in cells if k.split("|")[1] in C.SERVER_STRATEGIES},
+        key=lambda sc: (meta["sizes"].get(sc.split("/")[0], [0, 0])[0], sc),
+    )
+    goals = []
+    for st in C.SERVER_STRATEGIES:
+        w(f"### {st}")
+        w("")
+        w(
+            "| scenario | partitions | members | `kassign-core` | `kassign` | `java` assign() "
+            "| java / core | java / kassign |"
+        )
+        w("|---|---|---|---|---|---|---|---|")
+        for sc in scenarios:
+            core, kas, java = (get(sc, st, c) for c in ("kassign-core", "kassign", "java"))
+            if not any((core, kas, java)):
+                continue
+            p, n = meta["sizes"].get(sc.split("/")[0], [0, 0])
+            w(
+                f"| {sc} | {p:,} | {n:,} | {cell_text(core, cap, None) if core else ''} | "
+                f"{cell_text(kas, cap, None) if kas else ''} | {cell_text(java, cap, None) if java else ''} | "
+                f"{ratio(java, core)} | {ratio(java, kas)} |"
+            )
+            if p >= 1_000_000 and ok(java):
+                core_ok = ok(core) and java["median"] >= 3 * core["median"]
+                kas_ok = ok(kas) and kas["median"] <= java["median"]
+                goals.append(
+                    f"{sc} {st}: core {'≥' if core_ok else '**<**'} 3× faster than Java "
+                    f"({ratio(java, core) or 'n/a'}); kassign.assign end to end "
+                    f"{'no slower than' if kas_ok else '**slower than**'} Java's assign() "
+                    f"({ratio(java, kas) or 'n/a'})"
+                )
+        w("")
+    if goals:
+        w(
+            "Goals on the 1M-partition shapes (Rust core ≥ 3× faster than Java's `assign()`; "
+            "`kassign.assign` end to end no slower than Java's `assign()` alone):"
+        )
+        w("")
+        for g in goals:
+            w(f"- {g}")
+        w("")
+
+
+def render(data: dict, md_path: Path, png_link: str | None) -> None:
     meta = data["meta"]
     cells = data["cells"]
     cap = meta["cap_s"]
-    contenders = [c for c in C.ALL_CONTENDERS
-                  if any(k.endswith("|" + c) and v.get("status") != "unsupported" for k, v in cells.items())]
+    contenders = [
+        c
+        for c in C.ALL_CONTENDERS
+        if any(k.endswith("|" + c) and v.get("status") != "unsupported" for k, v in cells.items())
+    ]
     L: list[str] = []
     w = L.append
     w("# Benchmarks" + (" (smoke run: tiny sizes, not for conclusions)" if meta["mode"] == "smoke" else ""))
@@ -572,79 +766,113 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     if meta["mode"] == "smoke":
         w("Generated by `make bench-smoke` (`.venv/bin/python benches/run_all.py --smoke`).")
     else:
-        w("**Regenerate this file and `benches/np_series.png` with one command: `make bench-full`** "
-          "(= `.venv/bin/python benches/run_all.py`: builds the Java and Go harnesses from "
-          "`benches/peers/java/pom.xml` and `benches/peers/go/go.mod`, runs every cell, writes "
-          "`benches/results/full.json`, this file and the plot). `make bench-full ARGS=--resume` keeps "
-          "cells already in `benches/results/full.json` (peer cells always; kassign's own only if measured "
-          "on the same kassign commit) and measures the rest; `--render-only` rewrites this file from "
-          "the JSON.")
+        w(
+            "**Regenerate this file and `benches/np_series.png` with one command: `make bench-full`** "
+            "(= `.venv/bin/python benches/run_all.py`: builds the Java and Go harnesses from "
+            "`benches/peers/java/pom.xml` and `benches/peers/go/go.mod`, runs every cell, writes "
+            "`benches/results/full.json`, this file and the plot). `make bench-full ARGS=--resume` keeps "
+            "cells already in `benches/results/full.json` (peer cells always; kassign's own only if measured "
+            "on the same kassign commit) and measures the rest; `--render-only` rewrites this file from "
+            "the JSON."
+        )
     w("")
-    w("Every number below was measured by those commands on the machine described here; nothing is "
-      "copied from elsewhere.")
+    w(
+        "Every number below was measured by those commands on the machine described here; nothing is "
+        "copied from elsewhere."
+    )
     w("")
     for r in data.get("meta_runs") or [dict(meta, load_end=meta.get("load_end"))]:
-        w(f"- Run {r.get('started')} → {r.get('finished', 'unfinished')}: `{r['command']}`; load average "
-          f"(1/5/15 min) {r.get('load_start')} at start, {r.get('load_end', '?')} at end.")
+        w(
+            f"- Run {r.get('started')} → {r.get('finished', 'unfinished')}: `{r['command']}`; load average "
+            f"(1/5/15 min) {r.get('load_start')} at start, {r.get('load_end', '?')} at end."
+        )
     m = meta["machine"]
     w(f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM, {m['os']}, CPython {m['python']}.")
-    w("- The machine is shared with other engineers' builds and tests, and the benchmark runs at `nice "
-      "-n 10` so as not to crowd them out; wall times therefore carry load noise (the load average "
-      "of the runs is listed above; each cell records its own in the results JSON). Every call also "
-      "records process CPU time, shown as `cpu` where calls are long enough (≥ 10 ms) to read it.")
-    commits = sorted({v.get("kassign_commit") for k, v in cells.items()
-                      if k.split("|")[2].startswith("kassign") and v.get("kassign_commit")})
+    w(
+        "- The machine is shared with other engineers' builds and tests, and the benchmark runs at `nice "
+        "-n 10` so as not to crowd them out; wall times therefore carry load noise (the load average "
+        "of the runs is listed above; each cell records its own in the results JSON). Every call also "
+        "records process CPU time, shown as `cpu` where calls are long enough (≥ 10 ms) to read it."
+    )
+    commits = sorted(
+        {
+            v.get("kassign_commit")
+            for k, v in cells.items()
+            if k.split("|")[2].startswith("kassign") and v.get("kassign_commit")
+        }
+    )
     if commits:
-        w("- kassign cells were measured on kassign code commit(s) " + ", ".join(f"`{c}`" for c in commits)
-          + " (the last commit touching rust/, python/ or the build files; `+dirty` = with uncommitted "
-          "changes in the shared checkout at the time; `ext` = when the compiled extension was built).")
+        w(
+            "- kassign cells were measured on kassign code commit(s) "
+            + ", ".join(f"`{c}`" for c in commits)
+            + " (the last commit touching rust/, python/ or the build files; `+dirty` = with uncommitted "
+            "changes in the shared checkout at the time; `ext` = when the compiled extension was built)."
+        )
     w("- Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
     if meta.get("unavailable"):
         w("- Unavailable: " + "; ".join(f"{k}: {v}" for k, v in meta["unavailable"].items()))
     w("")
     w("## Method")
     w("")
-    w(f"- One process per (scenario, strategy, contender), run one at a time. Inputs are built first "
-      "(not timed) the way each library's group leader receives them; then the assign call alone is "
-      "timed. Python contenders: at least one warm-up call (a warm-up slower than 1 s counts as a "
-      f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
-      f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). "
-      "Java: JIT warm-up of at least one "
-      "call and up to a few seconds, then the same sampling. franz-go: the same. Figures are medians. Java runs "
-      "with `-Xmx10g -XX:+UseParallelGC`.")
+    w(
+        f"- One process per (scenario, strategy, contender), run one at a time. Inputs are built first "
+        "(not timed) the way each library's group leader receives them; then the assign call alone is "
+        "timed. Python contenders: at least one warm-up call (a warm-up slower than 1 s counts as a "
+        f"sample), then at least {meta['repeat']} samples unless {meta['budget_s']:g} s are spent (more, up "
+        f"to 200, while the sampling loop has run under {meta.get('min_time_s', 1.0):g} s). "
+        "Java: JIT warm-up of at least one "
+        "call and up to a few seconds, then the same sampling. franz-go: the same. Figures are medians. Java runs "
+        "with `-Xmx10g -XX:+UseParallelGC`."
+    )
     w("- `not run` = the cell was not measured (a run cut short; `--resume` fills it in).")
-    w(f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
-      "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a smaller "
-      "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). "
-      f"Python contenders run under a {meta['memory_gb']:g} GiB address-space limit (`> mem`). "
-      "`n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; "
-      "for `kassign-reference`: not in `kassign.reference` or that module absent). "
-      "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
-      "subscriptions).")
-    w("- Ratios in brackets are contender time / `kassign` time (end-to-end `kassign.assign`): above 1× "
-      "kassign is faster, below 1× kassign is slower.")
-    w("- Contenders: " + "; ".join(f"`{c}` = {C.PYTHON_CONTENDERS[c][1] if c in C.PYTHON_CONTENDERS else C.PEER_CONTENDERS[c]}"
-                                   for c in contenders) + ".")
-    w("- Scenarios (benches/scenarios.py, seeded): each shape fresh (nobody owns anything) and round 2 "
-      "(every member but one resubmits its round-1 partitions at generation 1; the first member "
-      "rejoins with no history). Sticky history reaches each library the way its members send it: "
-      "sticky user data for eager sticky, owned partitions + generation for cooperative-sticky.")
-    w("- Quality (same cells): `spread` = max - min partitions per member; `topic` = the largest "
-      "max - min of one topic's partitions over its subscribers; `moves` = previously owned "
-      "partitions that changed owner or were withheld, vs the lower bound `lb` = sum(h_i) - kept* "
-      "(docs/oracles.md, Stickiness; uniform subscriptions only); `unassigned` = partitions nobody got "
-      "(cooperative withholding).")
+    w(
+        f"- Cap: a single call running past {cap:g} s is killed and reported `> {cap:g} s`. "
+        "`(inf.)` = not run because the same contender and strategy already exceeded the cap on a smaller "
+        "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). "
+        f"Python contenders run under a {meta['memory_gb']:g} GiB address-space limit (`> mem`). "
+        "`n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; "
+        "for `kassign-reference`: not in `kassign.reference` or that module absent). "
+        "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
+        "subscriptions)."
+    )
+    w(
+        "- Ratios in brackets are contender time / `kassign` time (end-to-end `kassign.assign`): above 1× "
+        "kassign is faster, below 1× kassign is slower."
+    )
+    w(
+        "- Contenders: "
+        + "; ".join(
+            f"`{c}` = {C.PYTHON_CONTENDERS[c][1] if c in C.PYTHON_CONTENDERS else C.PEER_CONTENDERS[c]}"
+            for c in contenders
+        )
+        + "."
+    )
+    w(
+        "- Scenarios (benches/scenarios.py, seeded): each shape fresh (nobody owns anything) and round 2 "
+        "(every member but one resubmits its round-1 partitions at generation 1; the first member "
+        "rejoins with no history). Sticky history reaches each library the way its members send it: "
+        "sticky user data for eager sticky, owned partitions + generation for cooperative-sticky."
+    )
+    w(
+        "- Quality (same cells): `spread` = max - min partitions per member; `topic` = the largest "
+        "max - min of one topic's partitions over its subscribers; `moves` = previously owned "
+        "partitions that changed owner or were withheld, vs the lower bound `lb` = sum(h_i) - kept* "
+        "(docs/oracles.md, Stickiness; uniform subscriptions only); `unassigned` = partitions nobody got "
+        "(cooperative withholding)."
+    )
     w("")
 
     # Headlines
     w("## Headlines")
     w("")
-    w("Each figure: median wall time per `assign` call, then in brackets the ratio contender / kassign "
-      "(above 1×: kassign faster). `cpu` = the same on process CPU time, which a loaded machine "
-      "inflates far less than wall time (see Method). Cells were measured at different times of one "
-      "shared machine's day (load averages from about 1 to 20; each cell's is in the results JSON), so "
-      "where wall and CPU ratios differ, the CPU ratio is the fairer one; for Java and franz-go it "
-      "counts all threads (GC, JIT), which favours kassign less than wall time on an idle machine would.")
+    w(
+        "Each figure: median wall time per `assign` call, then in brackets the ratio contender / kassign "
+        "(above 1×: kassign faster). `cpu` = the same on process CPU time, which a loaded machine "
+        "inflates far less than wall time (see Method). Cells were measured at different times of one "
+        "shared machine's day (load averages from about 1 to 20; each cell's is in the results JSON), so "
+        "where wall and CPU ratios differ, the CPU ratio is the fairer one; for Java and franz-go it "
+        "counts all threads (GC, JIT), which favours kassign less than wall time on an idle machine would."
+    )
     w("")
     kas = lambda sc, st: cells.get(cell_key(sc, st, "kassign"))  # noqa: E731
 
@@ -677,33 +905,45 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         r = cells.get(cell_key(sc, "sticky", "kafka-python"))
         if ok(base) and ok(r):
             ratio = r["median"] / base["median"]
-            cpu_ratio = (r["cpu_median"] / base["cpu_median"]) if r.get("cpu_median") and base.get("cpu_median") else None
+            cpu_ratio = (
+                (r["cpu_median"] / base["cpu_median"]) if r.get("cpu_median") and base.get("cpu_median") else None
+            )
             low = min(ratio, cpu_ratio) if cpu_ratio else ratio
             met = "met" if low >= 3000 else "**not met**"
 
             def load1(cell):
                 return (cell.get("load") or "?").split()[0]
 
-            w(f"- **KAFKA-9987 shape (2100 members × 2100 partitions, fresh), sticky: kassign "
-              f"{fmt_time(base['median'])} vs kafka-python {fmt_time(r['median'])} = {fmt_ratio(ratio)}**"
-              + (f" (cpu {fmt_ratio(cpu_ratio)})" if cpu_ratio else "")
-              + f"; goal ≥ 3000× (judged on the lower of the two ratios): {met}. Load average when measured: "
-              f"kassign {load1(base)}, kafka-python {load1(r)}.")
+            w(
+                f"- **KAFKA-9987 shape (2100 members × 2100 partitions, fresh), sticky: kassign "
+                f"{fmt_time(base['median'])} vs kafka-python {fmt_time(r['median'])} = {fmt_ratio(ratio)}**"
+                + (f" (cpu {fmt_ratio(cpu_ratio)})" if cpu_ratio else "")
+                + f"; goal ≥ 3000× (judged on the lower of the two ratios): {met}. Load average when measured: "
+                f"kassign {load1(base)}, kafka-python {load1(r)}."
+            )
         else:
-            w(f"- KAFKA-9987 shape (2100 × 2100, fresh), sticky: kassign {pending(base)}; "
-              f"kafka-python {cell_text(r, cap, None) if r else 'not run'}.")
+            w(
+                f"- KAFKA-9987 shape (2100 × 2100, fresh), sticky: kassign {pending(base)}; "
+                f"kafka-python {cell_text(r, cap, None) if r else 'not run'}."
+            )
         for st in C.STRATEGIES:
             base = kas(sc, st)
-            parts = [f"{c} {vs(cells.get(cell_key(sc, st, c)), base)}"
-                     for c in ("kafka-python", "aiokafka", "kassign-reference", "java", "franz-go")
-                     if cells.get(cell_key(sc, st, c)) and cells[cell_key(sc, st, c)].get("status") != "unsupported"]
-            w(f"- 2100 × 2100, fresh, {st}: kassign "
-              f"{fmt_time(base['median']) if ok(base) else pending(base)}" + "".join("; " + x for x in parts) + ".")
+            parts = [
+                f"{c} {vs(cells.get(cell_key(sc, st, c)), base)}"
+                for c in ("kafka-python", "aiokafka", "kassign-reference", "java", "franz-go")
+                if cells.get(cell_key(sc, st, c)) and cells[cell_key(sc, st, c)].get("status") != "unsupported"
+            ]
+            w(
+                f"- 2100 × 2100, fresh, {st}: kassign "
+                f"{fmt_time(base['median']) if ok(base) else pending(base)}" + "".join("; " + x for x in parts) + "."
+            )
     big = [s for s in ("java-large-uniform", "java-large-imbalance") if s in meta["sizes"]]
     for shape in big:
         w("")
-        w(f"{shape} ({meta['sizes'][shape][0]:,} partitions, {meta['sizes'][shape][1]:,} members; goal: kassign "
-          "faster than Java and franz-go):")
+        w(
+            f"{shape} ({meta['sizes'][shape][0]:,} partitions, {meta['sizes'][shape][1]:,} members; goal: kassign "
+            "faster than Java and franz-go):"
+        )
         w("")
         w("| round | strategy | kassign | java | franz-go | verdict |")
         w("|---|---|---|---|---|---|")
@@ -726,9 +966,11 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
                     kt += f" (cpu {fmt_time(base['cpu_median'])})"
                 w(f"| {rnd} | {st} | {kt} | " + " | ".join(row) + f" | {', '.join(verdicts) or '—'} |")
     w("")
-    w("Growth exponent (least-squares slope of log time vs log N on the N = P series, fresh; wall time, "
-      "CPU time in brackets; points that hit the cap are left out, so a capped contender's slope "
-      "understates its growth). Goal for kassign: ≤ 1.1.")
+    w(
+        "Growth exponent (least-squares slope of log time vs log N on the N = P series, fresh; wall time, "
+        "CPU time in brackets; points that hit the cap are left out, so a capped contender's slope "
+        "understates its growth). Goal for kassign: ≤ 1.1."
+    )
     w("")
     for st in ("sticky", "cooperative-sticky"):
         k, pts = growth(data, "kassign", st)
@@ -738,9 +980,12 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
             w(f"- kassign {st}: no N = P points yet (pending).")
             continue
         verdict = "met" if k <= 1.1 else ("met on CPU time only" if kc is not None and kc <= 1.1 else "**not met**")
-        w(f"- kassign {st}: exponent {k:.2f} on wall time" + (f", {kc:.2f} on CPU time" if kc is not None else "")
-          + f" (N {pts[0][0]}–{pts[-1][0]}); goal ≤ 1.1: {verdict}. kafka-python {st}: "
-          + (f"{kp:.2f} (N {ptp[0][0]}–{ptp[-1][0]}; larger N over the cap)." if kp is not None else "no points."))
+        w(
+            f"- kassign {st}: exponent {k:.2f} on wall time"
+            + (f", {kc:.2f} on CPU time" if kc is not None else "")
+            + f" (N {pts[0][0]}–{pts[-1][0]}); goal ≤ 1.1: {verdict}. kafka-python {st}: "
+            + (f"{kp:.2f} (N {ptp[0][0]}–{ptp[-1][0]}; larger N over the cap)." if kp is not None else "no points.")
+        )
     w("")
     w("| contender | " + " | ".join(C.STRATEGIES) + " |")
     w("|---|" + "---|" * len(C.STRATEGIES))
@@ -749,14 +994,18 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         for st in C.STRATEGIES:
             k, pts = growth(data, c, st)
             kc, _ = growth(data, c, st, cpu=True)
-            row.append("" if k is None else f"{k:.2f}" + (f" ({kc:.2f})" if kc is not None else "")
-                       + f", N {pts[0][0]}–{pts[-1][0]}")
+            row.append(
+                ""
+                if k is None
+                else f"{k:.2f}" + (f" ({kc:.2f})" if kc is not None else "") + f", N {pts[0][0]}–{pts[-1][0]}"
+            )
         w(f"| {c} | " + " | ".join(row) + " |")
     w("")
     if png_link is not None:
         w(f"![time vs group size, N = P series]({png_link})")
         w("")
 
+    render_server(data, w)
     # The leader's wire path
     wire_rows = []
     for key, res in cells.items():
@@ -766,13 +1015,15 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     if wire_rows:
         w("## The leader's wire path: bytes in, bytes out")
         w("")
-        w("What a group leader does with the JoinGroup response: decode every member's subscription "
-          "bytes, assign, encode every member's assignment. `kassign-wire` = "
-          "`kassign.protocol.assign_wire` (all in Rust, GIL released); `kassign-protocol` = the same "
-          "job through 0.1's Python API (decode, `kassign.assign`, encode per member); franz-go = "
-          "`MemberBalancer` (decodes) + `Balance` + `IntoSyncAssignment` (encodes); Java = "
-          "`assign(cluster, groupSubscription)` on already decoded subscriptions (its decoding and "
-          "encoding are not in the call). Ratios: contender / `kassign-wire` (above 1×: kassign faster).")
+        w(
+            "What a group leader does with the JoinGroup response: decode every member's subscription "
+            "bytes, assign, encode every member's assignment. `kassign-wire` = "
+            "`kassign.protocol.assign_wire` (all in Rust, GIL released); `kassign-protocol` = the same "
+            "job through 0.1's Python API (decode, `kassign.assign`, encode per member); franz-go = "
+            "`MemberBalancer` (decodes) + `Balance` + `IntoSyncAssignment` (encodes); Java = "
+            "`assign(cluster, groupSubscription)` on already decoded subscriptions (its decoding and "
+            "encoding are not in the call). Ratios: contender / `kassign-wire` (above 1×: kassign faster)."
+        )
         w("")
         w("| scenario | strategy | kassign-wire | kassign-protocol | franz-go | java |")
         w("|---|---|---|---|---|---|")
@@ -792,16 +1043,20 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         d = json.loads(decode.read_text())
         w("## Decoding subscriptions into Python objects")
         w("")
-        w(f"`{d['command']}`: {d['members']} ConsumerProtocolSubscription v3 payloads ("
-          f"{d['bytes'] / 1e6:.1f} MB; 500 topics and 500 owned partitions each) decoded into Python "
-          f"objects, all of them per run, median of {d['runs']} runs; load average "
-          f"{', '.join(f'{x:.1f}' for x in d['load'])}.")
+        w(
+            f"`{d['command']}`: {d['members']} ConsumerProtocolSubscription v3 payloads ("
+            f"{d['bytes'] / 1e6:.1f} MB; 500 topics and 500 owned partitions each) decoded into Python "
+            f"objects, all of them per run, median of {d['runs']} runs; load average "
+            f"{', '.join(f'{x:.1f}' for x in d['load'])}."
+        )
         w("")
         w("| decoder | time | kafka-python / kassign |")
         w("|---|---|---|")
         w(f"| `kassign.protocol.decode_subscription` | {fmt_time(d['kassign_median_s'])} | |")
-        w(f"| kafka-python `ConsumerProtocolSubscription.decode` | {fmt_time(d['kafka_python_median_s'])} | "
-          f"{fmt_ratio(d['ratio'])} |")
+        w(
+            f"| kafka-python `ConsumerProtocolSubscription.decode` | {fmt_time(d['kafka_python_median_s'])} | "
+            f"{fmt_ratio(d['ratio'])} |"
+        )
         w("")
 
     # Where kassign loses
@@ -818,12 +1073,13 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     w("## Where kassign loses")
     w("")
     if not losses:
-        w("Nowhere in this run: in every cell where kassign has the strategy, no other contender has a "
-          "lower median.")
+        w("Nowhere in this run: in every cell where kassign has the strategy, no other contender has a lower median.")
     else:
-        w("Cells where another contender's median wall time is lower than `kassign`'s (end to end), with "
-          "the CPU-time medians beside them (on this shared machine a small wall-time gap can be load; "
-          "`cpu` says whether kassign also used more CPU):")
+        w(
+            "Cells where another contender's median wall time is lower than `kassign`'s (end to end), with "
+            "the CPU-time medians beside them (on this shared machine a small wall-time gap can be load; "
+            "`cpu` says whether kassign also used more CPU):"
+        )
         w("")
         w("| scenario | strategy | contender | contender | kassign | contender cpu | kassign cpu | why |")
         w("|---|---|---|---|---|---|---|---|")
@@ -832,9 +1088,11 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
             return fmt_time(x) if x else ""
 
         for sc, st, c, r, b in sorted(losses, key=lambda x: x[:3]):
-            w(f"| {sc} | {st} | {c} | {fmt_time(r['median'])} | {fmt_time(b['median']) if b else 'failed'} | "
-              f"{fc(r.get('cpu_median'))} | {fc((b or {}).get('cpu_median'))} | "
-              f"{_loss_reason(sc, st, c, r, b, cells)} |")
+            w(
+                f"| {sc} | {st} | {c} | {fmt_time(r['median'])} | {fmt_time(b['median']) if b else 'failed'} | "
+                f"{fc(r.get('cpu_median'))} | {fc((b or {}).get('cpu_median'))} | "
+                f"{_loss_reason(sc, st, c, r, b, cells)} |"
+            )
     qual_losses = []
     for key, res in cells.items():
         sc, st, c = key.split("|")
@@ -843,8 +1101,10 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         bq = (base or {}).get("quality")
         if c in KASSIGN_ITSELF or not q or not bq:
             continue
-        if q["spread"] < bq["spread"] or q["topic_spread"] < bq["topic_spread"] or (
-            q.get("moves") is not None and bq.get("moves") is not None and q["moves"] < bq["moves"]
+        if (
+            q["spread"] < bq["spread"]
+            or q["topic_spread"] < bq["topic_spread"]
+            or (q.get("moves") is not None and bq.get("moves") is not None and q["moves"] < bq["moves"])
         ):
             qual_losses.append((sc, st, c, q, bq))
     if qual_losses:
@@ -854,8 +1114,10 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
         w("| scenario | strategy | contender | contender spread/topic/moves | kassign spread/topic/moves |")
         w("|---|---|---|---|---|")
         for sc, st, c, q, bq in sorted(qual_losses, key=lambda x: x[:3]):
-            w(f"| {sc} | {st} | {c} | {q['spread']}/{q['topic_spread']}/{q.get('moves')} | "
-              f"{bq['spread']}/{bq['topic_spread']}/{bq.get('moves')} |")
+            w(
+                f"| {sc} | {st} | {c} | {q['spread']}/{q['topic_spread']}/{q.get('moves')} | "
+                f"{bq['spread']}/{bq['topic_spread']}/{bq.get('moves')} |"
+            )
     w("")
 
     # Per-shape tables
@@ -900,8 +1162,11 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
                     if not q:
                         row.append("")
                         continue
-                    mv = "" if q.get("moves") is None else f" / {q['moves']}" + (
-                        f" vs {q['moves_lb']}" if q.get("moves_lb") is not None else "")
+                    mv = (
+                        ""
+                        if q.get("moves") is None
+                        else f" / {q['moves']}" + (f" vs {q['moves_lb']}" if q.get("moves_lb") is not None else "")
+                    )
                     un = f" / {q['unassigned']}u" if q.get("unassigned") else ""
                     row.append(("INVALID " if not q["valid"] else "") + f"{q['spread']} / {q['topic_spread']}{mv}{un}")
                 if any(row):
@@ -910,24 +1175,35 @@ def render(data: dict, md_path: Path, png_link: Optional[str]) -> None:
     md_path.write_text("\n".join(L) + "\n")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
     ap.add_argument("--cap", type=float, default=None, help="per-call cap in seconds (default 60; smoke 30)")
     ap.add_argument("--budget", type=float, default=None, help="seconds of samples per cell (default 15; smoke 0.3)")
     ap.add_argument("--repeat", type=int, default=None, help="minimum samples per cell (default 5; smoke 3)")
     ap.add_argument("--java-warmup", type=float, default=None, help="Java warm-up seconds (default 3; smoke 0)")
-    ap.add_argument("--warmup", type=float, default=None, help="other contenders' warm-up seconds (default 0.5; smoke 0)")
-    ap.add_argument("--min-time", type=float, default=None,
-                    help="keep sampling short calls until this many seconds, at most 200 samples (default 1; smoke 0)")
+    ap.add_argument(
+        "--warmup", type=float, default=None, help="other contenders' warm-up seconds (default 0.5; smoke 0)"
+    )
+    ap.add_argument(
+        "--min-time",
+        type=float,
+        default=None,
+        help="keep sampling short calls until this many seconds, at most 200 samples (default 1; smoke 0)",
+    )
     ap.add_argument("--memory-gb", type=float, default=8.0, help="address-space limit of Python contenders")
     ap.add_argument("--setup-timeout", type=float, default=600.0)
     ap.add_argument("--contenders", nargs="*", help=f"subset of {', '.join(C.ALL_CONTENDERS)}")
     ap.add_argument("--strategies", nargs="*", help="subset of strategies")
     ap.add_argument("--scenarios", nargs="*", help="substrings of scenario names to run")
     ap.add_argument("--resume", action="store_true", help="keep cells already in the results JSON")
-    ap.add_argument("--redo", nargs="*", default=[], help="with --resume: measure these contenders again "
-                    "(for the selected strategies), e.g. after a new kassign strategy landed")
+    ap.add_argument(
+        "--redo",
+        nargs="*",
+        default=[],
+        help="with --resume: measure these contenders again "
+        "(for the selected strategies), e.g. after a new kassign strategy landed",
+    )
     ap.add_argument("--render-only", action="store_true")
     ap.add_argument("--md", type=Path, default=None, help="report path (default BENCHMARKS.md; smoke: results/)")
     ap.add_argument("--png", type=Path, default=None)
@@ -949,6 +1225,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     md.parent.mkdir(parents=True, exist_ok=True)
     png.parent.mkdir(parents=True, exist_ok=True)
     # The report links the PNG relative to itself.
+    data = with_server_cells(data, smoke)
     render(data, md, os.path.relpath(png, md.parent))
     plot(data, png)
     print(f"wrote {md} and {png}")

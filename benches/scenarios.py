@@ -29,9 +29,9 @@ import heapq
 import json
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 GENERATOR_VERSION = 1
 SEED = 9987
@@ -51,7 +51,7 @@ class Shape:
     description: str
     build: Callable[[random.Random], tuple[dict[str, int], list[list[str]]]]
     #: For the N = P series: N, else None.
-    np: Optional[int] = None
+    np: int | None = None
 
     def size(self) -> tuple[int, int]:
         """(partitions, members), without building member lists."""
@@ -120,16 +120,31 @@ def _np(n: int) -> Shape:
 def grid_shapes() -> list[Shape]:
     """The shapes of docs/benchmark-shapes.md (np-2100 is the KAFKA-9987 shape)."""
     shapes = [
-        Shape("java-large-uniform", "500 topics x 2000 partitions (1M), 2000 members, all on all topics",
-              _uniform(500, 2000, 2000)),
-        Shape("java-large-imbalance", "500 topics x 2000 partitions (1M), 2000 members, the last on topic 0 only",
-              _last_on_topic0(500, 2000, 2000)),
-        Shape("java-half", "100 topics x 200 partitions, 500 members; i%4==0 on the first half of topics, "
-              "the rest on the second half", _half_half(100, 200, 500)),
-        Shape("buckets", "1000 topics x 50 partitions, 10000 members in 5 buckets (member i on topics "
-              "[200*(i%5), 200*(i%5)+200))", _buckets(1000, 50, 10000, 5)),
-        Shape("franz-large", "100 topics x seeded random 0..499 partitions (~25k), 100 members, all on all",
-              _random_partitions(100, 500, 100)),
+        Shape(
+            "java-large-uniform",
+            "500 topics x 2000 partitions (1M), 2000 members, all on all topics",
+            _uniform(500, 2000, 2000),
+        ),
+        Shape(
+            "java-large-imbalance",
+            "500 topics x 2000 partitions (1M), 2000 members, the last on topic 0 only",
+            _last_on_topic0(500, 2000, 2000),
+        ),
+        Shape(
+            "java-half",
+            "100 topics x 200 partitions, 500 members; i%4==0 on the first half of topics, the rest on the second half",
+            _half_half(100, 200, 500),
+        ),
+        Shape(
+            "buckets",
+            "1000 topics x 50 partitions, 10000 members in 5 buckets (member i on topics [200*(i%5), 200*(i%5)+200))",
+            _buckets(1000, 50, 10000, 5),
+        ),
+        Shape(
+            "franz-large",
+            "100 topics x seeded random 0..499 partitions (~25k), 100 members, all on all",
+            _random_partitions(100, 500, 100),
+        ),
     ]
     return [_np(n) for n in NP_SERIES] + shapes
 
@@ -138,8 +153,7 @@ def smoke_shapes() -> list[Shape]:
     """Tiny versions of every shape, for CI."""
     return [_np(n) for n in NP_SERIES_SMOKE] + [
         Shape("java-large-uniform", "smoke: 5 topics x 20 partitions, 20 members", _uniform(5, 20, 20)),
-        Shape("java-large-imbalance", "smoke: 5 topics x 20, 20 members, last on topic 0",
-              _last_on_topic0(5, 20, 20)),
+        Shape("java-large-imbalance", "smoke: 5 topics x 20, 20 members, last on topic 0", _last_on_topic0(5, 20, 20)),
         Shape("java-half", "smoke: 8 topics x 10, 12 members, half/half", _half_half(8, 10, 12)),
         Shape("buckets", "smoke: 20 topics x 5, 50 members in 5 buckets", _buckets(20, 5, 50, 5)),
         Shape("franz-large", "smoke: 10 topics x random 0..49, 10 members", _random_partitions(10, 50, 10)),
@@ -225,7 +239,7 @@ def scenario_path(name: str, smoke: bool = False) -> Path:
     return path
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes")
     ap.add_argument("--list", action="store_true")

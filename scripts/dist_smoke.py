@@ -43,7 +43,8 @@ def main() -> None:
     check(Path(kassign.__file__).resolve().is_relative_to(site), f"kassign imported from {site}")
     check(kassign.__version__ == expected_version, f"kassign.__version__ == {expected_version}")
     check(
-        set(kassign.STRATEGIES) >= {"range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover"},
+        set(kassign.STRATEGIES)
+        >= {"range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover"},
         f"strategies present: {', '.join(kassign.STRATEGIES)}",
     )
 
@@ -64,8 +65,7 @@ def main() -> None:
     from kassign import protocol
 
     java_bytes = bytes.fromhex(
-        "0003" "00000001" "000174" "00000004" "00000005" "00000001" "000174" "00000002" "00000000" "00000001"
-        "00000005" "00027231"
+        "0003000000010001740000000400000005000000010001740000000200000000000000010000000500027231"
     )
     sub = protocol.decode_subscription(java_bytes)
     check(
@@ -80,7 +80,10 @@ def main() -> None:
 
     scenario = {"topics": {"t": 3}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}}}
     cli = shutil.which("kassign")
-    check(cli is not None and Path(cli).resolve().parent == Path(sys.executable).parent.resolve(), "console script installed")
+    check(
+        cli is not None and Path(cli).resolve().parent == Path(sys.executable).parent.resolve(),
+        "console script installed",
+    )
     out = subprocess.run(
         [cli, "assign", "--strategy", "roundrobin", "-"],  # type: ignore[list-item]
         input=json.dumps(scenario),

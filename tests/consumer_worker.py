@@ -13,6 +13,8 @@ SIGKILL never loses a consumed message from the log):
 * ``assigned`` / ``revoked`` / ``lost``: the rebalance-listener callbacks, with their partitions;
 * ``led``: this member's assignor ran the group assignment (it is the leader);
 * ``joining``: the client asked the assignor for its JoinGroup metadata (kafka-python instances);
+* ``join-discarded``: kafka-python found a finished JoinGroup/SyncGroup nobody applied and is about to
+  send a new JoinGroup instead (the defect worked around by tests/kafka_python_join.py);
 * ``tick``: every ``--tick`` seconds, generation, member id and the current assignment;
 * ``records``: the numbered values consumed by one poll.
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -52,40 +55,61 @@ def _parts(tps: Any) -> list[list[Any]]:
     return sorted([tp.topic, tp.partition] for tp in tps)
 
 
-def _assignor(args: argparse.Namespace, log: EventLog) -> Any:
-    """The configured assignor, wrapped so that running the group assignment is logged."""
+def _assignors(args: argparse.Namespace, log: EventLog) -> list[Any]:
+    """The configured assignors in preference order (``--strategy a,b``: the JoinGroup protocol
+    list), each wrapped so that running the group assignment is logged. An entry ``builtin:NAME``
+    is the client's own assignor and ``kassign:NAME`` kassign's; a bare ``NAME`` is the client's own
+    with ``--builtin``, kassign's otherwise."""
+    out = []
+    for entry in args.strategy.split(","):
+        source, _, name = entry.strip().rpartition(":")
+        if source not in ("", "builtin", "kassign"):
+            raise SystemExit(f"bad --strategy entry {entry!r}: expected NAME, builtin:NAME or kassign:NAME")
+        builtin = source == "builtin" or (source == "" and args.builtin)
+        out.append(_assignor(args, log, name, builtin))
+    return out
+
+
+def _assignor(args: argparse.Namespace, log: EventLog, strategy: str, builtin: bool) -> Any:
     if args.client == "kafka-python":
-        if args.builtin:
+        if builtin:
             from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor as KPCoop
             from kafka.coordinator.assignors.range import RangePartitionAssignor
             from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
             from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-            base = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-                    "sticky": StickyPartitionAssignor, "cooperative-sticky": KPCoop}[args.strategy]
+            base = {
+                "range": RangePartitionAssignor,
+                "roundrobin": RoundRobinPartitionAssignor,
+                "sticky": StickyPartitionAssignor,
+                "cooperative-sticky": KPCoop,
+            }[strategy]
         else:
             import kassign.kafka_python as mod
 
-            base = _kassign_class(mod, args.strategy)
+            base = _kassign_class(mod, strategy)
     else:
-        if args.builtin:
+        if builtin:
             from aiokafka.coordinator.assignors.range import RangePartitionAssignor
             from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
             from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-            base = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor,
-                    "sticky": StickyPartitionAssignor}[args.strategy]
+            base = {
+                "range": RangePartitionAssignor,
+                "roundrobin": RoundRobinPartitionAssignor,
+                "sticky": StickyPartitionAssignor,
+            }[strategy]
         else:
             import kassign.aiokafka as mod
 
-            base = _kassign_class(mod, args.strategy)
+            base = _kassign_class(mod, strategy)
 
     kwargs: dict[str, Any] = {}
     if args.priority is not None:
         kwargs["priority"] = args.priority
     if args.rack:
         kwargs["rack"] = args.rack
-    if args.builtin and args.client == "aiokafka":
+    if builtin and args.client == "aiokafka":
         # aiokafka's own assignors are used as classes (classmethods).
         def class_assign(cls: Any, cluster: Any, members: Any) -> Any:
             return _timed(log, lambda: super(logged, cls).assign(cluster, members), len(members))
@@ -129,6 +153,8 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
     from kafka import ConsumerRebalanceListener, KafkaConsumer
     from kafka.errors import KafkaError
 
+    import kafka_python_join
+
     class Listener(ConsumerRebalanceListener):
         def on_partitions_revoked(self, revoked: Any) -> None:
             log.write("revoked", parts=_parts(revoked))
@@ -140,12 +166,20 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
             log.write("lost", parts=_parts(lost))
 
     consumer = KafkaConsumer(
-        bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.name,
-        enable_auto_commit=False, auto_offset_reset="earliest",
-        session_timeout_ms=args.session_timeout_ms, heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
-        max_poll_interval_ms=60000, max_poll_records=args.max_poll_records,
-        partition_assignment_strategy=[_assignor(args, log)], metadata_max_age_ms=5000,
-        retry_backoff_ms=100, client_rack=args.rack or "",
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        client_id=args.name,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        session_timeout_ms=args.session_timeout_ms,
+        heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
+        max_poll_interval_ms=60000,
+        max_poll_records=args.max_poll_records,
+        partition_assignment_strategy=_assignors(args, log),
+        metadata_max_age_ms=5000,
+        retry_backoff_ms=100,
+        client_rack=args.rack or "",
+        group_instance_id=args.group_instance_id,
     )
     # Know every topic's partitions before joining: a leader without metadata assigns nothing for
     # a topic and the group needs an extra rebalance (more chances to miss one under load).
@@ -160,20 +194,38 @@ def run_kafka_python(args: argparse.Namespace, log: EventLog) -> None:
     consumed = 0
     next_tick = 0.0
     coord = consumer._coordinator
+    uncommitted = False
+
+    def lost() -> None:  # a finished join kafka-python is about to discard (tests/kafka_python_join.py)
+        log.write("join-discarded", gen=coord._generation.generation_id)
+
+    # --plain-poll (the control): kafka-python's own waits; discards are only counted.
+    kafka_python_join.install(consumer, on_lost=lost, wait=not args.plain_poll)
     while not _STOP.is_set() and time.monotonic() < deadline:
         batch = consumer.poll(timeout_ms=100, max_records=args.max_poll_records)
         values = [int(r.value) for records in batch.values() for r in records]
         if values:
             log.write("records", values=values)
             consumed += len(values)
+        if values or uncommitted:
+            # Commit what was consumed; a commit that failed (a rebalance in progress) is retried on
+            # the next pass, so a member that keeps its partitions still commits up to the log end.
             try:
                 consumer.commit()
-            except KafkaError as exc:  # a rebalance in progress; at-least-once, so just go on
+                uncommitted = False
+            except KafkaError as exc:  # at-least-once: the records may be consumed again
                 log.write("commit-failed", error=type(exc).__name__)
+                uncommitted = True
         now = time.monotonic()
         if now >= next_tick:
             gen = coord._generation
-            log.write("tick", gen=gen.generation_id, member=gen.member_id, parts=_parts(consumer.assignment()))
+            log.write(
+                "tick",
+                gen=gen.generation_id,
+                member=gen.member_id,
+                proto=gen.protocol,
+                parts=_parts(consumer.assignment()),
+            )
             next_tick = now + args.tick
         _throttle(started, consumed, args.rate)
     if _STOP.is_set():
@@ -194,11 +246,19 @@ async def run_aiokafka_async(args: argparse.Namespace, log: EventLog) -> None:
             log.write("assigned", parts=_parts(assigned))
 
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=args.bootstrap, group_id=args.group, client_id=args.name,
-        enable_auto_commit=False, auto_offset_reset="earliest",
-        session_timeout_ms=args.session_timeout_ms, heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
-        max_poll_interval_ms=60000, max_poll_records=args.max_poll_records,
-        partition_assignment_strategy=(_assignor(args, log),), metadata_max_age_ms=5000, retry_backoff_ms=100,
+        bootstrap_servers=args.bootstrap,
+        group_id=args.group,
+        client_id=args.name,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        session_timeout_ms=args.session_timeout_ms,
+        heartbeat_interval_ms=max(args.session_timeout_ms // 6, 200),
+        max_poll_interval_ms=60000,
+        max_poll_records=args.max_poll_records,
+        partition_assignment_strategy=tuple(_assignors(args, log)),
+        metadata_max_age_ms=5000,
+        retry_backoff_ms=100,
+        group_instance_id=args.group_instance_id,
     )
     consumer.subscribe(args.topics.split(","), listener=Listener())
     await consumer.start()
@@ -240,8 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--group", required=True)
     p.add_argument("--topics", required=True, help="comma-separated")
     p.add_argument("--client", choices=("kafka-python", "aiokafka"), default="kafka-python")
-    p.add_argument("--strategy", required=True)
-    p.add_argument("--builtin", action="store_true", help="use the client's own assignor (benchmark baseline)")
+    p.add_argument(
+        "--strategy",
+        required=True,
+        help="assignor names in preference order, comma-separated; builtin:NAME / kassign:NAME pick the library",
+    )
+    p.add_argument(
+        "--builtin", action="store_true", help="bare names are the client's own assignors (benchmark baseline)"
+    )
+    p.add_argument("--group-instance-id", default=None, help="static membership (KIP-345)")
     p.add_argument("--name", required=True)
     p.add_argument("--events", required=True)
     p.add_argument("--priority", type=int, default=None)
@@ -251,8 +318,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=0.0, help="max messages per second (0 = unbounded)")
     p.add_argument("--tick", type=float, default=0.3)
     p.add_argument("--max-runtime", type=float, default=300.0)
+    p.add_argument(
+        "--plain-poll",
+        action="store_true",
+        help="kafka-python: without the lost-join work-around (tests/kafka_python_join.py); "
+        "the control for RELIABILITY.md",
+    )
+    p.add_argument("--coordinator-log-level", default="INFO", help="level of the client's coordinator log (stderr)")
     args = p.parse_args(argv)
 
+    # The clients' group-coordination log (joins, syncs, heartbeat errors) goes to stderr, which the
+    # harness keeps beside the event log: the record to read when a group does not settle.
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"
+    )
+    for name in ("kafka.coordinator", "aiokafka.consumer.group_coordinator"):
+        logging.getLogger(name).setLevel(args.coordinator_log_level)
     log = EventLog(args.events, args.name)
     signal.signal(signal.SIGTERM, lambda *_: _STOP.set())
     signal.signal(signal.SIGINT, lambda *_: _STOP.set())

@@ -47,7 +47,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -255,12 +255,21 @@ def run_java(docs: list[Doc], strategies_per_doc: list[tuple[str, ...]], timeout
     for k, (doc, strategies) in enumerate(zip(docs, strategies_per_doc)):
         lines.append(json.dumps({**doc, "id": k, "strategies": list(strategies)}))
     # -OmitStackTraceInFastThrow: a hot exception keeps its stack (the classifier reads the frame).
-    cmd = [require("java"), "-Xmx1g", "-XX:+UseSerialGC", "-XX:-OmitStackTraceInFastThrow", "-cp", str(jar), "kassign.peers.Differential",
-           "--timeout", str(timeout)]
+    cmd = [
+        require("java"),
+        "-Xmx1g",
+        "-XX:+UseSerialGC",
+        "-XX:-OmitStackTraceInFastThrow",
+        "-cp",
+        str(jar),
+        "kassign.peers.Differential",
+        "--timeout",
+        str(timeout),
+    ]
     proc = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"Java differential harness failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    out: list[Optional[dict[str, Any]]] = [None] * len(docs)
+    out: list[dict[str, Any] | None] = [None] * len(docs)
     for line in proc.stdout.splitlines():
         row = json.loads(line)
         out[row["id"]] = row["results"]
@@ -277,7 +286,7 @@ def kassign_assign(doc: Doc, strategy: str) -> Assignment:
     return {m: [(tp[0], tp[1]) for tp in tps] for m, tps in result.items()}
 
 
-def java_error(res: Mapping[str, Any]) -> Optional[str]:
+def java_error(res: Mapping[str, Any]) -> str | None:
     if "assignment" in res:
         return None
     if "error" in res:
@@ -323,7 +332,7 @@ def spread(result: Assignment) -> int:
     return max(ls) - min(ls) if ls else 0
 
 
-def validity_error(members, topics, result: Assignment, complete: bool = True) -> Optional[str]:
+def validity_error(members, topics, result: Assignment, complete: bool = True) -> str | None:
     try:
         O.check_validity(members, topics, result)
         if complete:
@@ -355,7 +364,8 @@ def scenario_traits(doc: Doc) -> dict[str, Any]:
     top = max((spec.get("generation", -1) for spec in members.values()), default=-1)
     t["stale_unsubscribed_claim"] = any(
         spec.get("generation", -1) < top and tp[0] not in spec["topics"] and topics.get(tp[0], 0) > 0
-        for spec in members.values() for tp in spec.get("owned", [])
+        for spec in members.values()
+        for tp in spec.get("owned", [])
     )
     t["duplicate_claim"] = dup
     # 3+ claimants of a partition (Java resolves them in HashMap order).
@@ -366,7 +376,7 @@ def scenario_traits(doc: Doc) -> dict[str, Any]:
     return t
 
 
-def stale_unsubscribed_leaks(doc: Doc, java_result: Assignment) -> Optional[bool]:
+def stale_unsubscribed_leaks(doc: Doc, java_result: Assignment) -> bool | None:
     """Java's general path hands a member a partition of a topic it no longer subscribes to when
     the member listed it as owned at a generation below the group's maximum (observed in
     kafka-clients 4.4.0; minimal case in docs/java_differential.md). True when *every* assignment
@@ -415,12 +425,12 @@ def classify_exact(kas: Assignment, java_res: Mapping[str, Any]) -> tuple[str, s
 def classify_sticky(
     doc: Doc,
     kas_final: Assignment,
-    java_final: Optional[Assignment],
-    java_error: Optional[str],
+    java_final: Assignment | None,
+    java_error: str | None,
     *,
-    kas_first: Optional[Assignment] = None,
-    java_first: Optional[Assignment] = None,
-    java_rounds: Optional[int] = None,
+    kas_first: Assignment | None = None,
+    java_first: Assignment | None = None,
+    java_rounds: int | None = None,
 ) -> tuple[str, str, dict[str, Any]]:
     """(outcome, rule, figures) for sticky or cooperative-sticky (``*_final`` after convergence)."""
     members = _members(doc)
@@ -434,15 +444,27 @@ def classify_sticky(
         if traits["out_of_range"] and "IllegalStateException" in java_error:
             return "java-exception", "out-of-range claim (Java throws; kassign drops it)", fig
         if traits["stale_unsubscribed_claim"] and "GeneralAssignmentBuilder" in java_error:
-            return "java-exception", "stale claim of an unsubscribed topic (Java's general path throws NullPointerException)", fig
+            return (
+                "java-exception",
+                "stale claim of an unsubscribed topic (Java's general path throws NullPointerException)",
+                fig,
+            )
         return "java-exception", "unexplained: Java threw " + java_error[:200], fig
     assert java_final is not None
     bad = validity_error(members, topics, java_final)
     if bad is not None:
         if traits["out_of_range"]:
             return "java-invalid", "out-of-range claim (Java assigns a nonexistent partition or double-assigns)", fig
-        if "does not subscribe" in bad and traits["stale_unsubscribed_claim"] and stale_unsubscribed_leaks(doc, java_final):
-            return "java-invalid", "stale claim of an unsubscribed topic (Java's general path keeps it for a non-subscriber)", fig
+        if (
+            "does not subscribe" in bad
+            and traits["stale_unsubscribed_claim"]
+            and stale_unsubscribed_leaks(doc, java_final)
+        ):
+            return (
+                "java-invalid",
+                "stale claim of an unsubscribed topic (Java's general path keeps it for a non-subscriber)",
+                fig,
+            )
         if java_rounds is not None and java_rounds >= MAX_ROUNDS and "unassigned" in bad:
             return "java-invalid", f"Java's cooperative rounds did not converge in {MAX_ROUNDS}", fig
         return "java-invalid", "unexplained: Java's result is invalid: " + bad, fig
@@ -457,7 +479,11 @@ def classify_sticky(
         return "equal", "identical", fig
     # kassign worse on balance is a bug, whatever else differs.
     if k["sumsq"] > j["sumsq"] or (uniform and k["spread"] > j["spread"]):
-        return "kassign-worse", f"kassign balance worse (sumsq {k['sumsq']} > {j['sumsq']} or spread {k['spread']} > {j['spread']})", fig
+        return (
+            "kassign-worse",
+            f"kassign balance worse (sumsq {k['sumsq']} > {j['sumsq']} or spread {k['spread']} > {j['spread']})",
+            fig,
+        )
     if k["sumsq"] < j["sumsq"]:
         fig["balance_costs_moves"] = k["moves"] > j["moves"]
         path = O.find_cost_reducing_path(members, topics, java_final)
@@ -471,19 +497,35 @@ def classify_sticky(
         return "kassign-worse", f"kassign moves {k['moves']} > Java {j['moves']} at equal balance", fig
     if k["moves"] < j["moves"]:
         if traits["racks"]:
-            return "kassign-better", "rack: Java revokes rack-mismatched owned partitions, kassign never moves for locality", fig
+            return (
+                "kassign-better",
+                "rack: Java revokes rack-mismatched owned partitions, kassign never moves for locality",
+                fig,
+            )
         if traits["three_claimants"] or traits["duplicate_claim"]:
             return "kassign-better", "claims: 3+ claimants in HashMap order / duplicated claim lost", fig
         if not traits["constrained"]:
-            return "kassign-better", "general path: Java keeps greedily then single moves, kassign keeps the min-cost-flow optimum", fig
-        return "unexplained", f"constrained path: kassign moves fewer ({k['moves']} < {j['moves']}) with no rack/claim rule", fig
+            return (
+                "kassign-better",
+                "general path: Java keeps greedily then single moves, kassign keeps the min-cost-flow optimum",
+                fig,
+            )
+        return (
+            "unexplained",
+            f"constrained path: kassign moves fewer ({k['moves']} < {j['moves']}) with no rack/claim rule",
+            fig,
+        )
     # Same balance, same moves, different sets.
     if traits["racks"]:
         return "explained", "tie: rack placement (kassign matches racks only for partitions that move)", fig
     if traits["three_claimants"] or traits["duplicate_claim"]:
         return "explained", "tie: 3+ claimants resolved in HashMap order / duplicated claim", fig
     if not traits["constrained"]:
-        return "explained", "tie: general-path placement (Java TreeSet greedy + single moves; kassign class deal), same load and moves", fig
+        return (
+            "explained",
+            "tie: general-path placement (Java TreeSet greedy + single moves; kassign class deal), same load and moves",
+            fig,
+        )
     if _quota_keeper_tie(members, topics, resolved):
         return "explained", "tie: HashMap order picks which over-quota owners keep q+1", fig
     if not uniform:
@@ -520,10 +562,10 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
     t_java1 = time.time() - t0
 
     # Cooperative follow-up rounds on Java's own results (one JVM per round).
-    java_coop_first: list[Optional[Assignment]] = [None] * n
-    java_coop_final: list[Optional[Assignment]] = [None] * n
+    java_coop_first: list[Assignment | None] = [None] * n
+    java_coop_final: list[Assignment | None] = [None] * n
     java_coop_rounds = [0] * n
-    java_coop_error: list[Optional[str]] = [None] * n
+    java_coop_error: list[str | None] = [None] * n
     pending: list[tuple[int, Doc]] = []
     for i, doc in enumerate(docs):
         r = java[i]["cooperative-sticky"]
@@ -572,8 +614,17 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
             counts[s][outcome] += 1
             rules[s][rule] += 1
             if outcome not in ("equal",):
-                failures.append({"scenario": i, "strategy": s, "outcome": outcome, "rule": rule, "doc": doc,
-                                 "kassign": kas, "java": java[i][s]})
+                failures.append(
+                    {
+                        "scenario": i,
+                        "strategy": s,
+                        "outcome": outcome,
+                        "rule": rule,
+                        "doc": doc,
+                        "kassign": kas,
+                        "java": java[i][s],
+                    }
+                )
         # sticky (eager): one round.
         kas = kassign_assign(doc, "sticky")
         bad = validity_error(members, topics, kas)
@@ -590,8 +641,18 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
             moves_total["sticky"]["kassign"] += fig["kassign"]["moves"]
             moves_total["sticky"]["java"] += fig["java"]["moves"]
         if outcome in ("kassign-worse", "unexplained") or rule.startswith("unexplained"):
-            failures.append({"scenario": i, "strategy": "sticky", "outcome": outcome, "rule": rule, "doc": doc,
-                             "kassign": kas, "java": r, "figures": fig})
+            failures.append(
+                {
+                    "scenario": i,
+                    "strategy": "sticky",
+                    "outcome": outcome,
+                    "rule": rule,
+                    "doc": doc,
+                    "kassign": kas,
+                    "java": r,
+                    "figures": fig,
+                }
+            )
         # cooperative-sticky: converged results, round-1 figures beside them.
         kfirst, kfinal, krounds = _converge_kassign(doc)
         rounds_hist["kassign"][krounds] += 1
@@ -607,9 +668,15 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
         jerr = java_coop_error[i]
         if jerr is None:
             rounds_hist["java"][java_coop_rounds[i]] += 1
-        outcome, rule, fig = classify_sticky(doc, kfinal, java_coop_final[i], jerr,
-                                             kas_first=kfirst, java_first=java_coop_first[i],
-                                             java_rounds=java_coop_rounds[i])
+        outcome, rule, fig = classify_sticky(
+            doc,
+            kfinal,
+            java_coop_final[i],
+            jerr,
+            kas_first=kfirst,
+            java_first=java_coop_first[i],
+            java_rounds=java_coop_rounds[i],
+        )
         counts["cooperative-sticky"][outcome] += 1
         rules["cooperative-sticky"][rule] += 1
         if fig.get("balance_costs_moves"):
@@ -621,8 +688,18 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
             withheld_total["kassign"] += fig["withheld"]["kassign"]
             withheld_total["java"] += fig["withheld"]["java"]
         if outcome in ("kassign-worse", "unexplained") or rule.startswith("unexplained"):
-            failures.append({"scenario": i, "strategy": "cooperative-sticky", "outcome": outcome, "rule": rule,
-                             "doc": doc, "kassign": kfinal, "java": java_coop_final[i], "figures": fig})
+            failures.append(
+                {
+                    "scenario": i,
+                    "strategy": "cooperative-sticky",
+                    "outcome": outcome,
+                    "rule": rule,
+                    "doc": doc,
+                    "kassign": kfinal,
+                    "java": java_coop_final[i],
+                    "figures": fig,
+                }
+            )
         if progress and i % 1000 == 999:
             print(f"  classified {i + 1}/{n}", file=sys.stderr)
     return {
@@ -642,7 +719,7 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
     }
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", type=int, default=int(os.environ.get("KASSIGN_DIFF_SCENARIOS", "10000")))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("KASSIGN_DIFF_SEED", DEFAULT_SEED)))

@@ -33,8 +33,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import pytest
 
@@ -121,8 +122,13 @@ def broker_libs() -> Path:
         staging.mkdir(parents=True)
         started = time.monotonic()
         _run_maven(
-            ["-f", str(BROKER_POM), "dependency:copy-dependencies", "-DincludeScope=runtime",
-             f"-DoutputDirectory={staging}"],
+            [
+                "-f",
+                str(BROKER_POM),
+                "dependency:copy-dependencies",
+                "-DincludeScope=runtime",
+                f"-DoutputDirectory={staging}",
+            ],
             cwd=BROKER_POM.parent,
             log_path=home / "maven-download.log",
             timeout=DOWNLOAD_TIMEOUT,
@@ -132,8 +138,9 @@ def broker_libs() -> Path:
         (staging / ".complete").write_text(f"downloaded in {time.monotonic() - started:.1f}s\n")
         shutil.rmtree(libs, ignore_errors=True)
         staging.rename(libs)
-        sys.stderr.write(f"\n[kafka_broker] downloaded Kafka {version} jars into {libs} "
-                         f"in {time.monotonic() - started:.1f}s\n")
+        sys.stderr.write(
+            f"\n[kafka_broker] downloaded Kafka {version} jars into {libs} in {time.monotonic() - started:.1f}s\n"
+        )
     return libs
 
 
@@ -153,8 +160,15 @@ def java_consumer_classpath() -> str:
                 shutil.rmtree(build, ignore_errors=True)
                 build.mkdir(parents=True)
                 _run_maven(
-                    ["-f", str(JAVA_CONSUMER_DIR / "pom.xml"), f"-Dkassign.build.dir={build}", "package",
-                     "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={build / 'libs'}"],
+                    [
+                        "-f",
+                        str(JAVA_CONSUMER_DIR / "pom.xml"),
+                        f"-Dkassign.build.dir={build}",
+                        "package",
+                        "dependency:copy-dependencies",
+                        "-DincludeScope=runtime",
+                        f"-DoutputDirectory={build / 'libs'}",
+                    ],
                     cwd=JAVA_CONSUMER_DIR,
                     log_path=cache_root() / "java-consumer-build.log",
                     timeout=DOWNLOAD_TIMEOUT,
@@ -231,39 +245,71 @@ class KafkaBroker:
         self.data_dir = work_dir / "data"
         self.server_log = self.log_dir / "server.log"
         self.stdout_log = self.log_dir / "stdout.log"
-        self.proc: Optional[subprocess.Popen[bytes]] = None
-        self.started_in: Optional[float] = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.started_in: float | None = None
         self._admin: Any = None
         self._names = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _java(self, main: str, *args: str) -> list[str]:
         java = require_tool("java")
-        return [java, *JVM_OPTIONS, f"-Dlog4j2.configurationFile={self.work_dir / 'log4j2.properties'}",
-                f"-Dkafka.logs.dir={self.log_dir}", "-cp", str(self.libs / "*"), main, *args]
+        return [
+            java,
+            *JVM_OPTIONS,
+            f"-Dlog4j2.configurationFile={self.work_dir / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={self.log_dir}",
+            "-cp",
+            str(self.libs / "*"),
+            main,
+            *args,
+        ]
 
     def start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         settings = dict(BROKER_SETTINGS)
-        settings.update({
-            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "log.dirs": str(self.data_dir),
-        })
+        settings.update(
+            {
+                "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+                "log.dirs": str(self.data_dir),
+            }
+        )
         props = self.work_dir / "server.properties"
         props.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         (self.work_dir / "log4j2.properties").write_text(LOG4J2_CONFIG.format(log=self.server_log))
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         started = time.monotonic()
         with open(self.log_dir / "format.log", "w") as log:
-            fmt = subprocess.run(self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)),
-                                 stdout=log, stderr=subprocess.STDOUT, timeout=120, check=False)
+            # group.version=1 enables the KIP-848 consumer group protocol (the 4.4 default; explicit
+            # here because tests/test_broker_server_assignors.py relies on it). The cluster id is
+            # passed as --cluster-id=ID: a random id may start with "-", which argparse would take
+            # for an option.
+            fmt = subprocess.run(
+                self._java(
+                    "kafka.tools.StorageTool",
+                    "format",
+                    f"--cluster-id={cluster_id}",
+                    "-c",
+                    str(props),
+                    "--feature",
+                    "group.version=1",
+                ),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                timeout=120,
+                check=False,
+            )
         if fmt.returncode != 0:
             raise RuntimeError(f"StorageTool format failed:\n{(self.log_dir / 'format.log').read_text()[-4000:]}")
         out = open(self.stdout_log, "wb")
-        self.proc = subprocess.Popen(self._java("kafka.Kafka", str(props)), stdout=out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self._java("kafka.Kafka", str(props)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         out.close()
         deadline = time.monotonic() + START_TIMEOUT
         while not _port_open(self.port):
@@ -278,7 +324,7 @@ class KafkaBroker:
 
     def _wait_ready(self, deadline: float) -> None:
         """The broker answers metadata requests and can create a topic (so the controller is up)."""
-        last: Optional[BaseException] = None
+        last: BaseException | None = None
         while time.monotonic() < deadline:
             try:
                 self.admin().list_topics()
@@ -308,8 +354,9 @@ class KafkaBroker:
         if self._admin is None:
             from kafka import KafkaAdminClient
 
-            self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, client_id="kassign-test-admin",
-                                           request_timeout_ms=15000)
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap, client_id="kassign-test-admin", request_timeout_ms=15000
+            )
         return self._admin
 
     def _close_admin(self) -> None:
@@ -332,7 +379,9 @@ class KafkaBroker:
         while time.monotonic() < deadline:
             described = self.admin().describe_topics([name])
             parts = described[0].get("partitions", []) if described else []
-            if len(parts) == partitions and all(p.get("leader_id", -1) >= 0 and p.get("error_code", 0) == 0 for p in parts):
+            if len(parts) == partitions and all(
+                p.get("leader_id", -1) >= 0 and p.get("error_code", 0) == 0 for p in parts
+            ):
                 return name
             time.sleep(0.1)
         raise TimeoutError(f"topic {name} did not get {partitions} partitions with leaders in {timeout}s")
@@ -348,8 +397,14 @@ class KafkaBroker:
         """
         from kafka import KafkaProducer
 
-        producer = KafkaProducer(bootstrap_servers=self.bootstrap, linger_ms=20, batch_size=256 * 1024,
-                                 acks=1, max_block_ms=30000, compression_type=None)
+        producer = KafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            linger_ms=20,
+            batch_size=256 * 1024,
+            acks=1,
+            max_block_ms=30000,
+            compression_type=None,
+        )
         try:
             counts = dict.fromkeys(topics, 0)
             parts = {t: len(producer.partitions_for(t)) for t in topics}
@@ -368,6 +423,11 @@ class KafkaBroker:
             return counts
         finally:
             producer.close(timeout=10)
+
+    def committed_offsets(self, group: str) -> dict[tuple[str, int], int]:
+        """The group's committed offsets, read with the admin client (OffsetFetch)."""
+        offsets = self.admin().list_group_offsets({group: None})[group]
+        return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items() if om.offset >= 0}
 
     def end_offsets(self, topics: list[str]) -> dict[tuple[str, int], int]:
         from kafka import KafkaConsumer, TopicPartition
@@ -389,7 +449,7 @@ class KafkaBroker:
             return ""
 
 
-_BROKER: Optional[KafkaBroker] = None
+_BROKER: KafkaBroker | None = None
 
 
 @pytest.fixture(scope="session")
@@ -450,11 +510,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     if report.failed and "kafka_broker" in getattr(item, "fixturenames", ()) and _BROKER is not None:
-        report.sections.append((
-            "kafka broker",
-            f"broker {_BROKER.bootstrap} alive={_BROKER.alive()} logs kept in {_BROKER.log_dir}\n"
-            f"--- tail of {_BROKER.server_log} ---\n{_BROKER.tail_log()}",
-        ))
+        report.sections.append(
+            (
+                "kafka broker",
+                f"broker {_BROKER.bootstrap} alive={_BROKER.alive()} logs kept in {_BROKER.log_dir}\n"
+                f"--- tail of {_BROKER.server_log} ---\n{_BROKER.tail_log()}",
+            )
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -462,6 +524,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 # JSON-lines event logs.
 
 WORKER_SCRIPT = TESTS_DIR / "consumer_worker.py"
+
+#: ``KASSIGN_PLAIN_POLL=1``: kafka-python workers poll without the lost-join work-around
+#: (tests/kafka_python_join.py). Only for reproducing the defect (RELIABILITY.md); never in CI.
+PLAIN_POLL = os.environ.get("KASSIGN_PLAIN_POLL") == "1"
 
 
 class Worker:
@@ -473,8 +539,8 @@ class Worker:
         self.events_path = events
         self.kind = kind
         self.started = time.time()
-        self.killed_at: Optional[float] = None
-        self.closed_at: Optional[float] = None
+        self.killed_at: float | None = None
+        self.closed_at: float | None = None
         self._offset = 0
         self._events: list[dict[str, Any]] = []
 
@@ -499,7 +565,7 @@ class Worker:
         self._offset += end
         return self._events
 
-    def last(self, ev: str, since: float = 0.0) -> Optional[dict[str, Any]]:
+    def last(self, ev: str, since: float = 0.0) -> dict[str, Any] | None:
         for e in reversed(self.events()):
             if e["ev"] == ev and e["t"] >= since:
                 return e
@@ -512,8 +578,15 @@ class GroupRun:
     Every process is bounded (``max_runtime``) and stopped by :meth:`stop_all` (SIGTERM, then SIGKILL).
     """
 
-    def __init__(self, broker: KafkaBroker, group: str, topics: list[str], work_dir: Path,
-                 session_timeout_ms: int = 6000, max_runtime: float = 400.0) -> None:
+    def __init__(
+        self,
+        broker: KafkaBroker,
+        group: str,
+        topics: list[str],
+        work_dir: Path,
+        session_timeout_ms: int = 6000,
+        max_runtime: float = 400.0,
+    ) -> None:
         self.broker = broker
         self.group = group
         self.topics = topics
@@ -529,32 +602,107 @@ class GroupRun:
         events = self.work_dir / f"{name}.jsonl"
         stderr = open(self.work_dir / f"{name}.stderr", "wb")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen(cmd, stdout=stderr, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=stderr, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
         stderr.close()
         worker = Worker(name, proc, events, kind)
         self.workers[name] = worker
         return worker
 
-    def start_python(self, name: str, strategy: str, client: str = "kafka-python", *, rate: float = 0.0,
-                     builtin: bool = False, priority: Optional[int] = None, extra: tuple[str, ...] = ()) -> Worker:
-        cmd = [sys.executable, str(WORKER_SCRIPT), "--bootstrap", self.broker.bootstrap, "--group", self.group,
-               "--topics", ",".join(self.topics), "--client", client, "--strategy", strategy, "--name", name,
-               "--events", str(self.work_dir / f"{name}.jsonl"), "--session-timeout-ms",
-               str(self.session_timeout_ms), "--rate", str(rate), "--max-runtime", str(self.max_runtime), *extra]
+    def start_python(
+        self,
+        name: str,
+        strategy: str,
+        client: str = "kafka-python",
+        *,
+        rate: float = 0.0,
+        builtin: bool = False,
+        priority: int | None = None,
+        group_instance_id: str | None = None,
+        extra: tuple[str, ...] = (),
+    ) -> Worker:
+        """A tests/consumer_worker.py process. ``strategy``: assignor names in preference order,
+        comma-separated, each optionally ``builtin:NAME`` (the client's own) or ``kassign:NAME``."""
+        cmd = [
+            sys.executable,
+            str(WORKER_SCRIPT),
+            "--bootstrap",
+            self.broker.bootstrap,
+            "--group",
+            self.group,
+            "--topics",
+            ",".join(self.topics),
+            "--client",
+            client,
+            "--strategy",
+            strategy,
+            "--name",
+            name,
+            "--events",
+            str(self.work_dir / f"{name}.jsonl"),
+            "--session-timeout-ms",
+            str(self.session_timeout_ms),
+            "--rate",
+            str(rate),
+            "--max-runtime",
+            str(self.max_runtime),
+            *extra,
+        ]
         if builtin:
             cmd.append("--builtin")
         if priority is not None:
             cmd += ["--priority", str(priority)]
+        if group_instance_id is not None:
+            cmd += ["--group-instance-id", group_instance_id]
+        if PLAIN_POLL and client == "kafka-python":
+            cmd.append("--plain-poll")
         return self._spawn(name, cmd, client)
 
-    def start_java(self, name: str, classpath: str, *, rate: float = 0.0) -> Worker:
+    def start_java(
+        self,
+        name: str,
+        classpath: str,
+        *,
+        rate: float = 0.0,
+        assignors: str = "cooperative-sticky",
+        group_instance_id: str | None = None,
+        topics: list[str] | None = None,
+        extra: tuple[str, ...] = (),
+    ) -> Worker:
+        """A tests/java-consumer process with Apache Kafka's own ``assignors`` (preference order);
+        ``extra`` are more JavaConsumer arguments."""
         java = require_tool("java")
-        cmd = [java, "-Xmx160m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-               "kassign.tests.JavaConsumer", "--bootstrap", self.broker.bootstrap, "--group", self.group,
-               "--topics", ",".join(self.topics), "--name", name, "--events", str(self.work_dir / f"{name}.jsonl"),
-               "--session-timeout-ms", str(self.session_timeout_ms), "--rate", str(rate),
-               "--max-runtime", str(self.max_runtime)]
+        cmd = [
+            java,
+            "-Xmx160m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            classpath,
+            "kassign.tests.JavaConsumer",
+            "--bootstrap",
+            self.broker.bootstrap,
+            "--group",
+            self.group,
+            "--topics",
+            ",".join(topics or self.topics),
+            "--name",
+            name,
+            "--events",
+            str(self.work_dir / f"{name}.jsonl"),
+            "--session-timeout-ms",
+            str(self.session_timeout_ms),
+            "--rate",
+            str(rate),
+            "--max-runtime",
+            str(self.max_runtime),
+            "--assignors",
+            assignors,
+            *extra,
+        ]
+        if group_instance_id is not None:
+            cmd += ["--group-instance-id", group_instance_id]
         return self._spawn(name, cmd, "java")
 
     def kill(self, name: str) -> float:
@@ -601,7 +749,7 @@ class GroupRun:
                 err = (self.work_dir / f"{w.name}.stderr").read_text(errors="replace")[-3000:]
                 raise AssertionError(f"worker {w.name} exited unexpectedly with {w.proc.returncode}:\n{err}")
 
-    def snapshot(self, since: float) -> Optional[dict[str, tuple[int, frozenset[tuple[str, int]]]]]:
+    def snapshot(self, since: float) -> dict[str, tuple[int, frozenset[tuple[str, int]]]] | None:
         """Each live worker's latest tick after ``since``: {name: (generation, partitions)}, or None
         when some live worker has not ticked since."""
         out = {}
@@ -612,13 +760,14 @@ class GroupRun:
             out[w.name] = (tick["gen"], frozenset((t, p) for t, p in tick["parts"]))
         return out
 
-    def wait_stable(self, all_partitions: set[tuple[str, int]], timeout: float = 90.0,
-                    settle: float = 1.0) -> dict[str, frozenset[tuple[str, int]]]:
+    def wait_stable(
+        self, all_partitions: set[tuple[str, int]], timeout: float = 90.0, settle: float = 1.0
+    ) -> dict[str, frozenset[tuple[str, int]]]:
         """Wait until every live worker reports the same generation and together they own every
         partition exactly once, unchanged for ``settle`` seconds. Returns {worker: partitions}."""
         deadline = time.monotonic() + timeout
         since = time.time()
-        stable_since: Optional[float] = None
+        stable_since: float | None = None
         stable_view: Any = None
         last: Any = None
         while time.monotonic() < deadline:
@@ -628,8 +777,7 @@ class GroupRun:
             if snap:
                 gens = {g for g, _ in snap.values()}
                 owned = [tp for _, parts in snap.values() for tp in parts]
-                ok = (len(gens) == 1 and min(gens) > 0 and len(owned) == len(set(owned))
-                      and set(owned) == all_partitions)
+                ok = len(gens) == 1 and min(gens) > 0 and len(owned) == len(set(owned)) and set(owned) == all_partitions
             last = snap
             if ok:
                 if stable_view != snap:
@@ -685,23 +833,72 @@ class GroupRun:
         return out
 
 
-def overlapping_ownership(intervals: dict[tuple[str, int], list[tuple[float, float, str]]]
-                          ) -> list[tuple[tuple[str, int], tuple[float, float, str], tuple[float, float, str]]]:
+class NumberedProducer:
+    """Keeps producing numbered values while a test changes the group (a background thread).
+
+    Value ``i`` goes to ``topics[i % len(topics)]``, partition ``(i // len(topics)) % partitions``, like
+    :meth:`KafkaBroker.produce_numbered`; values start at ``first``. :meth:`stop` flushes and returns
+    the next unused value (so ``range(stop())`` is everything produced, with the values before
+    ``first``)."""
+
+    def __init__(
+        self, broker: KafkaBroker, topics: list[str], partitions: int, first: int, rate: float = 100.0
+    ) -> None:
+        import threading
+
+        from kafka import KafkaProducer
+
+        self.topics = topics
+        self.partitions = partitions
+        self.next = first
+        self.rate = rate
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, acks=1, max_block_ms=30000)
+        self._futures: list[Any] = []
+        self._thread = threading.Thread(target=self._run, name="numbered-producer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            started, first = time.monotonic(), self.next
+            while not self._stop.is_set():
+                due = first + int((time.monotonic() - started) * self.rate)
+                while self.next < due:
+                    i = self.next
+                    topic = self.topics[i % len(self.topics)]
+                    part = (i // len(self.topics)) % self.partitions
+                    self._futures.append(self._producer.send(topic, value=str(i).encode(), partition=part))
+                    self.next += 1
+                self._stop.wait(0.05)
+        except BaseException as exc:  # reported by stop()
+            self.error = exc
+
+    def stop(self, timeout: float = 60.0) -> int:
+        self._stop.set()
+        self._thread.join(timeout)
+        try:
+            self._producer.flush(timeout=timeout)
+            for f in self._futures:
+                f.get(timeout=timeout)
+        finally:
+            self._producer.close(timeout=10)
+        if self.error is not None:
+            raise AssertionError(f"the background producer failed: {self.error!r}")
+        return self.next
+
+
+def overlapping_ownership(
+    intervals: dict[tuple[str, int], list[tuple[float, float, str]]],
+) -> list[tuple[tuple[str, int], tuple[float, float, str], tuple[float, float, str]]]:
     """Pairs of intervals in which two different workers owned the same partition at once."""
     bad = []
     for tp, ivs in intervals.items():
         ivs = sorted(ivs)
         for i, a in enumerate(ivs):
-            for b in ivs[i + 1:]:
+            for b in ivs[i + 1 :]:
                 if b[0] >= a[1]:
                     break
                 if a[2] != b[2]:
                     bad.append((tp, a, b))
     return bad
-
-
-#: Marker for tests that run a real consumer group to a stable state. kafka-python consumers on a
-#: loaded 2-core machine occasionally miss a rebalance and rejoin only after their session times
-#: out (seen in about 1 run in 20: the group settles without one worker for longer than the test's
-#: bound). Such a test is retried once; a second failure fails the run. Failures are never skipped.
-RETRY_GROUP_TEST = pytest.mark.flaky(reruns=1, reruns_delay=2)

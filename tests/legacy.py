@@ -9,13 +9,13 @@ assignments, bytes and errors (tests/test_boundary_equivalence.py).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
-import io
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +32,29 @@ def build() -> Path:
     src = CACHE / "src"
     shutil.rmtree(CACHE, ignore_errors=True)
     src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", LEGACY_COMMIT], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", LEGACY_COMMIT], check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(src, filter="data")
     maturin = Path(sys.executable).with_name("maturin")
     env = dict(os.environ, CARGO_TARGET_DIR=str(CACHE / "target"))
     env.pop("VIRTUAL_ENV", None)
-    subprocess.run([str(maturin), "build", "--release", "--quiet", "-o", str(CACHE / "dist"),
-                    "-i", sys.executable], cwd=src, env=env, check=True)
+    subprocess.run(
+        [str(maturin), "build", "--release", "--quiet", "-o", str(CACHE / "dist"), "-i", sys.executable],
+        cwd=src,
+        env=env,
+        check=True,
+    )
     wheel = next((CACHE / "dist").glob("kassign-*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                    str(wheel)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)], check=True
+    )
     shutil.rmtree(CACHE / "target", ignore_errors=True)
     return site
 
 
 #: Runs in the legacy interpreter: reads one JSON list of cases on stdin, writes one JSON list of
 #: outcomes ({"ok": ...} or {"error": [type name, message]}).
-RUNNER = r'''
+RUNNER = r"""
 import json, sys, logging
 logging.disable(logging.CRITICAL)
 import kassign
@@ -61,8 +65,8 @@ from kassign._adapter_common import member_from_subscription_bytes
 def member(d):
     owned = d.get("owned", [])
     owned = [tuple(x) for x in owned] if isinstance(owned, list) else owned
-    return kassign.Member(d["topics"], owned, d.get("generation", -1),
-                          d.get("rack"), d.get("instance"), bytes.fromhex(d["user_data"]) if d.get("user_data") else None)
+    user_data = bytes.fromhex(d["user_data"]) if d.get("user_data") else None
+    return kassign.Member(d["topics"], owned, d.get("generation", -1), d.get("rack"), d.get("instance"), user_data)
 
 def racks(c):
     r = c.get("racks")
@@ -105,15 +109,21 @@ for c in json.load(sys.stdin):
     except Exception as e:
         out.append({"error": [type(e).__name__, str(e)]})
 json.dump(out, sys.stdout)
-'''
+"""
 
 
 def run(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Outcomes of the legacy implementation on ``cases`` (see :data:`RUNNER`)."""
     site = build()
     env = dict(os.environ, PYTHONPATH=str(site))
-    proc = subprocess.run([sys.executable, "-c", RUNNER, str(site)], input=json.dumps(cases), env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(site)],
+        input=json.dumps(cases),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"legacy runner failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
 TP = tuple[str, int]
 Result = Mapping[str, Sequence[Any]]
@@ -65,7 +65,9 @@ def existing_topics(partitions_per_topic: Mapping[str, int]) -> set[str]:
     return {t for t, n in partitions_per_topic.items() if n > 0}
 
 
-def effective_subscriptions(members: Mapping[str, Any], partitions_per_topic: Mapping[str, int]) -> dict[str, frozenset[str]]:
+def effective_subscriptions(
+    members: Mapping[str, Any], partitions_per_topic: Mapping[str, int]
+) -> dict[str, frozenset[str]]:
     """member -> subscribed topics that exist with >= 1 partition."""
     live = existing_topics(partitions_per_topic)
     return {m: frozenset(t for t in mem.topics if t in live) for m, mem in members.items()}
@@ -137,7 +139,7 @@ def check_completeness(members: Mapping[str, Any], partitions_per_topic: Mapping
 # --------------------------------------------------------------------------------------------
 
 
-def check_uniform_balance(result: Result, among: Optional[Iterable[str]] = None) -> None:
+def check_uniform_balance(result: Result, among: Iterable[str] | None = None) -> None:
     """max - min <= 1 over the members (all, or ``among``)."""
     ls = loads(result)
     vals = [ls[m] for m in (among if among is not None else ls)]
@@ -149,7 +151,7 @@ def check_uniform_balance(result: Result, among: Optional[Iterable[str]] = None)
 
 def find_cost_reducing_path(
     members: Mapping[str, Any], partitions_per_topic: Mapping[str, int], result: Result
-) -> Optional[list[str]]:
+) -> list[str] | None:
     """A path A0 -> A1 -> ... -> Ak where each Ai holds a partition of a topic A(i+1) subscribes to
     and load(Ak) <= load(A0) - 2, or None. Such a path means moving one partition along each hop
     lowers the heaviest end and raises the lightest, i.e. the load vector is not optimal
@@ -166,7 +168,7 @@ def find_cost_reducing_path(
         la = ls[a]
         if la < 2:
             break
-        parent: dict[str, Optional[str]] = {a: None}
+        parent: dict[str, str | None] = {a: None}
         queue = deque([a])
         while queue:
             x = queue.popleft()
@@ -266,7 +268,7 @@ def check_uniform_stickiness(
 def optimal_sticky(
     members: Mapping[str, Any],
     partitions_per_topic: Mapping[str, int],
-    resolved: Optional[Mapping[str, set[TP]]] = None,
+    resolved: Mapping[str, set[TP]] | None = None,
 ) -> tuple[int, int, dict[str, int]]:
     """Exact optimum for small heterogeneous cases, by min-cost flow (networkx network simplex).
 
@@ -436,8 +438,11 @@ def check_convergence(
     again_members = next_round(members, current, gen)
     again = assign_fn(again_members, partitions_per_topic)
     if as_sets(again) != as_sets(current):
-        diff = {m: (sorted(as_sets(current)[m] - as_sets(again)[m]), sorted(as_sets(again)[m] - as_sets(current)[m]))
-                for m in current if as_sets(current)[m] != as_sets(again)[m]}
+        diff = {
+            m: (sorted(as_sets(current)[m] - as_sets(again)[m]), sorted(as_sets(again)[m] - as_sets(current)[m]))
+            for m in current
+            if as_sets(current)[m] != as_sets(again)[m]
+        }
         _fail(f"not stable after convergence: (lost, gained) per member {diff}")
     return rounds
 
@@ -477,7 +482,7 @@ def check_deterministic(
     members: Mapping[str, Any],
     partitions_per_topic: Mapping[str, int],
     rnd: random.Random,
-    baseline: Optional[Result] = None,
+    baseline: Result | None = None,
     tries: int = 2,
 ) -> None:
     """The result is identical (as ordered lists) under ``tries`` random input permutations."""
@@ -563,7 +568,9 @@ def max_rack_locality_balanced(
 # --------------------------------------------------------------------------------------------
 
 
-def check_per_topic_balance(members: Mapping[str, Any], partitions_per_topic: Mapping[str, int], result: Result) -> None:
+def check_per_topic_balance(
+    members: Mapping[str, Any], partitions_per_topic: Mapping[str, int], result: Result
+) -> None:
     """For each topic, its subscribers' counts of that topic differ by at most 1."""
     subs = effective_subscriptions(members, partitions_per_topic)
     sets = as_sets(result)
@@ -576,7 +583,7 @@ def check_per_topic_balance(members: Mapping[str, Any], partitions_per_topic: Ma
             _fail(f"topic {t} unevenly spread: {counts}")
 
 
-def failover_priority(user_data: Optional[bytes]) -> Optional[int]:
+def failover_priority(user_data: bytes | None) -> int | None:
     """A big-endian signed int32 from exactly 4 bytes; None (= lowest) when missing or malformed."""
     if user_data is None or len(user_data) != 4:
         return None
@@ -604,5 +611,3 @@ def check_failover_owner(members: Mapping[str, Any], partitions_per_topic: Mappi
         best = max(prio(m) for m in subscribers)
         if prio(h) != best:
             _fail(f"failover: topic {t} went to {h} (priority {prio(h)}) but the best subscriber priority is {best}")
-
-

@@ -11,11 +11,10 @@ import textwrap
 
 import pytest
 
-import kassign
-
 # aiokafka is pinned in requirements-dev.txt: a missing client fails here, it is never skipped.
 from aiokafka.coordinator.protocol import ConsumerProtocol
 
+import kassign
 import kassign.aiokafka as kaio
 
 
@@ -27,7 +26,7 @@ class Reader:
 
     def take(self, n: int) -> bytes:
         assert self.pos + n <= len(self.data), "truncated"
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -151,8 +150,9 @@ def _partitions(assignment) -> list[tuple[str, int]]:
 def test_leader_range_through_aiokafka_structs():
     # Range by hand (docs/strategies/range.md): t has 5 partitions over c1, c2 -> c1 gets 0-2, c2 3-4;
     # u (3 partitions) only c2 subscribes to; "gone" has no metadata and is skipped.
-    members = _leader_members({"c1": kaio.RangeAssignor, "c2": kaio.RangeAssignor()},
-                              {"c1": ["t"], "c2": ["t", "u", "gone"]})
+    members = _leader_members(
+        {"c1": kaio.RangeAssignor, "c2": kaio.RangeAssignor()}, {"c1": ["t"], "c2": ["t", "u", "gone"]}
+    )
     result = kaio.RangeAssignor.assign(FakeCluster({"t": 5, "u": 3}), members)
     assert set(result) == {"c1", "c2"}
     assert _partitions(result["c1"]) == [("t", 0), ("t", 1), ("t", 2)]
@@ -219,3 +219,58 @@ def test_import_without_aiokafka_is_a_clear_import_error():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert "pip install kassign[aiokafka]" in out, out
+
+
+def test_lag_aware_sends_history_only_with_sticky():
+    from kassign import protocol
+
+    plain, sticky = kaio.LagAwareAssignor(), kaio.LagAwareAssignor(sticky=True)
+    for inst in (plain, sticky):
+        inst.state().record([("t", 1), ("t", 0)], 5)
+    assert read_subscription_v3(plain.metadata(["t"]))["user_data"] is None
+    sub = read_subscription_v3(sticky.metadata(["t"]))
+    # As the sticky classes: StickyAssignorUserData v1 (owned partitions + generation), empty v3 list.
+    assert protocol.decode_sticky_user_data(sub["user_data"]) == ([("t", 0), ("t", 1)], 5)
+    assert sub["owned"] == [] and sub["generation"] == 5
+    assert sticky.options == {"sticky": True} and "sticky=True" in repr(sticky)
+
+
+def test_leader_lag_aware_sticky_keeps_owned_partitions():
+    # c1 owns t-0..t-2, c2 owns t-3..t-5, c3 joins; lags equal, so keeping is free: everyone keeps
+    # what it owned up to the quota of 2 and the joiner gets one from each.
+    from kassign.lag import StaticLagProvider
+
+    provider = StaticLagProvider({("t", p): 10 for p in range(6)})
+    owners = {"c1": [("t", p) for p in range(3)], "c2": [("t", p) for p in range(3, 6)], "c3": []}
+    instances = {}
+    for m, owned in owners.items():
+        inst = kaio.LagAwareAssignor(sticky=True, lag_provider=provider)
+        if owned:
+            inst.state().record(owned, 4)
+        instances[m] = inst
+    members = _leader_members(instances, {m: ["t"] for m in owners})
+    leader = instances["c1"]
+    result = {m: set(_partitions(a)) for m, a in leader.assign(FakeCluster({"t": 6}), members).items()}
+    assert sorted(len(p) for p in result.values()) == [2, 2, 2]
+    for m, owned in owners.items():
+        assert len(result[m] & set(owned)) == min(len(owned), 2), (m, result)
+    # The same members under a non-sticky leader: history is ignored (fresh proposal assignment).
+    fresh = kaio.LagAwareAssignor(lag_provider=provider).assign(FakeCluster({"t": 6}), members)
+    assert {m: _partitions(a) for m, a in fresh.items()} == {
+        "c1": [("t", 0), ("t", 3)],
+        "c2": [("t", 1), ("t", 4)],
+        "c3": [("t", 2), ("t", 5)],
+    }
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"sticky": "yes"}, "sticky: expected True or False"),
+        ({"mode": "nope"}, "mode: expected one of"),
+        ({"min_gain": 0.2}, "min_gain: only applies with sticky=True"),
+    ],
+)
+def test_lag_aware_bad_options_fail_at_configuration(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        kaio.LagAwareAssignor(**kwargs)

@@ -75,8 +75,20 @@ def test_smoke_run_writes_report(tmp_path):
     md, png, res = tmp_path / "BENCHMARKS.md", tmp_path / "plot.png", tmp_path / "results.json"
     # Two scenarios (fresh on the N = P shape, round 2 on heterogeneous subscriptions) keep this
     # under a minute on a loaded 2-core machine; `make bench-smoke` runs every smoke shape.
-    cmd = [sys.executable, str(BENCHES / "run_all.py"), "--smoke", "--md", str(md), "--png", str(png),
-           "--results", str(res), "--scenarios", "np-10/", "java-half/round2"]
+    cmd = [
+        sys.executable,
+        str(BENCHES / "run_all.py"),
+        "--smoke",
+        "--md",
+        str(md),
+        "--png",
+        str(png),
+        "--results",
+        str(res),
+        "--scenarios",
+        "np-10/",
+        "java-half/round2",
+    ]
     if SKIP_PEERS:
         cmd += ["--contenders", *[c for c in C.ALL_CONTENDERS if c not in C.PEER_CONTENDERS]]
     subprocess.run(cmd, check=True, timeout=900, cwd=REPO)
@@ -119,9 +131,24 @@ def test_resume_keeps_peer_cells_and_redoes_kassign_cells_of_another_build(tmp_p
     """Cached peer cells do not depend on kassign's commit; kassign's own cells are re-measured."""
     res = tmp_path / "results.json"
     peer = "kafka-python" if SKIP_PEERS else "franz-go"
-    cmd = [sys.executable, str(BENCHES / "run_all.py"), "--smoke", "--md", str(tmp_path / "b.md"), "--png",
-           str(tmp_path / "p.png"), "--results", str(res), "--scenarios", "np-10/fresh", "--strategies", "range",
-           "--contenders", "kassign", peer]
+    cmd = [
+        sys.executable,
+        str(BENCHES / "run_all.py"),
+        "--smoke",
+        "--md",
+        str(tmp_path / "b.md"),
+        "--png",
+        str(tmp_path / "p.png"),
+        "--results",
+        str(res),
+        "--scenarios",
+        "np-10/fresh",
+        "--strategies",
+        "range",
+        "--contenders",
+        "kassign",
+        peer,
+    ]
     subprocess.run(cmd, check=True, timeout=300, cwd=REPO, capture_output=True)
     data = json.loads(res.read_text())
     k_key, p_key = "np-10/fresh|range|kassign", f"np-10/fresh|range|{peer}"

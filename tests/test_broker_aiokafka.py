@@ -19,7 +19,7 @@ import time
 import pytest
 
 import kassign
-from kafka_broker import RETRY_GROUP_TEST, GroupRun
+from kafka_broker import GroupRun
 
 pytestmark = pytest.mark.broker
 
@@ -58,12 +58,12 @@ def _member_ids(run: GroupRun, since: float) -> dict[str, str]:
     return out
 
 
-@RETRY_GROUP_TEST
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_aiokafka_group_with_kassign(kafka_broker, small_topics, strategy, tmp_path):
     parts = {(t, p) for t in small_topics for p in range(PARTITIONS)}
-    run = GroupRun(kafka_broker, kafka_broker.unique_name(f"aio-{strategy}"), small_topics, tmp_path / "workers",
-                   max_runtime=240.0)
+    run = GroupRun(
+        kafka_broker, kafka_broker.unique_name(f"aio-{strategy}"), small_topics, tmp_path / "workers", max_runtime=240.0
+    )
     states = []
     try:
         for name in ("a1", "a2", "a3"):
@@ -109,9 +109,16 @@ def test_two_consumers_in_one_process_keep_separate_state(kafka_broker, small_to
 
     async def scenario():
         consumers = [
-            AIOKafkaConsumer(*small_topics, bootstrap_servers=kafka_broker.bootstrap, group_id=group,
-                             partition_assignment_strategy=(shared,), session_timeout_ms=6000,
-                             heartbeat_interval_ms=1000, enable_auto_commit=False, metadata_max_age_ms=5000)
+            AIOKafkaConsumer(
+                *small_topics,
+                bootstrap_servers=kafka_broker.bootstrap,
+                group_id=group,
+                partition_assignment_strategy=(shared,),
+                session_timeout_ms=6000,
+                heartbeat_interval_ms=1000,
+                enable_auto_commit=False,
+                metadata_max_age_ms=5000,
+            )
             for _ in range(2)
         ]
         try:
@@ -130,8 +137,14 @@ def test_two_consumers_in_one_process_keep_separate_state(kafka_broker, small_to
             views = []
             for c in consumers:
                 state = store.get(c._coordinator)
-                views.append(({(tp.topic, tp.partition) for tp in state.owned}, state.generation,
-                              {(tp.topic, tp.partition) for tp in c.assignment()}, c._coordinator.generation))
+                views.append(
+                    (
+                        {(tp.topic, tp.partition) for tp in state.owned},
+                        state.generation,
+                        {(tp.topic, tp.partition) for tp in c.assignment()},
+                        c._coordinator.generation,
+                    )
+                )
             return views, len(store)
         finally:
             for c in consumers:

@@ -18,7 +18,7 @@ import time
 import pytest
 
 import kassign
-from kafka_broker import RETRY_GROUP_TEST, GroupRun, overlapping_ownership
+from kafka_broker import GroupRun, overlapping_ownership
 
 pytestmark = pytest.mark.broker
 
@@ -40,7 +40,6 @@ def _window(run: GroupRun, name: str, ev: str, t0: float, t1: float) -> set[tupl
     return out
 
 
-@RETRY_GROUP_TEST
 @pytest.mark.parametrize("strategy", AVAILABLE)
 def test_churn_every_message_consumed_every_partition_owned(kafka_broker, numbered_topics, strategy, tmp_path):
     run_churn(kafka_broker, numbered_topics, strategy, tmp_path / "workers")
@@ -54,8 +53,9 @@ def run_churn(kafka_broker, numbered_topics, strategy: str, work_dir, builtin: b
     rate = 2500.0 if strategy == "failover" else 500.0
 
     def start(name: str) -> None:
-        run.start_python(name, strategy, rate=rate, builtin=builtin,
-                         priority=PRIORITIES[name] if strategy == "failover" else None)
+        run.start_python(
+            name, strategy, rate=rate, builtin=builtin, priority=PRIORITIES[name] if strategy == "failover" else None
+        )
 
     steps: list[tuple[str, float, float, dict]] = []
     try:
@@ -125,7 +125,8 @@ def run_churn(kafka_broker, numbered_topics, strategy: str, work_dir, builtin: b
                 revoked = _window(run, w, "revoked", t0, t1) | _window(run, w, "lost", t0, t1)
                 # Only partitions that actually moved away were revoked; kept ones never were.
                 assert revoked == had - after[w], (
-                    f"{label}: {w} revoked {sorted(revoked)} but lost {sorted(had - after[w])}")
+                    f"{label}: {w} revoked {sorted(revoked)} but lost {sorted(had - after[w])}"
+                )
             if label in ("SIGKILL w2", "close w3"):
                 for w in after:
                     if w in prev:

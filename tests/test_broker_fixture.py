@@ -19,8 +19,13 @@ def test_broker_starts_fast_and_round_trips_messages(kafka_broker):
 
     from kafka import KafkaConsumer
 
-    consumer = KafkaConsumer(topic, bootstrap_servers=kafka_broker.bootstrap, group_id=kafka_broker.unique_name("g"),
-                             auto_offset_reset="earliest", session_timeout_ms=6000)
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=kafka_broker.bootstrap,
+        group_id=kafka_broker.unique_name("g"),
+        auto_offset_reset="earliest",
+        session_timeout_ms=6000,
+    )
     seen = set()
     deadline = time.monotonic() + 30
     try:

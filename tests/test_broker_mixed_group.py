@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import kassign
-from kafka_broker import RETRY_GROUP_TEST, GroupRun, KafkaBroker, overlapping_ownership
+from kafka_broker import GroupRun, KafkaBroker, overlapping_ownership
 
 pytestmark = pytest.mark.broker
 
@@ -34,8 +34,9 @@ PLANS = {
 }
 
 
-def run_mixed_group(broker: KafkaBroker, java_classpath: str, topics: list[str], work_dir: Path, plan: str,
-                    python_builtin: bool = False) -> dict[str, Any]:
+def run_mixed_group(
+    broker: KafkaBroker, java_classpath: str, topics: list[str], work_dir: Path, plan: str, python_builtin: bool = False
+) -> dict[str, Any]:
     """Run one plan and check it; returns what was observed (for reporting)."""
     members = PLANS[plan]
     parts = {(t, p) for t in topics for p in range(PARTITIONS)}
@@ -89,7 +90,6 @@ if "cooperative-sticky" in kassign.STRATEGIES:
         kafka_broker.produce_numbered(topics, MESSAGES)
         return topics
 
-    @RETRY_GROUP_TEST
     @pytest.mark.parametrize("plan", sorted(PLANS))
     def test_mixed_java_python_cooperative_sticky_group(kafka_broker, java_consumer, mixed_topics, plan, tmp_path):
         run_mixed_group(kafka_broker, java_consumer, mixed_topics, tmp_path / "workers", plan)

@@ -53,9 +53,7 @@ def test_doc_examples_run(path):
 def test_repository_does_not_point_outside_itself():
     """Facts the project relies on live in docs/; no tracked file cites notes kept elsewhere."""
     pattern = "|".join(["DESIGN" + r"\.md", "REFERENCE" + r"\.md", r"\.\./" + "shared"])
-    out = subprocess.run(
-        ["git", "grep", "-n", "-E", pattern], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    out = subprocess.run(["git", "grep", "-n", "-E", pattern], cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode == 128:
         pytest.fail(f"git grep failed: {out.stderr}")
     assert out.stdout == "", out.stdout

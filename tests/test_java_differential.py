@@ -32,8 +32,11 @@ SUMMARY_OUT = os.environ.get("KASSIGN_DIFF_JSON")
 def java_ready():
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None and not (tool == "mvn" and J.JAVA_JAR.exists()):
-            pytest.fail(f"{tool!r} is not on PATH: the Java differential tests need Java 17+ and Maven "
-                        f"(apt-get install openjdk-17-jdk-headless maven)", pytrace=False)
+            pytest.fail(
+                f"{tool!r} is not on PATH: the Java differential tests need Java 17+ and Maven "
+                f"(apt-get install openjdk-17-jdk-headless maven)",
+                pytrace=False,
+            )
     J.build_java()
 
 
@@ -60,8 +63,10 @@ def test_kassign_always_valid(summary):
 
 def test_range_and_roundrobin_equal_java(summary):
     for s in ("range", "roundrobin"):
-        assert summary["outcomes"][s] == {"equal": summary["scenarios"]}, (s, _show(
-            [f for f in summary["failures"] if f["strategy"] == s]))
+        assert summary["outcomes"][s] == {"equal": summary["scenarios"]}, (
+            s,
+            _show([f for f in summary["failures"] if f["strategy"] == s]),
+        )
 
 
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
@@ -81,8 +86,18 @@ def test_generator_covers_the_brief(summary):
     generator cannot pass vacuously), and Java's failures actually occur and are counted."""
     f = summary["features"]
     n = summary["scenarios"]
-    for key in ("history", "conflict", "stale_generation", "deleted_topic", "out_of_range", "racks", "static",
-                "duplicate_claim", "no_generation", "grown_topic"):
+    for key in (
+        "history",
+        "conflict",
+        "stale_generation",
+        "deleted_topic",
+        "out_of_range",
+        "racks",
+        "static",
+        "duplicate_claim",
+        "no_generation",
+        "grown_topic",
+    ):
         assert f.get(key, 0) >= max(1, n // 200), (key, f)
     assert f["heterogeneous_raw"] >= n // 4 and f["uniform_raw"] >= n // 4
     # Differences of every main class occur at this size; a run where Java and kassign never
@@ -125,8 +140,14 @@ def test_classifier_flags_worse_balance_and_extra_moves():
 def test_classifier_rejects_unexplained_constrained_difference():
     # Same balance and moves but different sets on the constrained path with no tie rule (one
     # over-quota owner, fresh partitions dealt differently): unexplained.
-    doc = {"topics": {"t": 4}, "members": {"a": {"topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 3},
-                                          "b": {"topics": ["t"]}, "c": {"topics": ["t"]}}}
+    doc = {
+        "topics": {"t": 4},
+        "members": {
+            "a": {"topics": ["t"], "owned": [["t", 0], ["t", 1]], "generation": 3},
+            "b": {"topics": ["t"]},
+            "c": {"topics": ["t"]},
+        },
+    }
     java = {"a": [("t", 0), ("t", 1)], "b": [("t", 2)], "c": [("t", 3)]}
     kas = {"a": [("t", 0), ("t", 1)], "b": [("t", 3)], "c": [("t", 2)]}
     out, rule, _ = J.classify_sticky(doc, kas, java, None)
@@ -134,20 +155,28 @@ def test_classifier_rejects_unexplained_constrained_difference():
 
 
 def test_classifier_needs_a_rule_for_java_exceptions():
-    out, rule, _ = J.classify_sticky(UNIFORM, {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}, None,
-                                     "java.lang.IllegalStateException: boom at X")
+    out, rule, _ = J.classify_sticky(
+        UNIFORM,
+        {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]},
+        None,
+        "java.lang.IllegalStateException: boom at X",
+    )
     assert out == "java-exception" and rule.startswith("unexplained")
     doc = copy.deepcopy(UNIFORM)
     doc["members"]["a"]["owned"].append(["t", 9])
-    out, rule, _ = J.classify_sticky(doc, {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}, None,
-                                     "java.lang.IllegalStateException: boom at X")
+    out, rule, _ = J.classify_sticky(
+        doc, {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}, None, "java.lang.IllegalStateException: boom at X"
+    )
     assert out == "java-exception" and not rule.startswith("unexplained")
 
 
 def test_range_classifier_flags_difference():
     kas = {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}
     assert J.classify_exact(kas, {"assignment": {"a": [["t", 1], ["t", 0]], "b": [["t", 2], ["t", 3]]}})[0] == "equal"
-    assert J.classify_exact(kas, {"assignment": {"a": [["t", 0], ["t", 2]], "b": [["t", 1], ["t", 3]]}})[0] == "unexplained"
+    assert (
+        J.classify_exact(kas, {"assignment": {"a": [["t", 0], ["t", 2]], "b": [["t", 1], ["t", 3]]}})[0]
+        == "unexplained"
+    )
 
 
 def test_moves_measure():

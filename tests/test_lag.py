@@ -100,7 +100,10 @@ def test_compute_lags_over_mappings():
     begin = {("a", 0): 0, ("a", 1): 5, ("a", 2): 20, ("b", 0): 3}
     end = {("a", 0): 15, ("a", 1): 50, ("a", 2): 30, ("b", 0): 9}
     assert compute_lags(parts, committed, begin, end, "earliest") == {
-        ("a", 0): 5, ("a", 1): 45, ("a", 2): 10, ("b", 0): 6,
+        ("a", 0): 5,
+        ("a", 1): 45,
+        ("a", 2): 10,
+        ("b", 0): 6,
     }
     assert compute_lags(parts, committed, begin, end) == {("a", 0): 5, ("a", 1): 0, ("a", 2): 0, ("b", 0): 6}
     assert compute_lags([kassign.TopicPartition("a", 0)], committed, begin, end) == {("a", 0): 5}
@@ -140,8 +143,12 @@ def test_static_provider_rejects_bad_mappings(mapping, exc):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"group_id": ""}, {"group_id": "g", "timeout_s": 0}, {"group_id": "g", "timeout_s": -1},
-     {"group_id": "g", "timeout_s": True}],
+    [
+        {"group_id": ""},
+        {"group_id": "g", "timeout_s": 0},
+        {"group_id": "g", "timeout_s": -1},
+        {"group_id": "g", "timeout_s": True},
+    ],
 )
 def test_kafka_provider_argument_checks(kwargs):
     with pytest.raises(ValueError):

@@ -6,7 +6,10 @@ a measurement, not a guarantee); only bounds that are theorems are asserted:
 
 * every complete assignment has max member lag >= the lower bound max(total/N, l1, lN + lN+1);
 * LPT (no count constraint) is an assignment too, so it is >= that bound;
-* lag-aware per-topic: per-topic count balance (max - min <= 1 of each topic), and in every topic
+* lag-aware default (the proposal's text), equal subscriptions: per-topic count balance and
+  max - min member lag <= the largest partition lag (lag-descending rounds over members sorted by
+  total lag; improvement exchanges never widen the spread);
+* lag-aware per-topic (the prototype): per-topic count balance (max - min <= 1 of each topic), and in every topic
   max - min member lag <= the topic's largest partition lag (partitions are dealt in lag-descending
   rounds in which every member gets exactly one, so member i's k-th partition comes from round k);
 * lag-aware global, equal subscriptions: overall count balance and max - min member lag <= the
@@ -48,7 +51,13 @@ def _lower_bound_brute(lags, n):
 
 def test_benchmark_covers_the_issue_rows(data):
     labels = set(next(iter(data.values()))["rows"])
-    assert {"range", "roundrobin", "lag-aware per-topic", "lag-aware global"} <= labels
+    assert {
+        "range",
+        "roundrobin",
+        "lag-aware (default: proposal)",
+        "lag-aware per-topic (prototype)",
+        "lag-aware global",
+    } <= labels
     if "sticky" in kassign.STRATEGIES:
         assert "sticky (fresh)" in labels
     for cell in data.values():
@@ -67,6 +76,8 @@ def test_every_strategy_is_valid_complete_and_above_the_lower_bound(data):
             assert sum(per.values()) == sum(cell["lags"].values())
             assert max(per.values()) >= bound - 1e-9, (shape, s, label)
             assert cell["rows"][label]["ratio"] == pytest.approx(max(per.values()) / cell["mean"])
+            if label.startswith("lag-aware") and "global" not in label:  # per-topic count rule
+                assert max(per.values()) >= cell["count_bound"], (shape, s, label)
 
 
 def _per_topic_lag_spread_ok(members, topics, lags, result):
@@ -77,11 +88,23 @@ def _per_topic_lag_spread_ok(members, topics, lags, result):
 
 
 def _check_lag_aware(members, topics, lags):
-    per_topic = kassign.assign("lag-aware", members, topics, lags=lags)
+    per_topic = kassign.assign("lag-aware", members, topics, lags=lags, mode="per-topic")
     oracles.check_validity(members, topics, per_topic)
     oracles.check_completeness(members, topics, per_topic)
     oracles.check_per_topic_balance(members, topics, per_topic)
     _per_topic_lag_spread_ok(members, topics, lags, per_topic)
+
+    # The default (the proposal's text): per-topic counts, and with lag carried across topics the
+    # rounds argument holds over all topics (a round gives its partitions, lag descending, to the
+    # members by total lag ascending, so the spread never exceeds max(previous spread, the largest
+    # lag)); each improvement exchange leaves both members strictly between the old min and max.
+    for kw in ({}, {"improve": False}):
+        default = kassign.assign("lag-aware", members, topics, lags=lags, **kw)
+        oracles.check_validity(members, topics, default)
+        oracles.check_completeness(members, topics, default)
+        oracles.check_per_topic_balance(members, topics, default)
+        per = lq.member_lags(default, lags)
+        assert max(per.values()) - min(per.values()) <= max(lags.values(), default=0)
 
     glob = kassign.assign("lag-aware", members, topics, lags=lags, mode="global")
     oracles.check_validity(members, topics, glob)
@@ -104,6 +127,15 @@ def test_lag_aware_guarantees_on_random_zipf_inputs(seed):
     members = lq.group(topics, rnd.randint(1, 30))
     lags = lq.zipf_lags(topics, rnd.choice([0.0, 0.5, 1.0, 1.5, 2.5]), seed)
     _check_lag_aware(members, topics, lags)
+
+
+def test_count_rule_bound_on_a_hand_example():
+    # 2 members, one topic of 4: each holds 2. Lags 9 4 2 1 -> the holder of 9 takes at least the
+    # smallest other (1): bound 10; total/2 = 8 and l1 = 9 are weaker.
+    lags = {("t", i): v for i, v in enumerate([9, 4, 2, 1])}
+    assert lq.count_rule_bound(lags, {"t": 4}, 2) == 10
+    got = kassign.assign("lag-aware", lq.group({"t": 4}, 2), {"t": 4}, lags=lags)
+    assert max(lq.member_lags(got, lags).values()) == 10
 
 
 def test_lpt_and_bound_on_a_hand_example():

@@ -119,7 +119,11 @@ def test_resolve_ownership_java_highest_generation_vector():
         "c8": M(["t1", "t2", "t3"], tps("t2-1", "t3-0", "t3-2"), 8),
     }
     r = O.resolve_ownership(members, {"t1": 3, "t2": 3, "t3": 3})
-    assert r == {"c10": set(tps("t1-0", "t2-0", "t3-0")), "c9": set(tps("t1-1", "t2-1", "t3-1")), "c8": set(tps("t3-2"))}
+    assert r == {
+        "c10": set(tps("t1-0", "t2-0", "t3-0")),
+        "c9": set(tps("t1-1", "t2-1", "t3-1")),
+        "c8": set(tps("t3-2")),
+    }
 
 
 def test_resolve_ownership_rules():

@@ -43,7 +43,9 @@ def budget(weight: float, shared: int = 1) -> settings:
     (so the long run's total stays about the same as strategies land); floor: the profile's own
     value, capped at 50."""
     n = max(min(_BASE, 50), math.ceil(_BASE * weight / max(shared, 1)))
-    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    )
 
 
 CASES: Counter = Counter()
@@ -55,8 +57,17 @@ def _case_log():
     path = os.environ.get("KASSIGN_CASE_LOG")
     if path:
         with open(path, "a") as f:
-            f.write(json.dumps({"module": __name__, "profile": os.environ.get("HYPOTHESIS_PROFILE", "dev"),
-                                "cases": dict(CASES), "total": sum(CASES.values())}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "module": __name__,
+                        "profile": os.environ.get("HYPOTHESIS_PROFILE", "dev"),
+                        "cases": dict(CASES),
+                        "total": sum(CASES.values()),
+                    }
+                )
+                + "\n"
+            )
 
 
 def count(test: str, strategy: str) -> None:
@@ -198,14 +209,17 @@ def test_one_round_all_oracles(strategy, data):
     result = assign(strategy, members, topics, **kw)
     note(f"result={result}")
     check_round(strategy, members, topics, result)
-    O.check_deterministic(_fn(strategy, **kw), members, topics, random.Random(data.draw(st.integers(0, 2**32))),
-                          baseline=result, tries=1)
+    O.check_deterministic(
+        _fn(strategy, **kw), members, topics, random.Random(data.draw(st.integers(0, 2**32))), baseline=result, tries=1
+    )
     if strategy in STICKY:
         O.check_convergence(_fn(strategy, **kw), members, topics, result, 100)
     count("one_round", strategy)
 
 
-@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@pytest.mark.parametrize(
+    "strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))]
+)
 @budget(0.08)
 @given(group=groups(uniform=False, max_members=6, max_topics=4, max_partitions=6))
 def test_sticky_heterogeneous_matches_flow_optimum(strategy, group):
@@ -222,7 +236,9 @@ def test_sticky_heterogeneous_matches_flow_optimum(strategy, group):
     count("flow_optimum", strategy)
 
 
-@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@pytest.mark.parametrize(
+    "strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))]
+)
 @budget(0.08)
 @given(group=groups(uniform=True, max_members=12, max_topics=4, max_partitions=30))
 def test_sticky_uniform_moves_equal_lower_bound(strategy, group):
@@ -269,8 +285,11 @@ def test_churn_sequences(strategy, data):
                 free = [m for m in MEMBER_IDS if m not in subs]
                 if free:
                     m = data.draw(st.sampled_from(free))
-                    subs[m] = (list(subs[next(iter(subs))]) if uniform and subs
-                               else data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True)))
+                    subs[m] = (
+                        list(subs[next(iter(subs))])
+                        if uniform and subs
+                        else data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True))
+                    )
                     owned[m], history[m] = [], []
             elif ev == "leave" and len(subs) > 1:
                 m = data.draw(st.sampled_from(sorted(subs)))
@@ -363,15 +382,22 @@ def test_generation_conflicts(strategy, group, seed):
 RACKS = ["r0", "r1", "r2"]
 
 
-@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@pytest.mark.parametrize(
+    "strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))]
+)
 @budget(0.04)
 @given(data=st.data())
 def test_racks_keep_balance_and_validity(strategy, data):
     members, topics = data.draw(groups(max_members=6, max_topics=3, max_partitions=8))
-    members = {m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
-               for m, x in members.items()}
-    racks = {(t, p): data.draw(st.lists(st.sampled_from(RACKS), min_size=0, max_size=2, unique=True))
-             for t, n in topics.items() for p in range(n)}
+    members = {
+        m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
+        for m, x in members.items()
+    }
+    racks = {
+        (t, p): data.draw(st.lists(st.sampled_from(RACKS), min_size=0, max_size=2, unique=True))
+        for t, n in topics.items()
+        for p in range(n)
+    }
     result = assign(strategy, members, topics, partition_racks=racks)
     O.check_validity(members, topics, result)
     withheld = O.check_withholding_justified(members, topics, result) if strategy in COOPERATIVE else set()
@@ -388,14 +414,18 @@ def test_racks_keep_balance_and_validity(strategy, data):
     count("racks", strategy)
 
 
-@pytest.mark.parametrize("strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))])
+@pytest.mark.parametrize(
+    "strategy", STICKY_PRESENT or [pytest.param("sticky", marks=pytest.mark.skip("no sticky strategy in this build"))]
+)
 @budget(0.04)
 @given(data=st.data())
 def test_racks_on_every_partition_change_nothing(strategy, data):
     """KIP-881: rack logic applies only if not every partition has a replica on every rack."""
     members, topics = data.draw(groups(max_members=6, max_topics=3, max_partitions=8))
-    members = {m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
-               for m, x in members.items()}
+    members = {
+        m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
+        for m, x in members.items()
+    }
     everywhere = data.draw(st.lists(st.sampled_from(RACKS), min_size=1, unique=True))
     racks = {(t, p): list(everywhere) for t, n in topics.items() for p in range(n)}
     plain = assign(strategy, members, topics)

@@ -167,10 +167,16 @@ def test_failover_priority_user_data():
     ("version", "expected"),
     [
         (0, "00 00 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05"),
-        (1, "00 01 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
-            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01"),
-        (2, "00 02 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
-            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05"),
+        (
+            1,
+            "00 01 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
+            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01",
+        ),
+        (
+            2,
+            "00 02 | 00 00 00 01 00 01 74 | 00 00 00 04 00 00 00 05 | "
+            "00 00 00 01 00 01 74 00 00 00 02 00 00 00 00 00 00 00 01 | 00 00 00 05",
+        ),
         (3, WORKED.hex()),
     ],
 )
@@ -197,9 +203,7 @@ def test_version_5_with_trailing_bytes_decodes_as_v3():
     data = h("00 05") + WORKED[2:] + h("de ad be ef 00 01 02")
     sub = protocol.decode_subscription(data)
     assert sub.version == 5
-    assert (sub.topics, sub.owned_partitions, sub.generation, sub.rack) == (
-        ("t",), (TP("t", 0), TP("t", 1)), 5, "r1"
-    )
+    assert (sub.topics, sub.owned_partitions, sub.generation, sub.rack) == (("t",), (TP("t", 0), TP("t", 1)), 5, "r1")
     asg = protocol.decode_assignment(h("00 07") + ASSIGNMENT_V3[2:] + h("00 00 00 00 00 00"))
     assert asg == Assignment(7, (TP("t", 0), TP("t", 1)), None)
 
@@ -388,7 +392,7 @@ def _random_inputs():
     # Raw noise, plus valid messages with bytes flipped, cut or appended (reaches deeper fields).
     valid = st.sampled_from([WORKED, ASSIGNMENT_V3, STICKY_V1, h("00 00 00 05")])
     mutated = st.tuples(valid, st.integers(0, 60), st.integers(0, 255), st.binary(max_size=8)).map(
-        lambda a: (a[0][: a[1] % (len(a[0]) + 1)] + bytes([a[2]]) + a[0][a[1] % (len(a[0]) + 1) + 1 :] + a[3])
+        lambda a: a[0][: a[1] % (len(a[0]) + 1)] + bytes([a[2]]) + a[0][a[1] % (len(a[0]) + 1) + 1 :] + a[3]
     )
     return st.binary(max_size=64) | mutated
 

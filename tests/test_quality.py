@@ -77,8 +77,10 @@ def test_lag_ratio_bound_one_hot_partition():
 
 def test_evaluate_on_the_lag_aware_proposal_example():
     # docs/strategies/lag-aware.md: C0 [p0] 100000, C1 [p1, p2] 110000
-    members = {"C0": Member(["t0"], owned_partitions=[("t0", 0), ("t0", 1)], generation=1, rack="r1"),
-               "C1": Member(["t0"], owned_partitions=[("t0", 2)], generation=1, rack="r2")}
+    members = {
+        "C0": Member(["t0"], owned_partitions=[("t0", 0), ("t0", 1)], generation=1, rack="r1"),
+        "C1": Member(["t0"], owned_partitions=[("t0", 2)], generation=1, rack="r2"),
+    }
     lags = {("t0", 0): 100000, ("t0", 1): 60000, ("t0", 2): 50000}
     racks = {("t0", 0): ["r1"], ("t0", 1): ["r1"], ("t0", 2): ["r1"]}
     a = {"C0": [TP("t0", 0)], "C1": [TP("t0", 1), TP("t0", 2)]}

@@ -18,7 +18,6 @@ import sys
 import textwrap
 import threading
 import time
-
 from collections.abc import Mapping
 
 import pytest
@@ -41,7 +40,12 @@ ASSIGN_BAD = [
     ("member-id-int", dict(members={1: M}, partitions_per_topic={"t": 1}), TypeError, "members"),
     ("member-id-bytes", dict(members={b"c": M}, partitions_per_topic={"t": 1}), TypeError, "members"),
     ("member-not-Member", dict(members={"c": ["t"]}, partitions_per_topic={"t": 1}), TypeError, r"members\['c'\]"),
-    ("member-dict", dict(members={"c": {"topics": ["t"]}}, partitions_per_topic={"t": 1}), TypeError, r"members\['c'\]"),
+    (
+        "member-dict",
+        dict(members={"c": {"topics": ["t"]}}, partitions_per_topic={"t": 1}),
+        TypeError,
+        r"members\['c'\]",
+    ),
     ("ppt-list", dict(members={"c": M}, partitions_per_topic=[("t", 1)]), TypeError, "partitions_per_topic"),
     ("ppt-topic-bytes", dict(members={"c": M}, partitions_per_topic={b"t": 1}), TypeError, "partitions_per_topic"),
     ("ppt-count-str", dict(members={"c": M}, partitions_per_topic={"t": "3"}), TypeError, "partitions_per_topic"),
@@ -49,23 +53,53 @@ ASSIGN_BAD = [
     ("ppt-count-bool", dict(members={"c": M}, partitions_per_topic={"t": True}), TypeError, "partitions_per_topic"),
     ("ppt-count-None", dict(members={"c": M}, partitions_per_topic={"t": None}), TypeError, "partitions_per_topic"),
     ("ppt-negative", dict(members={"c": M}, partitions_per_topic={"t": -1}), ValueError, "partitions_per_topic"),
-    ("ppt-int32-overflow", dict(members={"c": M}, partitions_per_topic={"t": 2**31}), ValueError, "partitions_per_topic"),
+    (
+        "ppt-int32-overflow",
+        dict(members={"c": M}, partitions_per_topic={"t": 2**31}),
+        ValueError,
+        "partitions_per_topic",
+    ),
     ("ppt-huge", dict(members={"c": M}, partitions_per_topic={"t": 10**30}), ValueError, "partitions_per_topic"),
-    ("ppt-total-over-limit", dict(members={"c": M}, partitions_per_topic={"t": 2**31 - 1}), ValueError, "partitions_per_topic"),
-    ("ppt-sum-over-limit", dict(members={"c": Member(["a", "b"])}, partitions_per_topic={"a": 60_000_000, "b": 60_000_000}),
-     ValueError, "partitions_per_topic"),
+    (
+        "ppt-total-over-limit",
+        dict(members={"c": M}, partitions_per_topic={"t": 2**31 - 1}),
+        ValueError,
+        "partitions_per_topic",
+    ),
+    (
+        "ppt-sum-over-limit",
+        dict(members={"c": Member(["a", "b"])}, partitions_per_topic={"a": 60_000_000, "b": 60_000_000}),
+        ValueError,
+        "partitions_per_topic",
+    ),
     ("lags-list", dict(members={"c": M}, partitions_per_topic={"t": 1}, lags=[("t", 0, 5)]), TypeError, "lags"),
     ("lags-key-str", dict(members={"c": M}, partitions_per_topic={"t": 1}, lags={"t-0": 5}), TypeError, "lags"),
     ("lags-value-str", dict(members={"c": M}, partitions_per_topic={"t": 1}, lags={("t", 0): "5"}), TypeError, "lags"),
     ("lags-negative", dict(members={"c": M}, partitions_per_topic={"t": 1}, lags={("t", 0): -5}), ValueError, "lags"),
-    ("racks-list", dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks=[("t", 0, ["a"])]), TypeError,
-     "partition_racks"),
-    ("racks-single-str", dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks={("t", 0): "r1"}), TypeError,
-     "partition_racks"),
-    ("racks-bytes", dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks={("t", 0): [b"r1"]}), TypeError,
-     "partition_racks"),
-    ("racks-key", dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks={"t": ["r1"]}), TypeError,
-     "partition_racks"),
+    (
+        "racks-list",
+        dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks=[("t", 0, ["a"])]),
+        TypeError,
+        "partition_racks",
+    ),
+    (
+        "racks-single-str",
+        dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks={("t", 0): "r1"}),
+        TypeError,
+        "partition_racks",
+    ),
+    (
+        "racks-bytes",
+        dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks={("t", 0): [b"r1"]}),
+        TypeError,
+        "partition_racks",
+    ),
+    (
+        "racks-key",
+        dict(members={"c": M}, partitions_per_topic={"t": 1}, partition_racks={"t": ["r1"]}),
+        TypeError,
+        "partition_racks",
+    ),
 ]
 
 
@@ -77,8 +111,17 @@ def test_assign_rejects_bad_input_naming_the_field(strategy, kwargs, exc, field)
         kassign.assign(strategy, kwargs.pop("members"), kwargs.pop("partitions_per_topic"), **kwargs)
 
 
-@pytest.mark.parametrize("bad, exc", [(b"range", TypeError), (None, TypeError), (3, TypeError), ("RANGE", ValueError),
-                                      ("", ValueError), ("range ", ValueError)])
+@pytest.mark.parametrize(
+    "bad, exc",
+    [
+        (b"range", TypeError),
+        (None, TypeError),
+        (3, TypeError),
+        ("RANGE", ValueError),
+        ("", ValueError),
+        ("range ", ValueError),
+    ],
+)
 def test_assign_rejects_bad_strategy(bad, exc):
     with pytest.raises(exc, match="strategy"):
         kassign.assign(bad, {"c": M}, {"t": 1})
@@ -125,7 +168,9 @@ def test_over_the_partition_limit_is_rejected_before_any_work(strategy):
         kassign.assign(strategy, {"c": Member(["a", "b"])}, {"a": 50_000_000, "b": 50_000_001})
     assert time.perf_counter() - t0 < 1.0
     # ... and exactly at the limit the check does not fire (a topic nobody subscribes to is not built).
-    assert kassign.assign(strategy, {"c": Member(["x"])}, {"x": 1, "unsubscribed": 100_000_000 - 1}) == {"c": [("x", 0)]}
+    assert kassign.assign(strategy, {"c": Member(["x"])}, {"x": 1, "unsubscribed": 100_000_000 - 1}) == {
+        "c": [("x", 0)]
+    }
 
 
 def test_one_partition_limit_for_every_strategy():
@@ -134,8 +179,9 @@ def test_one_partition_limit_for_every_strategy():
     with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
         kassign._core.check_partitions({"a": 60_000_000, "b": 40_000_001})
     with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
-        kassign._core.assign("range", {"c": Member(["a"])}, {"a": 60_000_000, "b": 40_000_001}, None,
-                             kassign.TopicPartition)
+        kassign._core.assign(
+            "range", {"c": Member(["a"])}, {"a": 60_000_000, "b": 40_000_001}, None, kassign.TopicPartition
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,8 +275,13 @@ def test_wire_path_rejects_duplicate_member_ids():
 
 
 def _cli(stdin, strategy="range"):
-    return subprocess.run([sys.executable, "-m", "kassign", "assign", "--strategy", strategy, "-"],
-                          input=stdin, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "kassign", "assign", "--strategy", strategy, "-"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 # Fixed violation: json.loads kept the last of duplicate member ids silently and the CLI exited 0.
@@ -253,7 +304,10 @@ def test_cli_rejects_duplicate_topics():
     [
         ('{"topics": {}, "topics": {"t": 1}, "members": {}}', "scenario"),
         ('{"topics": {"t": 1}, "members": {"c1": {"topics": ["t"], "generation": 1, "generation": 2}}}', "members.c1"),
-        ('{"topics": {"t": 1}, "members": {"c1": {"topics": ["t"]}}, "options": {"mode": "a", "mode": "b"}}', "options"),
+        (
+            '{"topics": {"t": 1}, "members": {"c1": {"topics": ["t"]}}, "options": {"mode": "a", "mode": "b"}}',
+            "options",
+        ),
     ],
 )
 def test_scenario_duplicate_keys_anywhere_are_errors(doc, where):
@@ -266,7 +320,10 @@ def test_scenario_duplicate_keys_anywhere_are_errors(doc, where):
 @pytest.mark.parametrize(
     "doc, field",
     [
-        ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "generation": 4294967296}}}', "members.c1.generation"),
+        (
+            '{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "generation": 4294967296}}}',
+            "members.c1.generation",
+        ),
         ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "generation": "1"}}}', "members.c1.generation"),
         ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "rack": 5}}}', "members.c1.rack"),
         ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"], "user_data_hex": 5}}}', "members.c1.user_data_hex"),
@@ -274,7 +331,10 @@ def test_scenario_duplicate_keys_anywhere_are_errors(doc, where):
         ('{"topics": {"t": 2.5}, "members": {}}', "topics.t"),
         ('{"topics": {"t": 99999999999}, "members": {"c1": {"topics": ["t"]}}}', "partitions_per_topic"),
         ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"]}}, "lags": [["t", 0, -1]]}', "lags"),
-        ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"]}}, "partition_racks": [["t", 0, "r"]]}', "partition_racks"),
+        (
+            '{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"]}}, "partition_racks": [["t", 0, "r"]]}',
+            "partition_racks",
+        ),
         ('{"topics": {"t": 2}, "members": {"c1": {"topics": ["t"]}}, "surprise": 1}', "unknown keys"),
         ('{"topics": {"t": 2}, "members": ["c1"]}', "members"),
     ],
@@ -306,22 +366,57 @@ PROTOCOL_BAD = [
     ("decode_generation-str", lambda: protocol.decode_generation("\x00\x00\x00\x05"), TypeError, None),
     ("decode_priority-str", lambda: protocol.decode_priority("\x00\x00\x00\x05"), TypeError, None),
     ("encode_subscription-topics-str", lambda: protocol.encode_subscription("t"), TypeError, "topics"),
-    ("encode_subscription-user_data-str", lambda: protocol.encode_subscription(["t"], user_data="x"), TypeError, "user_data"),
+    (
+        "encode_subscription-user_data-str",
+        lambda: protocol.encode_subscription(["t"], user_data="x"),
+        TypeError,
+        "user_data",
+    ),
     ("encode_subscription-rack-bytes", lambda: protocol.encode_subscription(["t"], rack=b"r"), TypeError, "rack"),
-    ("encode_subscription-generation-huge", lambda: protocol.encode_subscription(["t"], generation=2**31), ValueError,
-     "generation"),
-    ("encode_subscription-version-negative", lambda: protocol.encode_subscription(["t"], version=-1), ValueError, "version"),
+    (
+        "encode_subscription-generation-huge",
+        lambda: protocol.encode_subscription(["t"], generation=2**31),
+        ValueError,
+        "generation",
+    ),
+    (
+        "encode_subscription-version-negative",
+        lambda: protocol.encode_subscription(["t"], version=-1),
+        ValueError,
+        "version",
+    ),
     ("encode_subscription-version-str", lambda: protocol.encode_subscription(["t"], version="3"), TypeError, "version"),
-    ("encode_subscription-owned-huge", lambda: protocol.encode_subscription(["t"], owned_partitions=[("t", 2**31)]),
-     ValueError, "owned_partitions"),
-    ("encode_subscription-owned-str", lambda: protocol.encode_subscription(["t"], owned_partitions=[("t", "0")]),
-     TypeError, "owned_partitions"),
+    (
+        "encode_subscription-owned-huge",
+        lambda: protocol.encode_subscription(["t"], owned_partitions=[("t", 2**31)]),
+        ValueError,
+        "owned_partitions",
+    ),
+    (
+        "encode_subscription-owned-str",
+        lambda: protocol.encode_subscription(["t"], owned_partitions=[("t", "0")]),
+        TypeError,
+        "owned_partitions",
+    ),
     ("encode_assignment-partitions-str", lambda: protocol.encode_assignment("t-0"), TypeError, "partitions"),
-    ("encode_assignment-user_data-str", lambda: protocol.encode_assignment([("t", 0)], user_data="x"), TypeError,
-     "user_data"),
-    ("encode_assignment-negative-partition-huge", lambda: protocol.encode_assignment([("t", -(2**31) - 1)]), ValueError,
-     "partitions"),
-    ("encode_sticky-generation-str", lambda: protocol.encode_sticky_user_data([("t", 0)], "5"), TypeError, "generation"),
+    (
+        "encode_assignment-user_data-str",
+        lambda: protocol.encode_assignment([("t", 0)], user_data="x"),
+        TypeError,
+        "user_data",
+    ),
+    (
+        "encode_assignment-negative-partition-huge",
+        lambda: protocol.encode_assignment([("t", -(2**31) - 1)]),
+        ValueError,
+        "partitions",
+    ),
+    (
+        "encode_sticky-generation-str",
+        lambda: protocol.encode_sticky_user_data([("t", 0)], "5"),
+        TypeError,
+        "generation",
+    ),
     ("encode_generation-huge", lambda: protocol.encode_generation(2**31), ValueError, "generation"),
     ("encode_priority-str", lambda: protocol.encode_priority("5"), TypeError, "priority"),
 ]
@@ -353,12 +448,24 @@ LAG_BAD = [
     ("static-negative", lambda: kassign.lag.StaticLagProvider({("t", 0): -1}), ValueError, "mapping"),
     ("kafka-group-empty", lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", ""), ValueError, "group_id"),
     ("kafka-group-bytes", lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", b"g"), ValueError, "group_id"),
-    ("kafka-timeout-zero", lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", "g", timeout_s=0), ValueError,
-     "timeout_s"),
-    ("kafka-timeout-str", lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", "g", timeout_s="5"), ValueError,
-     "timeout_s"),
-    ("kafka-reset-int", lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", "g", auto_offset_reset=1), TypeError,
-     "auto_offset_reset"),
+    (
+        "kafka-timeout-zero",
+        lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", "g", timeout_s=0),
+        ValueError,
+        "timeout_s",
+    ),
+    (
+        "kafka-timeout-str",
+        lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", "g", timeout_s="5"),
+        ValueError,
+        "timeout_s",
+    ),
+    (
+        "kafka-reset-int",
+        lambda: kassign.lag.KafkaLagProvider("127.0.0.1:1", "g", auto_offset_reset=1),
+        TypeError,
+        "auto_offset_reset",
+    ),
     ("compute-reset-None", lambda: kassign.lag.compute_lag(1, 0, 5, None), TypeError, "auto_offset_reset"),
 ]
 
@@ -577,6 +684,7 @@ def test_undecodable_subscription_bytes_give_an_empty_member_not_an_error(data, 
 # GIL: a heartbeat-like ticker keeps running during a 1M-partition assignment
 # --------------------------------------------------------------------------------------------
 
+
 def _ticker_gaps(work, period=0.010):
     """Run ``work`` in a thread while a ticker thread sleeps ``period`` between ticks. Returns
     (largest interval between consecutive ticks while work ran, seconds work took)."""
@@ -669,14 +777,20 @@ def test_gil_ticker_during_million_partition_assignment(strategy):
     largest tick gap must be <= 50 ms. A GIL hold by kassign shows in every attempt; a scheduling
     hiccup of a shared, loaded machine (the control, a GIL-free sleep in the same harness, shows
     20-80 ms then) does not repeat three times."""
-    r = subprocess.run([sys.executable, "-c", GIL_CHILD, strategy, os.path.dirname(__file__), str(GIL_ATTEMPTS)],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-c", GIL_CHILD, strategy, os.path.dirname(__file__), str(GIL_ATTEMPTS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     rep = json.loads(r.stdout.strip().splitlines()[-1])
     gaps = rep["attempts"]
     shown = ", ".join(f"{g * 1000:.0f} ms / {t:.2f} s" for g, t in gaps)
-    print(f"\nGIL {strategy}: largest tick gap / assignment time per attempt: {shown}; "
-          f"control (GIL-free sleep) {rep['control'] * 1000:.0f} ms; niceness {rep['nice']}")
+    print(
+        f"\nGIL {strategy}: largest tick gap / assignment time per attempt: {shown}; "
+        f"control (GIL-free sleep) {rep['control'] * 1000:.0f} ms; niceness {rep['nice']}"
+    )
     best = min(g for g, _ in gaps)
     assert best <= 0.050, f"{strategy}: a 10 ms ticker stalled >= {best * 1000:.0f} ms in every attempt ({shown})"
 
@@ -711,8 +825,12 @@ PROBE = textwrap.dedent(
 def probe(total, n_topics, n_members, strategy, timeout=900):
     """Run one assignment in a fresh interpreter; returns its JSON report (ok/error, seconds,
     peak RSS in MiB from getrusage)."""
-    r = subprocess.run([sys.executable, "-c", PROBE, str(total), str(n_topics), str(n_members), strategy],
-                       capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, str(total), str(n_topics), str(n_members), strategy],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -736,7 +854,10 @@ LIMIT_SHAPES = [
 PEAK_RSS_BOUND_MIB_10M = 2048
 
 
-@pytest.mark.skipif(not os.environ.get("KASSIGN_LIMITS"), reason="10M-partition probe, opt-in: set KASSIGN_LIMITS=1 (14 runs, ~10 min, ~1.2 GiB each)")
+@pytest.mark.skipif(
+    not os.environ.get("KASSIGN_LIMITS"),
+    reason="10M-partition probe, opt-in: set KASSIGN_LIMITS=1 (14 runs, ~10 min, ~1.2 GiB each)",
+)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("total, n_topics, n_members", LIMIT_SHAPES)
 def test_ten_million_partitions_bounded_memory(strategy, total, n_topics, n_members):

@@ -19,9 +19,16 @@ from kassign.fleet.group import (
 )
 
 PARTS_SCHEMA = pa.schema(
-    [("topic", pa.string()), ("partition", pa.int32()), ("replica_racks", pa.list_(pa.string())),
-     ("beginning_offset", pa.int64()), ("end_offset", pa.int64()), ("committed", pa.int64()),
-     ("state", pa.string()), ("protocol", pa.string())]
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("replica_racks", pa.list_(pa.string())),
+        ("beginning_offset", pa.int64()),
+        ("end_offset", pa.int64()),
+        ("committed", pa.int64()),
+        ("state", pa.string()),
+        ("protocol", pa.string()),
+    ]
 )
 
 
@@ -38,8 +45,14 @@ def parts_table(rows, state="Stable", protocol="range"):
 
 
 def part(t, p, committed, end, begin=0, racks=None):
-    return {"topic": t, "partition": p, "committed": committed, "end_offset": end, "beginning_offset": begin,
-            "replica_racks": racks}
+    return {
+        "topic": t,
+        "partition": p,
+        "committed": committed,
+        "end_offset": end,
+        "beginning_offset": begin,
+        "replica_racks": racks,
+    }
 
 
 @pytest.mark.parametrize(
@@ -59,18 +72,30 @@ def test_lag_rules(committed, begin, end, reset, lag):
 
 
 def test_build_group_inputs_and_lag_sums():
-    m = members_table([
-        {"member_id": "a", "topics": ["t"], "rack": "r1", "generation": 3,
-         "owned_partitions": [{"topic": "t", "partition": 0}]},
-        {"member_id": "b", "topics": ["t", "missing"], "rack": "", "group_instance_id": "i-b",
-         "user_data": b"\x00\x00\x00\x05"},
-    ])
-    p = parts_table([part("t", 0, 90, 100, racks=["r1"]), part("t", 2, None, 50), part("t", 1, 10, 10),
-                     part("other", 0, 0, 999)])
+    m = members_table(
+        [
+            {
+                "member_id": "a",
+                "topics": ["t"],
+                "rack": "r1",
+                "generation": 3,
+                "owned_partitions": [{"topic": "t", "partition": 0}],
+            },
+            {
+                "member_id": "b",
+                "topics": ["t", "missing"],
+                "rack": "",
+                "group_instance_id": "i-b",
+                "user_data": b"\x00\x00\x00\x05",
+            },
+        ]
+    )
+    p = parts_table(
+        [part("t", 0, 90, 100, racks=["r1"]), part("t", 2, None, 50), part("t", 1, 10, 10), part("other", 0, 0, 999)]
+    )
     g = build_group(m, p)
     assert g.members["a"] == Member(["t"], owned_partitions=[("t", 0)], generation=3, rack="r1")
-    assert g.members["b"] == Member(["t", "missing"], rack=None, group_instance_id="i-b",
-                                    user_data=b"\x00\x00\x00\x05")
+    assert g.members["b"] == Member(["t", "missing"], rack=None, group_instance_id="i-b", user_data=b"\x00\x00\x00\x05")
     assert g.partitions_per_topic == {"t": 3}  # "other" is not subscribed; max index + 1
     assert g.lags == {("t", 0): 10, ("t", 1): 0, ("t", 2): 0}
     assert g.partition_racks == {("t", 0): ["r1"]}
@@ -85,8 +110,10 @@ def test_build_group_inputs_and_lag_sums():
         ([{"member_id": None, "topics": ["t"]}], "member_id is null"),
         ([{"member_id": "a", "topics": ["t"]}, {"member_id": "a", "topics": ["t"]}], "duplicate member_id"),
         ([{"member_id": "a", "topics": None}], "topics"),
-        ([{"member_id": "a", "topics": ["t"], "owned_partitions": [{"topic": None, "partition": 0}]}],
-         "Member.owned_partitions"),
+        (
+            [{"member_id": "a", "topics": ["t"], "owned_partitions": [{"topic": None, "partition": 0}]}],
+            "Member.owned_partitions",
+        ),
     ],
 )
 def test_bad_groups_raise_and_become_error_rows(rows, message):
@@ -102,23 +129,35 @@ def test_bad_groups_raise_and_become_error_rows(rows, message):
 
 
 def test_evaluate_group_equals_kassign_assign_and_quality():
-    m = members_table([
-        {"member_id": f"m{i}", "topics": ["t", "u"] if i % 2 else ["t"], "rack": f"r{i % 3}", "generation": 2,
-         "owned_partitions": [{"topic": "t", "partition": i}]} for i in range(5)
-    ])
-    p = parts_table([part("t", i, i * 100, 1000 + i, racks=[f"r{i % 3}", f"r{(i + 1) % 3}"]) for i in range(12)]
-                    + [part("u", i, 0, 10 ** (i % 4)) for i in range(7)])
+    m = members_table(
+        [
+            {
+                "member_id": f"m{i}",
+                "topics": ["t", "u"] if i % 2 else ["t"],
+                "rack": f"r{i % 3}",
+                "generation": 2,
+                "owned_partitions": [{"topic": "t", "partition": i}],
+            }
+            for i in range(5)
+        ]
+    )
+    p = parts_table(
+        [part("t", i, i * 100, 1000 + i, racks=[f"r{i % 3}", f"r{(i + 1) % 3}"]) for i in range(12)]
+        + [part("u", i, 0, 10 ** (i % 4)) for i in range(7)]
+    )
     rows = evaluate_group("c", "g", m, p, kassign.STRATEGIES, with_assignment=True, churn_rounds=3)
     g = build_group(m, p)
     assert [r["strategy"] for r in rows] == list(kassign.STRATEGIES)
     for r in rows:
         assert r["status"] == "ok", r["error"]
-        expected = kassign.assign(r["strategy"], g.members, g.partitions_per_topic, lags=g.lags,
-                                  partition_racks=g.partition_racks)
+        expected = kassign.assign(
+            r["strategy"], g.members, g.partitions_per_topic, lags=g.lags, partition_racks=g.partition_racks
+        )
         got = assignment_from_rows(r)
         assert got == {k: v for k, v in expected.items() if v}
-        q = quality.evaluate(g.members, g.partitions_per_topic, expected, lags=g.lags,
-                             partition_racks=g.partition_racks)
+        q = quality.evaluate(
+            g.members, g.partitions_per_topic, expected, lags=g.lags, partition_racks=g.partition_racks
+        )
         for k, v in q.as_dict().items():
             assert r[k] == v, k
         assert r["churn_rounds"] == 3 and r["churn_rebalances"] >= 3 and r["churn_moves"] >= 0
@@ -180,3 +219,39 @@ def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(job, "MAX_DEFAULT_PARTITIONS", 9)
     assert job.default_partitions(str(snap), 2) == 9
     assert job.default_partitions("hdfs://nn/fleet", 2) == 8  # remote: not read here
+
+
+def test_lag_aware_modes_and_distance_from_the_bound():
+    from kassign.fleet.group import VARIANTS, strategy_call, strategy_labels
+
+    assert set(VARIANTS) <= set(strategy_labels()) and set(kassign.STRATEGIES) <= set(strategy_labels())
+    assert strategy_call("lag-aware:global") == ("lag-aware", {"mode": "global"})
+    assert strategy_call("range") == ("range", {})
+    members = pa.Table.from_pylist(
+        [
+            {"member_id": "a", "topics": ["t"], "owned_partitions": [{"topic": "t", "partition": 0}], "generation": 3},
+            {
+                "member_id": "b",
+                "topics": ["t"],
+                "owned_partitions": [{"topic": "t", "partition": 1}, {"topic": "t", "partition": 2}],
+                "generation": 3,
+            },
+        ]
+    )
+    # The proposal's worked example: lags 100000, 60000, 50000 (committed 0, so lag = end offset).
+    parts = pa.Table.from_pylist(
+        [
+            {"topic": "t", "partition": p, "beginning_offset": 0, "end_offset": e, "committed": 0}
+            for p, e in enumerate([100000, 60000, 50000])
+        ]
+    )
+    labels = ["range", "lag-aware", "lag-aware:per-topic", "lag-aware:global", "lag-aware:sticky"]
+    rows = {r["strategy"]: r for r in evaluate_group("c", "g", members, parts, labels, churn_rounds=2)}
+    assert all(r["status"] == "ok" for r in rows.values()), rows
+    bound = max(100000, 210000 / 2)
+    for label in ("lag-aware", "lag-aware:per-topic", "lag-aware:global"):
+        assert rows[label]["max_member_lag"] == 110000
+        assert rows[label]["lag_vs_bound"] == pytest.approx(110000 / bound)
+    # range: a [0, 1] = 160000; sticky keeps a's t-0 and b's t-1, t-2 (already the best split).
+    assert rows["range"]["lag_vs_bound"] == pytest.approx(160000 / bound)
+    assert rows["lag-aware:sticky"]["moves"] == 0 and rows["lag-aware:sticky"]["max_member_lag"] == 110000

@@ -33,6 +33,7 @@ if _missing:
         raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
     pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
 
+from kassign.fleet.group import strategy_call, strategy_labels  # noqa: E402
 from kassign.fleet.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -59,7 +60,8 @@ def _bounded_time():
         signal.signal(signal.SIGALRM, old)
 
 
-STRATEGIES = tuple(kassign.STRATEGIES)
+#: The job's default labels: kassign.STRATEGIES plus lag-aware's other modes (issue 17).
+STRATEGIES = strategy_labels()
 BAD_GROUPS = {
     ("kafka-prod-eu1", "orphan-offsets-only"): "no members",
     ("kafka-prod-eu1", "bad-null-member"): "member_id is null",
@@ -85,11 +87,26 @@ def snapshot_dir(tmp_path_factory):
         {"cluster": "kafka-prod-eu1", "group_id": "bad-duplicate-member", "member_id": "m", "topics": ["x"]},
     ]
     tables["members"] = pa.concat_tables(
-        [tables["members"], pa.Table.from_pylist(extra_members, schema=MEMBERS_SCHEMA)])
+        [tables["members"], pa.Table.from_pylist(extra_members, schema=MEMBERS_SCHEMA)]
+    )
     topic = tables["partitions"].column("topic")[0].as_py()
-    tables["offsets"] = pa.concat_tables([tables["offsets"], pa.Table.from_pylist(
-        [{"cluster": "kafka-prod-eu1", "group_id": "orphan-offsets-only", "topic": topic, "partition": 0,
-          "offset": 1}], schema=OFFSETS_SCHEMA)])
+    tables["offsets"] = pa.concat_tables(
+        [
+            tables["offsets"],
+            pa.Table.from_pylist(
+                [
+                    {
+                        "cluster": "kafka-prod-eu1",
+                        "group_id": "orphan-offsets-only",
+                        "topic": topic,
+                        "partition": 0,
+                        "offset": 1,
+                    }
+                ],
+                schema=OFFSETS_SCHEMA,
+            ),
+        ]
+    )
     synth.write(tables, str(d), source={"kind": "test"})
     return str(d)
 
@@ -121,9 +138,13 @@ def oracle_inputs(snapshot_dir):
         if r["member_id"] is None:
             continue
         groups[(r["cluster"], r["group_id"])][r["member_id"]] = Member(
-            r["topics"], [(d["topic"], d["partition"]) for d in r["owned_partitions"] or []],
-            generation=r["generation"] if r["generation"] is not None else -1, rack=r["rack"] or None,
-            group_instance_id=r["group_instance_id"], user_data=r["user_data"])
+            r["topics"],
+            [(d["topic"], d["partition"]) for d in r["owned_partitions"] or []],
+            generation=r["generation"] if r["generation"] is not None else -1,
+            rack=r["rack"] or None,
+            group_instance_id=r["group_instance_id"],
+            user_data=r["user_data"],
+        )
     out = {}
     for (c, g), members in groups.items():
         lags = {}
@@ -169,11 +190,15 @@ def test_results_equal_kassign_assign_on_the_same_groups(run, snapshot_dir):
         if r["status"] != "ok":
             continue
         members, ppt, lags, racks = inputs[(r["cluster"], r["group_id"])]
-        expected = kassign.assign(r["strategy"], members, ppt, lags=lags, partition_racks=racks)
+        name, options = strategy_call(r["strategy"])
+        expected = kassign.assign(name, members, ppt, lags=lags, partition_racks=racks, **options)
         got = defaultdict(list)
         for d in r["assignment"]:
             got[d["member_id"]].append((d["topic"], d["partition"]))
-        assert dict(got) == {k: [tuple(tp) for tp in v] for k, v in expected.items() if v}, (r["group_id"], r["strategy"])
+        assert dict(got) == {k: [tuple(tp) for tp in v] for k, v in expected.items() if v}, (
+            r["group_id"],
+            r["strategy"],
+        )
         q = quality.evaluate(members, ppt, expected, lags=lags, partition_racks=racks)
         for k, v in q.as_dict().items():
             assert r[k] == (pytest.approx(v) if isinstance(v, float) else v), (r["group_id"], r["strategy"], k)
@@ -226,8 +251,12 @@ def test_unknown_strategy_fails_before_spark(tmp_path):
     with pytest.raises(FleetError, match="unknown strategy 'nope'"):
         run_fleet(FleetConfig(strategies=["range", "nope"], out=str(tmp_path)), spark=None)
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "kassign", "fleet", "--strategies", "range,nope", "--out",
-                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "kassign", "fleet", "--strategies", "range,nope", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2
     assert "unknown strategy 'nope'" in r.stderr and "range" in r.stderr
     assert "Spark" not in r.stderr and time.monotonic() - t0 < 8
@@ -238,8 +267,26 @@ def test_cli_end_to_end(tmp_path):
     synth.synth(8, str(snap), seed=5)
     out = tmp_path / "out"
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    r = subprocess.run([sys.executable, "-m", "kassign", "fleet", "--snapshot", str(snap), "--out", str(out),
-                        "--master", "local[2]", "--churn", "1"], capture_output=True, text=True, timeout=300, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kassign",
+            "fleet",
+            "--snapshot",
+            str(snap),
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+            "--churn",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert "groups ok" in r.stdout and "report:" in r.stdout
     assert "groups done" in r.stderr  # progress
@@ -281,9 +328,15 @@ class _Member:
 
         from kafka import KafkaConsumer
 
-        self.consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                                      auto_offset_reset="latest", group_instance_id=instance,
-                                      client_id=f"fleet-test-{instance or 'dyn'}")
+        self.consumer = KafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            enable_auto_commit=False,
+            auto_offset_reset="latest",
+            group_instance_id=instance,
+            client_id=f"fleet-test-{instance or 'dyn'}",
+        )
         self.assigned = set()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -327,8 +380,11 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     producer.close()
     # committed offsets while nobody is in the groups: fleet-g p3 stays uncommitted
     committed = {0: 5, 1: 5, 2: 0}
-    _retry(lambda: admin.alter_group_offsets(
-        group, {KTP(topic, p): OffsetAndMetadata(o, "", -1) for p, o in committed.items()}))
+    _retry(
+        lambda: admin.alter_group_offsets(
+            group, {KTP(topic, p): OffsetAndMetadata(o, "", -1) for p, o in committed.items()}
+        )
+    )
     _retry(lambda: admin.alter_group_offsets(empty, {KTP(topic, 0): OffsetAndMetadata(40, "", -1)}))
     members = [_Member(bootstrap, group, topic), _Member(bootstrap, group, topic, instance="static-1")]
     try:
@@ -336,8 +392,11 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
         while time.monotonic() < deadline:
             desc = admin.describe_groups([group])[group]
             owned = [m.assigned for m in members]
-            if desc.get("group_state") == "Stable" and all(owned) and set().union(*owned) == {
-                    (topic, p) for p in range(4)}:
+            if (
+                desc.get("group_state") == "Stable"
+                and all(owned)
+                and set().union(*owned) == {(topic, p) for p in range(4)}
+            ):
                 break
             time.sleep(0.5)
         else:
@@ -364,8 +423,9 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     g = {r["group_id"]: r for r in tables["groups"].to_pylist()}
     assert g[group]["protocol"] == "range" and g[empty]["state"] == "Empty"
 
-    run = run_fleet(FleetConfig(snapshot=str(snap), out=str(tmp_path / "out"), with_assignment=True,
-                                progress=False), spark=spark)
+    run = run_fleet(
+        FleetConfig(snapshot=str(snap), out=str(tmp_path / "out"), with_assignment=True, progress=False), spark=spark
+    )
     rows = {(r["group_id"], r["strategy"]): r for r in pq.read_table(run.results_path).to_pylist()}
     inputs = oracle_inputs(str(snap))
     for s in STRATEGIES:
@@ -374,7 +434,8 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
         assert (r["members"], r["partitions"], r["current_protocol"]) == (2, 4, "range")
         assert (r["sum_lag"], r["max_lag"], r["uncommitted"]) == (95 + 5, 95, 1)
         mem, ppt, lags, racks = inputs[("test", group)]
-        expected = kassign.assign(s, mem, ppt, lags=lags, partition_racks=racks)
+        name, options = strategy_call(s)
+        expected = kassign.assign(name, mem, ppt, lags=lags, partition_racks=racks, **options)
         got = defaultdict(list)
         for d in r["assignment"]:
             got[d["member_id"]].append((d["topic"], d["partition"]))
@@ -400,8 +461,23 @@ def test_snapshot_cli_against_a_real_broker(request, tmp_path):
     finally:
         admin.close()
     out = tmp_path / "snap"
-    r = subprocess.run([sys.executable, "-m", "kassign", "snapshot", "--bootstrap-servers", broker.bootstrap,
-                        "--out", str(out), "--cluster", "cli"], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kassign",
+            "snapshot",
+            "--bootstrap-servers",
+            broker.bootstrap,
+            "--out",
+            str(out),
+            "--cluster",
+            "cli",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "describe groups [" in r.stderr and "log offsets [" in r.stderr  # progress bars
     assert f"wrote {out}" in r.stdout
@@ -410,6 +486,14 @@ def test_snapshot_cli_against_a_real_broker(request, tmp_path):
     check_snapshot(str(out))
     groups = pq.read_table(out / "groups.parquet").to_pylist()
     # a group that only ever had offsets committed for it: Empty, no protocol type yet
-    assert {"cluster": "cli", "group_id": group, "state": "Empty", "protocol_type": "", "protocol": ""} in groups
+    # (ListGroups v5 types it "classic": it never had a KIP-848 member)
+    assert {
+        "cluster": "cli",
+        "group_id": group,
+        "state": "Empty",
+        "protocol_type": "",
+        "protocol": "",
+        "group_protocol": "classic",
+    } in groups
     parts = [p for p in pq.read_table(out / "partitions.parquet").to_pylist() if p["topic"] == topic]
     assert sorted(p["partition"] for p in parts) == [0, 1, 2]

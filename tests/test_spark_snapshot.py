@@ -13,12 +13,9 @@ from kassign.fleet.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
 
 # docs/wire.md: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
 # generation 5; rack "r1"
-SUB_V3 = bytes.fromhex(
-    "0003" "00000001" "000174" "00000004" "00000005" "00000001" "000174" "00000002" "00000000" "00000001"
-    "00000005" "00027231"
-)
+SUB_V3 = bytes.fromhex("0003000000010001740000000400000005000000010001740000000200000000000000010000000500027231")
 # docs/wire.md: assignment v3 of t-0 and t-1 with null user data
-ASSIGN_V3 = bytes.fromhex("0003" "00000001" "000174" "00000002" "00000000" "00000001" "ffffffff")
+ASSIGN_V3 = bytes.fromhex("000300000001000174000000020000000000000001ffffffff")
 
 
 def test_member_row_from_raw_metadata():
@@ -89,3 +86,23 @@ def test_progress_bar_plain_stream():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("groups [") and lines[0].endswith("0/3")
     assert lines[-1].endswith("3/3")
+
+
+def test_assignment_user_data_is_recorded():
+    """A custom assignor's assignment user data (it blocks an online move to the KIP-848 consumer
+    protocol) lands in ``assignment_user_data``; built-in assignors' null user data stays null."""
+    sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
+    with_ud = bytes.fromhex("000300000001000174000000010000000000000002abcd")
+    base = {
+        "member_id": "c-1",
+        "group_instance_id": None,
+        "client_id": "c",
+        "client_host": "h",
+        "member_metadata": SUB_V3,
+    }
+    row = snap._member_row("k", "g", "stream", {**base, "member_assignment": with_ud}, sub_dec, asg_dec)
+    assert row["assignment_user_data"] == b"\xab\xcd"
+    assert row["owned_partitions"] == [{"topic": "t", "partition": 0}]
+    row = snap._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3}, sub_dec, asg_dec)
+    assert row["assignment_user_data"] is None
+    pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 import kassign
 import oracles as O
-from kassign import Member, TopicPartition
-from kassign import reference
+from kassign import Member, TopicPartition, reference
 
 BOTH = ("sticky", "cooperative-sticky")
 

@@ -40,8 +40,12 @@ def test_written_snapshot_passes_the_checks(tmp_path):
 
 def test_cli_synth(tmp_path):
     out = tmp_path / "f"
-    r = subprocess.run([sys.executable, "-m", "kassign", "synth", "--groups", "12", "--out", str(out), "--seed", "3"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "kassign", "synth", "--groups", "12", "--out", str(out), "--seed", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert '"groups": 12' in r.stdout
     snapshot.check_snapshot(str(out))
@@ -100,8 +104,10 @@ def test_history_matches_kassign_on_a_stable_group(fleet):
     m = fleet["members"].to_pylist()
     p = fleet["partitions"].to_pydict()
     groups = fleet["groups"].to_pydict()
-    state = {(c, g): (st, pr) for c, g, st, pr in
-             zip(groups["cluster"], groups["group_id"], groups["state"], groups["protocol"])}
+    state = {
+        (c, g): (st, pr)
+        for c, g, st, pr in zip(groups["cluster"], groups["group_id"], groups["state"], groups["protocol"])
+    }
     nparts = defaultdict(int)
     for c, t, i in zip(p["cluster"], p["topic"], p["partition"]):
         nparts[(c, t)] = max(nparts[(c, t)], i + 1)
@@ -132,8 +138,10 @@ def test_history_matches_kassign_on_a_stable_group(fleet):
 def test_offsets_are_consistent(fleet):
     p = fleet["partitions"].to_pydict()
     o = fleet["offsets"].to_pydict()
-    log = {(c, t, i): (b, e) for c, t, i, b, e in
-           zip(p["cluster"], p["topic"], p["partition"], p["beginning_offset"], p["end_offset"])}
+    log = {
+        (c, t, i): (b, e)
+        for c, t, i, b, e in zip(p["cluster"], p["topic"], p["partition"], p["beginning_offset"], p["end_offset"])
+    }
     lags = []
     for c, t, i, off in zip(o["cluster"], o["topic"], o["partition"], o["offset"]):
         b, e = log[(c, t, i)]

@@ -1,6 +1,7 @@
-//! Rust-core timings of the sticky engine on the shapes of docs/benchmark-shapes.md:
-//! `ProblemBuilder` (checks and interning) and `Strategy::run` (the assignment proper) are timed
-//! separately, median of several runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
+//! Rust-core timings of the sticky engine and the KIP-848 broker-side assignors (`server-uniform`,
+//! `server-range`) on the shapes of docs/benchmark-shapes.md: `ProblemBuilder` (checks and
+//! interning) and `Strategy::run` (the assignment proper) are timed separately, median of several
+//! runs, no Python involved. Run with `cargo bench --bench core` (or `make bench-core`).
 //!
 //! Round 2 = every member but the first resubmits its round-1 partitions at generation 1 and a
 //! new member joins (the "one member changed" shape).
@@ -121,6 +122,18 @@ fn round2(case: &Case, ids: &[String], owned: OwnedByIndex) -> Case {
 
 fn main() {
     let filter: Option<String> = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    // KASSIGN_BENCH_STRATEGIES=a,b picks the strategies (default: the sticky engine and the KIP-848
+    // broker-side assignors).
+    let strategies: Vec<Strategy> = std::env::var("KASSIGN_BENCH_STRATEGIES")
+        .unwrap_or_else(|_| "sticky,cooperative-sticky,server-uniform,server-range".to_string())
+        .split(',')
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<Strategy>()
+                .expect("KASSIGN_BENCH_STRATEGIES: unknown strategy")
+        })
+        .collect();
     let mut cases: Vec<Case> = Vec::new();
     let t1: Vec<String> = vec!["t".to_string()];
     let _ = &t1;
@@ -168,7 +181,7 @@ fn main() {
                 continue;
             }
         }
-        for strategy in [Strategy::Sticky, Strategy::CooperativeSticky] {
+        for strategy in strategies.iter().copied() {
             let runs = if case.members.len() * case.topics.len() > 100_000 {
                 5
             } else {

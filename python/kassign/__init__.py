@@ -2,15 +2,18 @@
 
 >>> import kassign
 >>> members = {"c1": kassign.Member(["t"]), "c2": kassign.Member(["t"])}
->>> kassign.assign("range", members, {"t": 3})
-{'c1': [TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)], 'c2': [TopicPartition(topic='t', partition=2)]}
+>>> result = kassign.assign("range", members, {"t": 3})
+>>> result["c1"]
+[TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)]
+>>> result["c2"]
+[TopicPartition(topic='t', partition=2)]
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from . import _core
 from ._core import InternalError, ProtocolError
@@ -23,7 +26,17 @@ __version__: str = _core.__version__
 _MAX_PARTITIONS: int = _core.MAX_PARTITIONS
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
-_CANONICAL_ORDER = ("range", "roundrobin", "sticky", "cooperative-sticky", "lag-aware", "fair", "failover")
+_CANONICAL_ORDER = (
+    "range",
+    "roundrobin",
+    "sticky",
+    "cooperative-sticky",
+    "lag-aware",
+    "fair",
+    "failover",
+    "server-uniform",
+    "server-range",
+)
 _RUST_STRATEGIES = frozenset(_core.rust_strategies())
 _AVAILABLE = _RUST_STRATEGIES | frozenset(PYTHON_STRATEGIES)
 
@@ -39,6 +52,7 @@ __all__ = [
     "ProtocolError",
     "TopicPartition",
     "assign",
+    "assign_lag_aware",
 ]
 
 
@@ -86,7 +100,7 @@ def _check_partition_racks(partition_racks: Any) -> list[tuple[str, int, list[st
     return out
 
 
-def _check_lags(lags: Any) -> Optional[dict[tuple[str, int], int]]:
+def _check_lags(lags: Any) -> dict[tuple[str, int], int] | None:
     if lags is None:
         return None
     if not isinstance(lags, Mapping):
@@ -108,8 +122,8 @@ def assign(
     members: Mapping[str, Member],
     partitions_per_topic: Mapping[str, int],
     *,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
-    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Assign the partitions of ``partitions_per_topic`` to ``members`` with ``strategy``.
@@ -148,9 +162,40 @@ def assign(
         if python_impl is not None:
             checked_members = _check_members(members)
             partitions = _core.check_partitions(partitions_per_topic)
-            return python_impl(checked_members, partitions, lags=checked_lags, partition_racks=racks, **options)
+            result: dict[str, list[TopicPartition]] = python_impl(
+                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+            )
+            return result
         # Members are checked by their type; counts, the cap, duplicates by the core's model.
         return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def assign_lag_aware(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    *,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    **options: Any,
+) -> Any:
+    """The ``lag-aware`` strategy with a report: how far its busiest member is from the lower bound.
+
+    Same arguments and options as ``assign("lag-aware", ...)``; returns a
+    :class:`kassign.assignors.lag_aware.LagAwareResult` (``assignment``, ``max_member_lag``,
+    ``lower_bound``, ``ratio``, ``greedy_max_member_lag``, ``improvement_moves``, ``kept``, ``mode``).
+    """
+    from .assignors import lag_aware
+
+    checked_members = _check_members(members)
+    partitions = _core.check_partitions(partitions_per_topic)
+    checked_lags = _check_lags(lags)
+    gc_was_enabled = gc.isenabled()
+    if gc_was_enabled:
+        gc.disable()
+    try:
+        return lag_aware.solve(checked_members, partitions, lags=checked_lags, **options)
     finally:
         if gc_was_enabled:
             gc.enable()

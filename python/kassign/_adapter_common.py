@@ -16,13 +16,15 @@ import sys
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from types import FrameType
+from typing import Any
 
 import kassign
 from kassign import protocol
 from kassign._types import Member, TopicPartition
 
 log = logging.getLogger("kassign.adapters")
+
 
 @dataclass(frozen=True)
 class StrategySpec:
@@ -38,60 +40,106 @@ class StrategySpec:
 
     class_name: str
     name: str
-    history: Optional[str]
+    history: str | None
     doc: str
 
 
 #: The seven drop-in classes of each client module, built from this table
 #: (:func:`make_classes`); the clients add only what their interfaces differ in.
 STRATEGY_TABLE: tuple[StrategySpec, ...] = (
-    StrategySpec("RangeAssignor", "range", None,
-                 "``range``: per topic, contiguous ranges over the subscribers (static members first)."),
-    StrategySpec("RoundRobinAssignor", "roundrobin", None,
-                 "``roundrobin``: all partitions dealt round-robin over the members that subscribe to them."),
-    StrategySpec("StickyAssignor", "sticky", "sticky",
-                 "``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in\n"
-                 "``StickyAssignorUserData`` v1, as Java's ``StickyAssignor``."),
-    StrategySpec("CooperativeStickyAssignor", "cooperative-sticky", "coop",
-                 "``cooperative-sticky`` (KIP-429): sticky, and a partition that changes owner is withheld for\n"
-                 "one round so no two members own it at once. Wire-compatible with Java's\n"
-                 "``CooperativeStickyAssignor``."),
-    StrategySpec("LagAwareAssignor", "lag-aware", None,
-                 "``lag-aware``: spreads consumer lag evenly (partition counts first).\n\n"
-                 "Arguments:\n"
-                 "    lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),\n"
-                 "        asked by the leader for the lag of every partition; without it every lag is 0.\n"
-                 "    **options: strategy options of ``lag-aware`` (see :func:`kassign.assign`)."),
-    StrategySpec("FairAssignor", "fair", None,
-                 "``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."),
-    StrategySpec("FailoverAssignor", "failover", "priority",
-                 "``failover``: the highest-priority subscriber of a topic gets all its partitions.\n\n"
-                 "Arguments:\n"
-                 "    priority: this consumer's priority (int32; higher wins). None = lowest."),
+    StrategySpec(
+        "RangeAssignor",
+        "range",
+        None,
+        "``range``: per topic, contiguous ranges over the subscribers (static members first).",
+    ),
+    StrategySpec(
+        "RoundRobinAssignor",
+        "roundrobin",
+        None,
+        "``roundrobin``: all partitions dealt round-robin over the members that subscribe to them.",
+    ),
+    StrategySpec(
+        "StickyAssignor",
+        "sticky",
+        "sticky",
+        "``sticky`` (eager): balanced, keeps as many owned partitions as possible; history in\n"
+        "``StickyAssignorUserData`` v1, as Java's ``StickyAssignor``.",
+    ),
+    StrategySpec(
+        "CooperativeStickyAssignor",
+        "cooperative-sticky",
+        "coop",
+        "``cooperative-sticky`` (KIP-429): sticky, and a partition that changes owner is withheld for\n"
+        "one round so no two members own it at once. Wire-compatible with Java's\n"
+        "``CooperativeStickyAssignor``.",
+    ),
+    StrategySpec(
+        "LagAwareAssignor",
+        "lag-aware",
+        None,
+        "``lag-aware``: spreads consumer lag evenly (partition counts first).\n\n"
+        "Arguments:\n"
+        "    lag_provider: object with ``lags(partitions) -> mapping or None`` (see :mod:`kassign.lag`),\n"
+        "        asked by the leader for the lag of every partition; without it every lag is 0.\n"
+        "    sticky: keep owned partitions while the count rule allows; members then send their\n"
+        "        owned partitions as the sticky classes do (``StickyAssignorUserData`` v1).\n"
+        "        Configure every member of the group the same way.\n"
+        '    **options: ``mode`` ("proposal", "per-topic", "global"), ``max_skew``, ``improve``,\n'
+        "        ``min_gain`` (see :mod:`kassign.assignors.lag_aware`).",
+    ),
+    StrategySpec(
+        "FairAssignor", "fair", None, "``fair`` (KIP-49): balanced partition counts across heterogeneous subscriptions."
+    ),
+    StrategySpec(
+        "FailoverAssignor",
+        "failover",
+        "priority",
+        "``failover``: the highest-priority subscriber of a topic gets all its partitions.\n\n"
+        "Arguments:\n"
+        "    priority: this consumer's priority (int32; higher wins). None = lowest.",
+    ),
 )
 
 #: Strategy name -> how it carries history on the wire (see :class:`StrategySpec`).
-HISTORY: dict[str, Optional[str]] = {spec.name: spec.history for spec in STRATEGY_TABLE}
+HISTORY: dict[str, str | None] = {spec.name: spec.history for spec in STRATEGY_TABLE}
+#: Strategies whose members carry history only when configured with ``sticky=True`` (then exactly
+#: as "sticky": ``StickyAssignorUserData`` v1); their leader reads it whenever it is sent.
+OPTIONAL_HISTORY: dict[str, str] = {"lag-aware": "sticky"}
 
 
 class LagAwareOptions:
-    """``lag-aware``'s constructor: a lag provider, passed to the strategy as an option."""
+    """``lag-aware``'s constructor: a lag provider, passed to the strategy as an option, and
+    ``sticky=True``, which also makes the member send its owned partitions as the sticky classes do
+    (:data:`OPTIONAL_HISTORY`). Options are checked here, so bad values fail at configuration
+    rather than in the leader's rebalance."""
 
-    def __init__(self, *, lag_provider: Any = None, rack: Optional[str] = None, **options: Any) -> None:
+    sticky: bool = False
+
+    def __init__(
+        self, *, lag_provider: Any = None, sticky: bool = False, rack: str | None = None, **options: Any
+    ) -> None:
+        from .assignors.lag_aware import parse_options
+
         if lag_provider is not None:
             options["lag_provider"] = lag_provider
+        if sticky is not False:
+            options["sticky"] = sticky
+        parse_options(options)
         super().__init__(rack=rack, **options)  # type: ignore[call-arg]
+        self.sticky = sticky is True
 
 
 class FailoverOptions:
     """``failover``'s constructor: this consumer's priority, sent as its user data."""
 
-    priority: Optional[int] = None
-    rack: Optional[str]
+    priority: int | None = None
+    rack: str | None
 
-    def __init__(self, *, priority: Optional[int] = None, rack: Optional[str] = None, **options: Any) -> None:
-        if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
-                                     or not -(2**31) <= priority < 2**31):
+    def __init__(self, *, priority: int | None = None, rack: str | None = None, **options: Any) -> None:
+        if priority is not None and (
+            not isinstance(priority, int) or isinstance(priority, bool) or not -(2**31) <= priority < 2**31
+        ):
             raise ValueError(f"priority: expected a signed 32-bit int or None, got {priority!r}")
         super().__init__(rack=rack, **options)  # type: ignore[call-arg]
         self.priority = priority
@@ -107,10 +155,17 @@ def make_classes(base: type, extras: Mapping[str, tuple[type, ...]], module: str
     out: dict[str, type] = {}
     for spec in STRATEGY_TABLE:
         bases = tuple(extras.get(spec.name, ())) + shared.get(spec.name, ()) + (base,)
-        out[spec.class_name] = type(spec.class_name, bases, {
-            "__module__": module, "__qualname__": spec.class_name, "__doc__": spec.doc,
-            "name": spec.name, "strategy": spec.name,
-        })
+        out[spec.class_name] = type(
+            spec.class_name,
+            bases,
+            {
+                "__module__": module,
+                "__qualname__": spec.class_name,
+                "__doc__": spec.doc,
+                "name": spec.name,
+                "strategy": spec.name,
+            },
+        )
     return out
 
 
@@ -139,7 +194,7 @@ def current_consumer(max_depth: int = 8) -> Any:
     coordinator; its ``self`` identifies the consumer. aiokafka's join helper
     (``CoordinatorGroupRebalance``) is mapped to the coordinator it serves.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     depth = 0
     while frame is not None and depth < max_depth:
         obj = frame.f_locals.get("self")
@@ -162,7 +217,7 @@ class StateStore:
     """
 
     def __init__(self) -> None:
-        self._by_consumer: "weakref.WeakKeyDictionary[Any, ConsumerState]" = weakref.WeakKeyDictionary()
+        self._by_consumer: weakref.WeakKeyDictionary[Any, ConsumerState] = weakref.WeakKeyDictionary()
         self.default = ConsumerState()
 
     def get(self, consumer: Any) -> ConsumerState:
@@ -185,9 +240,10 @@ def encode_member_metadata(
     topics: Iterable[str],
     state: ConsumerState,
     *,
-    rack: Optional[str] = None,
-    priority: Optional[int] = None,
+    rack: str | None = None,
+    priority: int | None = None,
     embed_owned_in_user_data: bool = False,
+    sticky: bool = False,
 ) -> bytes:
     """The subscription bytes a member sends in JoinGroup, matching Java's for the same strategy.
 
@@ -197,10 +253,14 @@ def encode_member_metadata(
     * sticky: v3 with an empty owned list, the generation field and StickyAssignorUserData v1
       (null before the first assignment).
     * failover: v3 with the int32 priority as user data (none when ``priority`` is None).
+    * lag-aware with ``sticky=True``: as sticky (:data:`OPTIONAL_HISTORY`).
     * the others: v3 with topics (and rack) only.
     """
     kind = HISTORY.get(strategy)
+    if sticky and strategy in OPTIONAL_HISTORY:
+        kind = OPTIONAL_HISTORY[strategy]
     topics = sorted(set(topics))
+    user_data: bytes | None
     if kind == "coop":
         user_data = protocol.encode_generation(state.generation)
         if embed_owned_in_user_data:
@@ -224,7 +284,7 @@ def _has_partitions(owned: Any) -> bool:
     return False
 
 
-def _coop_history(user_data: Optional[bytes], owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
+def _coop_history(user_data: bytes | None, owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
     # Java: a v2+ generation >= 0 wins; otherwise the user data's int32 (undecodable -> -1).
     if generation < 0 and user_data is not None:
         try:
@@ -242,7 +302,7 @@ def _coop_history(user_data: Optional[bytes], owned: Any, generation: int, membe
     return owned, generation
 
 
-def _sticky_history(user_data: Optional[bytes], owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
+def _sticky_history(user_data: bytes | None, owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
     # Java's StickyAssignor: user data wins; null/empty -> the subscription's fields; undecodable
     # -> no history.
     if not user_data:
@@ -288,7 +348,7 @@ def member_from_wire(
     owned: Any = owned_partitions or ()
     if not isinstance(generation, int) or isinstance(generation, bool):
         generation = -1
-    kind = HISTORY.get(strategy)
+    kind = HISTORY.get(strategy) or OPTIONAL_HISTORY.get(strategy)
     try:
         if kind == "coop":
             owned, generation = _coop_history(user_data, owned, generation, member_id)
@@ -306,16 +366,25 @@ def member_from_wire(
         return Member(topic_list, (), -1, rack, instance, user_data)
 
 
-def member_from_subscription_bytes(strategy: str, member_id: str, data: Any,
-                                   group_instance_id: Optional[str] = None) -> Member:
+def member_from_subscription_bytes(
+    strategy: str, member_id: str, data: Any, group_instance_id: str | None = None
+) -> Member:
     """Decode raw subscription bytes with :mod:`kassign.protocol`; undecodable -> no topics, logged."""
     try:
         sub = protocol.decode_subscription(data)
     except (kassign.ProtocolError, TypeError) as exc:
         log.warning("member %s: undecodable subscription (%s); it gets no partitions", member_id, exc)
         return Member([], group_instance_id=group_instance_id)
-    return member_from_wire(strategy, member_id, sub.topics, sub.user_data, sub.owned_partitions,
-                            sub.generation, sub.rack, group_instance_id)
+    return member_from_wire(
+        strategy,
+        member_id,
+        sub.topics,
+        sub.user_data,
+        sub.owned_partitions,
+        sub.generation,
+        sub.rack,
+        group_instance_id,
+    )
 
 
 def partitions_per_topic(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
@@ -329,13 +398,17 @@ def partitions_per_topic(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
             continue
         count = max(parts) + 1
         if count != len(parts):
-            log.warning("topic %s: partition ids %s are not contiguous; assigning the %d known ones",
-                        topic, sorted(parts), len(parts))
+            log.warning(
+                "topic %s: partition ids %s are not contiguous; assigning the %d known ones",
+                topic,
+                sorted(parts),
+                len(parts),
+            )
         out[topic] = count
     return out
 
 
-def partition_racks(cluster: Any, counts: Mapping[str, int]) -> Optional[dict[tuple[str, int], list[str]]]:
+def partition_racks(cluster: Any, counts: Mapping[str, int]) -> dict[tuple[str, int], list[str]] | None:
     """(topic, partition) -> racks of all its replicas, from client metadata (best effort, or None)."""
     try:
         partitions = getattr(cluster, "_partitions", None)

@@ -60,9 +60,7 @@ def assign(
 def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """The model's checks of partition counts (types, >= 0, int32, the total cap); a new dict."""
 
-def result_lists(
-    tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]
-) -> list[list[_TP]]:
+def result_lists(tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
 def rust_strategies() -> list[str]:

@@ -37,7 +37,7 @@ Differences from the kafka-python adapter, all forced by aiokafka:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from ._adapter_common import client_missing
 
@@ -92,12 +92,13 @@ def _store(target: Any) -> StateStore:
         store = target.__dict__.get("_class_states")
         if store is None:
             store = StateStore()
-            setattr(target, "_class_states", store)
+            setattr(target, "_class_states", store)  # noqa: B010 - a class attribute set at run time
         return store
-    return target._states
+    states: StateStore = target._states
+    return states
 
 
-class KassignAssignor(AbstractPartitionAssignor):
+class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aiokafka has no type hints
     """Base class: a kassign strategy behind aiokafka's assignor interface.
 
     Arguments:
@@ -108,11 +109,13 @@ class KassignAssignor(AbstractPartitionAssignor):
     name = "kassign"
     strategy = ""
     #: Used when the class itself is configured (not an instance).
-    rack: Optional[str] = None
+    rack: str | None = None
     options: Mapping[str, Any] = {}
-    priority: Optional[int] = None
+    priority: int | None = None
+    #: lag-aware's ``sticky=True`` (set by ``LagAwareAssignor``): send owned partitions as sticky does.
+    sticky: bool = False
 
-    def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, *, rack: str | None = None, **options: Any) -> None:
         if rack is not None and not isinstance(rack, str):
             raise TypeError(f"rack: expected a str or None, got {type(rack).__name__}")
         type(self)._check_available()
@@ -132,8 +135,15 @@ class KassignAssignor(AbstractPartitionAssignor):
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
         state = _store(self).get(current_consumer())
-        return encode_member_metadata(self.name, topics, state, rack=self.rack, priority=self.priority,
-                                      embed_owned_in_user_data=True)
+        return encode_member_metadata(
+            self.name,
+            topics,
+            state,
+            rack=self.rack,
+            priority=self.priority,
+            embed_owned_in_user_data=True,
+            sticky=self.sticky,
+        )
 
     @hybridmethod
     def on_assignment(self, assignment: Any) -> None:
@@ -164,8 +174,9 @@ class KassignAssignor(AbstractPartitionAssignor):
         if isinstance(self, type):
             self._check_available()
         decoded = {
-            member_id: member_from_wire(self.name, member_id, getattr(md, "subscription", None),
-                                        getattr(md, "user_data", None))
+            member_id: member_from_wire(
+                self.name, member_id, getattr(md, "subscription", None), getattr(md, "user_data", None)
+            )
             for member_id, md in members.items()
         }
         result = run_assignment(self._compute_strategy or self.strategy, decoded, cluster, self.options)

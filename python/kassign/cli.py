@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 EXIT_BAD_INPUT = 2
 
@@ -45,7 +45,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_assign(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _add_assign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     import kassign
 
     p = sub.add_parser("assign", help="assign partitions for one JSON scenario")
@@ -55,7 +55,7 @@ def _add_assign(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> N
     p.set_defaults(func=_cmd_assign)
 
 
-def _add_fleet_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _add_fleet_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from kassign.fleet.cli import add_fleet, add_snapshot, add_synth
 
     add_fleet(sub)
@@ -64,7 +64,7 @@ def _add_fleet_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser
 
 
 #: Subcommand registrars, in help order. Each adds its parser and sets ``func``.
-SUBCOMMANDS: list[Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]] = [
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     _add_assign,
     _add_fleet_commands,  # fleet, synth, snapshot (kassign.fleet.cli)
 ]
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -16,7 +16,7 @@ Classes (protocol name in brackets): :class:`RangeAssignor` ("range"), :class:`R
 as a configured instance::
 
     FailoverAssignor(priority=10)
-    LagAwareAssignor(lag_provider=provider, mode="global")
+    LagAwareAssignor(lag_provider=provider, sticky=True)
     CooperativeStickyAssignor(rack="eu-west-1a")   # kafka-python does not pass client_rack on
 
 Wire compatibility with Java consumers (same names, same bytes):
@@ -37,7 +37,7 @@ kept per consumer, even when one instance is shared by several consumers in a pr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any
 
 from ._adapter_common import client_missing
 
@@ -75,7 +75,7 @@ __all__ = [
 ASSIGNMENT_VERSION = 3
 
 
-class KassignAssignor(AbstractPartitionAssignor):
+class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python has no type hints
     """Base class: a kassign strategy behind kafka-python's assignor interface.
 
     Arguments:
@@ -89,9 +89,11 @@ class KassignAssignor(AbstractPartitionAssignor):
     strategy = ""
     version = 3
     #: failover's priority (set by ``FailoverAssignor``); None elsewhere.
-    priority: Optional[int] = None
+    priority: int | None = None
+    #: lag-aware's ``sticky=True`` (set by ``LagAwareAssignor``): send owned partitions as sticky does.
+    sticky: bool = False
 
-    def __init__(self, *, rack: Optional[str] = None, **options: Any) -> None:
+    def __init__(self, *, rack: str | None = None, **options: Any) -> None:
         if self.strategy not in kassign.STRATEGIES:
             raise ImportError(
                 f"kassign strategy {self.strategy!r} is not in this build (available: {', '.join(kassign.STRATEGIES)})"
@@ -108,7 +110,9 @@ class KassignAssignor(AbstractPartitionAssignor):
 
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
-        return encode_member_metadata(self.name, topics, self._state(), rack=self.rack, priority=self.priority)
+        return encode_member_metadata(
+            self.name, topics, self._state(), rack=self.rack, priority=self.priority, sticky=self.sticky
+        )
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
         """Remember this consumer's partitions and generation (history for the next rebalance)."""
@@ -119,11 +123,13 @@ class KassignAssignor(AbstractPartitionAssignor):
     @property
     def owned_partitions(self) -> tuple[kassign.TopicPartition, ...]:
         """Partitions of the last assignment (of the consumer calling, or of direct calls)."""
-        return self._state().owned
+        state: ConsumerState = self._state()
+        return state.owned
 
     @property
     def generation(self) -> int:
-        return self._state().generation
+        state: ConsumerState = self._state()
+        return state.generation
 
     # -- leader side ---------------------------------------------------------------------------
     def _member(self, member: Any) -> kassign.Member:
@@ -177,7 +183,7 @@ class _Cooperative:
     assignors, in which case the consumer owns nothing when it joins)."""
 
     name: str
-    rack: Optional[str]
+    rack: str | None
     _states: StateStore
 
     def supported_protocols(self) -> list[Any]:

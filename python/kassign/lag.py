@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "KafkaLagProvider",
@@ -55,9 +55,7 @@ def _check_reset(auto_offset_reset: Any) -> str:
     return auto_offset_reset
 
 
-def next_offset(
-    committed: Optional[int], begin: Optional[int], end: Optional[int], auto_offset_reset: str = "latest"
-) -> int:
+def next_offset(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str = "latest") -> int:
     """The offset the group would consume next (see the module docstring)."""
     reset = _check_reset(auto_offset_reset)
     b = begin if begin is not None else 0
@@ -67,9 +65,7 @@ def next_offset(
     return e if reset.lower() == "latest" else b
 
 
-def compute_lag(
-    committed: Optional[int], begin: Optional[int], end: Optional[int], auto_offset_reset: str = "latest"
-) -> int:
+def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str = "latest") -> int:
     """Lag of one partition: ``max(end - next, 0)``.
 
     >>> compute_lag(5555, 1111, 9999, "none")
@@ -85,9 +81,9 @@ def compute_lag(
 
 def compute_lags(
     partitions: Iterable[Key],
-    committed: Mapping[Key, Optional[int]],
-    begin: Mapping[Key, Optional[int]],
-    end: Mapping[Key, Optional[int]],
+    committed: Mapping[Key, int | None],
+    begin: Mapping[Key, int | None],
+    end: Mapping[Key, int | None],
     auto_offset_reset: str = "latest",
 ) -> dict[Key, int]:
     """``{(topic, partition): lag}`` for ``partitions`` from three offset mappings.
@@ -106,7 +102,7 @@ def compute_lags(
 class LagProvider(Protocol):
     """Anything that can report lags for a list of partitions."""
 
-    def lags(self, partitions: Iterable[Key]) -> Optional[dict[Key, int]]:
+    def lags(self, partitions: Iterable[Key]) -> dict[Key, int] | None:
         """``{(topic, partition): lag}`` for ``partitions``, or None when lags cannot be read."""
         ...
 
@@ -180,9 +176,7 @@ class KafkaLagProvider:
     def __repr__(self) -> str:
         return f"KafkaLagProvider({self.bootstrap_servers!r}, {self.group_id!r}, timeout_s={self.timeout_s})"
 
-    def offsets(
-        self, partitions: Iterable[Key]
-    ) -> tuple[dict[Key, Optional[int]], dict[Key, int], dict[Key, int]]:
+    def offsets(self, partitions: Iterable[Key]) -> tuple[dict[Key, int | None], dict[Key, int], dict[Key, int]]:
         """(committed, beginning, end) offsets of ``partitions``, read synchronously; raises on error.
 
         Committed offsets the group does not have are None. Runs on the calling thread and is
@@ -210,7 +204,7 @@ class KafkaLagProvider:
             latest = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
         finally:
             admin.close()
-        committed: dict[Key, Optional[int]] = {}
+        committed: dict[Key, int | None] = {}
         for tp, om in fetched.items():
             off = getattr(om, "offset", om)
             committed[(tp.topic, tp.partition)] = off if isinstance(off, int) and off >= 0 else None
@@ -218,7 +212,7 @@ class KafkaLagProvider:
         end = {(tp.topic, tp.partition): ot.offset for tp, ot in latest.items()}
         return committed, begin, end
 
-    def lags(self, partitions: Iterable[Key]) -> Optional[dict[Key, int]]:
+    def lags(self, partitions: Iterable[Key]) -> dict[Key, int] | None:
         """``{(topic, partition): lag}``, or None (with a warning) on error or timeout."""
         keys = [(tp[0], tp[1]) for tp in partitions]
         box: dict[str, Any] = {}
@@ -243,14 +237,19 @@ class KafkaLagProvider:
             log.warning(
                 "kassign: reading offsets of group %r from %s timed out after %.1f s; "
                 "assigning by partition count only",
-                self.group_id, self.bootstrap_servers, self.timeout_s,
+                self.group_id,
+                self.bootstrap_servers,
+                self.timeout_s,
             )
             return None
         if "error" in box:
             e = box["error"]
             log.warning(
                 "kassign: cannot read offsets of group %r from %s (%s: %s); assigning by partition count only",
-                self.group_id, self.bootstrap_servers, type(e).__name__, e,
+                self.group_id,
+                self.bootstrap_servers,
+                type(e).__name__,
+                e,
             )
             return None
         committed, begin, end = box["offsets"]

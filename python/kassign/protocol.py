@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any
 
 from . import _core
 from ._core import ProtocolError
@@ -49,9 +49,9 @@ from ._types import INT32_MAX, INT32_MIN, TopicPartition, _as_str_tuple, _as_top
 
 __all__ = [
     "Assignment",
-    "assign_wire",
     "ProtocolError",
     "Subscription",
+    "assign_wire",
     "decode_assignment",
     "decode_generation",
     "decode_priority",
@@ -64,7 +64,7 @@ __all__ = [
     "encode_subscription",
 ]
 
-BytesLike = Union[bytes, bytearray, memoryview]
+BytesLike = bytes | bytearray | memoryview
 
 #: The highest version of the subscription and assignment formats this module writes.
 MAX_VERSION = 3
@@ -86,10 +86,10 @@ class Subscription:
 
     version: int
     topics: tuple[str, ...]
-    user_data: Optional[bytes]
+    user_data: bytes | None
     owned_partitions: tuple[TopicPartition, ...]
     generation: int
-    rack: Optional[str]
+    rack: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class Assignment:
 
     version: int
     partitions: tuple[TopicPartition, ...]
-    user_data: Optional[bytes]
+    user_data: bytes | None
 
 
 # ------------------------------------------------------------------------------------ validation
@@ -143,7 +143,7 @@ def _check_partitions(partitions: Any, name: str) -> list[tuple[str, int]]:
     return out
 
 
-def _check_optional_bytes(value: Any, name: str) -> Optional[bytes]:
+def _check_optional_bytes(value: Any, name: str) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -156,10 +156,10 @@ def _check_optional_bytes(value: Any, name: str) -> Optional[bytes]:
 
 def encode_subscription(
     topics: Iterable[str],
-    user_data: Optional[BytesLike] = None,
+    user_data: BytesLike | None = None,
     owned_partitions: Iterable[Any] = (),
     generation: int = -1,
-    rack: Optional[str] = None,
+    rack: str | None = None,
     version: int = MAX_VERSION,
 ) -> bytes:
     """Encode a ``ConsumerProtocolSubscription`` (Java writes v3).
@@ -206,7 +206,7 @@ def decode_subscription(data: BytesLike) -> Subscription:
 
 def encode_assignment(
     partitions: Iterable[Any],
-    user_data: Optional[BytesLike] = None,
+    user_data: BytesLike | None = None,
     version: int = MAX_VERSION,
 ) -> bytes:
     """Encode a ``ConsumerProtocolAssignment`` (every version 0..3 has the same body).
@@ -234,7 +234,7 @@ def decode_assignment(data: BytesLike) -> Assignment:
 # ------------------------------------------------------------------------------- user data
 
 
-def encode_sticky_user_data(partitions: Iterable[Any], generation: Optional[int] = None) -> bytes:
+def encode_sticky_user_data(partitions: Iterable[Any], generation: int | None = None) -> bytes:
     """Encode the eager ``sticky`` assignor's user data: v1 with ``generation``, v0 when None.
 
     Partitions are written sorted by (topic, partition) (Java uses hash-map order; readers accept
@@ -246,7 +246,7 @@ def encode_sticky_user_data(partitions: Iterable[Any], generation: Optional[int]
     return _core.encode_sticky_user_data(parts, generation)
 
 
-def decode_sticky_user_data(data: BytesLike) -> tuple[list[TopicPartition], Optional[int]]:
+def decode_sticky_user_data(data: BytesLike) -> tuple[list[TopicPartition], int | None]:
     """Decode ``sticky`` user data into (owned partitions, generation or None for v0).
 
     As in Java: v1 is tried first, then v0; trailing bytes are ignored; empty input means no
@@ -277,7 +277,7 @@ def encode_priority(priority: int) -> bytes:
     return _core.encode_int32_user_data(_check_int32(priority, "priority"))
 
 
-def decode_priority(data: Optional[BytesLike]) -> Optional[int]:
+def decode_priority(data: BytesLike | None) -> int | None:
     """Decode ``failover`` user data: exactly four bytes, a big-endian int32; None (lowest
     priority) when ``data`` is None or has any other length, as the ``failover`` strategy reads it."""
     if data is None:
@@ -295,9 +295,9 @@ def assign_wire(
     subscriptions: Mapping[str, BytesLike],
     partitions_per_topic: Mapping[str, int],
     *,
-    group_instance_ids: Optional[Mapping[str, Optional[str]]] = None,
-    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
+    group_instance_ids: Mapping[str, str | None] | None = None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
     **options: Any,
 ) -> dict[str, bytes]:
     """A group leader's whole job, bytes in and bytes out: decode every member's
@@ -327,14 +327,16 @@ def assign_wire(
         TypeError / ValueError: invalid arguments, naming the field (as :func:`kassign.assign`).
     """
     import kassign
+
     from .assignors import PYTHON_STRATEGIES
 
     if isinstance(strategy, str) and strategy in PYTHON_STRATEGIES:
         members, warnings = _core.members_from_wire(strategy, subscriptions, group_instance_ids)
         for w in warnings:
             _log.warning("%s", w)
-        result = kassign.assign(strategy, members, partitions_per_topic, lags=lags,
-                                partition_racks=partition_racks, **options)
+        result = kassign.assign(
+            strategy, members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options
+        )
         return _core.encode_assignments(result)
     if not isinstance(strategy, str) or strategy not in kassign._RUST_STRATEGIES:
         raise kassign._unknown_strategy(strategy)

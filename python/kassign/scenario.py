@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from ._types import Member, TopicPartition
 
@@ -31,8 +31,8 @@ class ScenarioError(ValueError):
 class Scenario:
     members: dict[str, Member]
     partitions_per_topic: dict[str, int]
-    lags: Optional[dict[tuple[str, int], int]] = None
-    partition_racks: Optional[dict[tuple[str, int], list[str]]] = None
+    lags: dict[tuple[str, int], int] | None = None
+    partition_racks: dict[tuple[str, int], list[str]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
     def assign(self, strategy: str) -> dict[str, list[TopicPartition]]:
@@ -168,8 +168,12 @@ def parse_scenario(doc: Any) -> Scenario:
         lags = {}
         for row in doc["lags"]:
             _expect(
-                isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_int(row[1])
-                and _is_int(row[2]) and row[2] >= 0,
+                isinstance(row, list)
+                and len(row) == 3
+                and isinstance(row[0], str)
+                and _is_int(row[1])
+                and _is_int(row[2])
+                and row[2] >= 0,
                 "lags",
                 f"expected [topic, partition, lag >= 0], got {row!r}",
             )
@@ -180,8 +184,12 @@ def parse_scenario(doc: Any) -> Scenario:
         racks = {}
         for row in doc["partition_racks"]:
             _expect(
-                isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and _is_int(row[1])
-                and isinstance(row[2], list) and all(isinstance(r, str) for r in row[2]),
+                isinstance(row, list)
+                and len(row) == 3
+                and isinstance(row[0], str)
+                and _is_int(row[1])
+                and isinstance(row[2], list)
+                and all(isinstance(r, str) for r in row[2]),
                 "partition_racks",
                 f"expected [topic, partition, [racks]], got {row!r}",
             )

@@ -10,6 +10,7 @@ pub mod model;
 pub mod protocol;
 pub mod range;
 pub mod roundrobin;
+pub mod server;
 pub mod sticky;
 pub mod strategy;
 pub mod wire;

@@ -11,15 +11,21 @@ pub enum Strategy {
     RoundRobin,
     Sticky,
     CooperativeSticky,
+    /// KIP-848 broker-side `uniform` (Apache Kafka 4.4.0's group coordinator), rust/src/server/.
+    ServerUniform,
+    /// KIP-848 broker-side `range`.
+    ServerRange,
 }
 
 impl Strategy {
     /// Every Rust strategy, in the order `kassign.STRATEGIES` lists them.
-    pub const ALL: [Strategy; 4] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::Range,
         Strategy::RoundRobin,
         Strategy::Sticky,
         Strategy::CooperativeSticky,
+        Strategy::ServerUniform,
+        Strategy::ServerRange,
     ];
 
     /// The protocol name (the name Java's assignor announces in JoinGroup).
@@ -29,6 +35,8 @@ impl Strategy {
             Strategy::RoundRobin => "roundrobin",
             Strategy::Sticky => "sticky",
             Strategy::CooperativeSticky => "cooperative-sticky",
+            Strategy::ServerUniform => "server-uniform",
+            Strategy::ServerRange => "server-range",
         }
     }
 
@@ -39,6 +47,8 @@ impl Strategy {
             Strategy::RoundRobin => crate::roundrobin::assign(problem),
             Strategy::Sticky => crate::sticky::assign(problem, false),
             Strategy::CooperativeSticky => crate::sticky::assign(problem, true),
+            Strategy::ServerUniform => crate::server::uniform::assign(problem),
+            Strategy::ServerRange => crate::server::range::assign(problem),
         }
     }
 }

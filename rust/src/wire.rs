@@ -177,7 +177,7 @@ pub fn assign(
         let sub = b.subscription(&m.topics);
         let mut owned = Vec::new();
         for g in &m.owned {
-            if let Some(t) = b.topic(&g.topic) {
+            if let Some(t) = b.topic(g.topic) {
                 owned.extend(g.partitions.iter().filter_map(|p| b.partition(t, p as i64)));
             }
         }
@@ -186,7 +186,7 @@ pub fn assign(
             sub,
             owned,
             m.generation,
-            m.rack.as_deref(),
+            m.rack,
             w.group_instance_id.clone(),
         )?;
     }

@@ -30,7 +30,6 @@ TESTS_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TESTS_DIR))
 
 import kafka_broker as kb  # noqa: E402
-
 import kassign  # noqa: E402
 
 
@@ -41,10 +40,21 @@ def first_after(worker: kb.Worker, ev: str, since: float) -> float | None:
     return None
 
 
-def measure(broker: kb.KafkaBroker, work: Path, topics: list[str], parts: set, label: str, strategy: str,
-            builtin: bool, members: int, trials: int, max_runtime: float) -> dict[str, Any]:
-    run = kb.GroupRun(broker, broker.unique_name(f"bench-{label.replace(' ', '-')}"), topics, work / label,
-                      max_runtime=max_runtime)
+def measure(
+    broker: kb.KafkaBroker,
+    work: Path,
+    topics: list[str],
+    parts: set,
+    label: str,
+    strategy: str,
+    builtin: bool,
+    members: int,
+    trials: int,
+    max_runtime: float,
+) -> dict[str, Any]:
+    run = kb.GroupRun(
+        broker, broker.unique_name(f"bench-{label.replace(' ', '-')}"), topics, work / label, max_runtime=max_runtime
+    )
     rebalance, assign_s = [], []
     try:
         started = time.monotonic()
@@ -67,8 +77,12 @@ def measure(broker: kb.KafkaBroker, work: Path, topics: list[str], parts: set, l
             # The last assignment callback of each member in this rebalance (eager: every member gets
             # one; cooperative: members that keep all they had may get none, the newcomer gets its
             # partitions in the follow-up round).
-            ends = {w.name: max((e["t"] for e in w.events() if e["ev"] == "assigned" and t0 <= e["t"] <= stable),
-                                default=None) for w in run.live()}
+            ends = {
+                w.name: max(
+                    (e["t"] for e in w.events() if e["ev"] == "assigned" and t0 <= e["t"] <= stable), default=None
+                )
+                for w in run.live()
+            }
             if ends[newcomer.name] is None:
                 raise RuntimeError(f"{label}: the newcomer has no 'assigned' after its join")
             rebalance.append(max(t for t in ends.values() if t is not None) - t0)
@@ -80,7 +94,10 @@ def measure(broker: kb.KafkaBroker, work: Path, topics: list[str], parts: set, l
     finally:
         run.stop_all()
     return {
-        "variant": label, "members": members, "trials": trials, "group_formed_s": round(warmup, 2),
+        "variant": label,
+        "members": members,
+        "trials": trials,
+        "group_formed_s": round(warmup, 2),
         "rebalance_s": [round(x, 3) for x in rebalance],
         "rebalance_median_s": round(statistics.median(rebalance), 3),
         "assign_ms": [round(x * 1000, 3) for x in assign_s],
@@ -117,19 +134,24 @@ def main(argv: list[str] | None = None) -> int:
         parts = {(t, q) for t in topics for q in range(args.partitions)}
         variants = [("kafka-python sticky", "sticky", True)] + [(f"kassign {s}", s, False) for s in wanted]
         for label, strategy, builtin in variants:
-            res = measure(broker, work, topics, parts, label, strategy, builtin, args.members, args.trials,
-                          args.max_runtime)
+            res = measure(
+                broker, work, topics, parts, label, strategy, builtin, args.members, args.trials, args.max_runtime
+            )
             print(json.dumps(res), flush=True)
             results.append(res)
     finally:
         broker.stop()
 
-    print(f"\n{args.members} members, {args.topics} x {args.partitions} partitions, {args.trials} joins each "
-          f"(kafka-python {__import__('kafka').__version__}, kassign {kassign.__version__})")
+    print(
+        f"\n{args.members} members, {args.topics} x {args.partitions} partitions, {args.trials} joins each "
+        f"(kafka-python {__import__('kafka').__version__}, kassign {kassign.__version__})"
+    )
     print(f"{'variant':<28} {'rebalance median (s)':>21} {'all (s)':>24} {'leader assign median (ms)':>26}")
     for r in results:
-        print(f"{r['variant']:<28} {r['rebalance_median_s']:>21.3f} {str(r['rebalance_s']):>24} "
-              f"{str(r['assign_median_ms']):>26}")
+        print(
+            f"{r['variant']:<28} {r['rebalance_median_s']:>21.3f} {r['rebalance_s']!s:>24} "
+            f"{r['assign_median_ms']!s:>26}"
+        )
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")

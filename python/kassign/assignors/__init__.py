@@ -7,15 +7,17 @@
 
 ``PYTHON_OWNERS`` maps the same names to ``(owners, reads_history)``: ``owners`` takes the same
 arguments and returns the placement before its conversion to lists (topic -> owner index into
-``sorted(members)`` per partition, -1 = unassigned); ``reads_history`` says whether the result
-depends on the members' owned partitions and generation. The fleet job measures these directly.
+``sorted(members)`` per partition, -1 = unassigned); ``reads_history(options)`` says whether the
+result depends on the members' owned partitions and generation. The fleet job measures these
+directly.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from . import fair, failover, lag_aware
+from . import failover, fair, lag_aware
 
 PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {
     lag_aware.NAME: lag_aware.assign,
@@ -23,6 +25,6 @@ PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {
     failover.NAME: failover.assign,
 }
 
-PYTHON_OWNERS: dict[str, tuple[Callable[..., Any], bool]] = {
-    m.NAME: (m.owners, m.READS_HISTORY) for m in (lag_aware, fair, failover)
+PYTHON_OWNERS: dict[str, tuple[Callable[..., Any], Callable[[dict[str, Any]], bool]]] = {
+    m.NAME: (m.owners, m.reads_history) for m in (lag_aware, fair, failover)
 }

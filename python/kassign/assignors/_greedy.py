@@ -26,8 +26,9 @@ its true count with its true lag.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from heapq import heappop, heappush, heapreplace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .._types import TopicPartition
@@ -36,27 +37,32 @@ if TYPE_CHECKING:
 class _Pool:
     __slots__ = ("buckets", "lo")
 
-    def __init__(self, members: Sequence[int], count: int, lags: Sequence[int]) -> None:
-        # All members of a new pool share one count (pools are built before any placement, or
-        # right after a first round that gave everyone exactly one partition).
-        heap = sorted((lags[i], i, 0) for i in members)  # a sorted list is a valid heap
-        self.buckets: dict[int, list[tuple[int, int, int]]] = {count: heap}
-        self.lo = count  # no valid entry lives in a bucket below ``lo``
+    def __init__(self, members: Sequence[int], counts: Sequence[int], lags: Sequence[int]) -> None:
+        # Pools are built before any placement, from the members' starting counts.
+        self.buckets: dict[int, list[tuple[int, int, int]]] = {}
+        for i in members:
+            self.buckets.setdefault(counts[i], []).append((lags[i], i, 0))
+        for heap in self.buckets.values():
+            heap.sort()  # a sorted list is a valid heap
+        self.lo = min(self.buckets)  # no valid entry lives in a bucket below ``lo``
 
 
 class Balancer:
     """Counts and lags of ``n`` members, with least-loaded selection over eligible subsets."""
 
-    __slots__ = ("count", "lag", "_version", "_pools_of", "_pools", "_keep", "_max_count")
+    __slots__ = ("_keep", "_max_count", "_pools", "_pools_of", "_version", "count", "lag")
 
-    def __init__(self, n: int, count: int = 0, lags: Sequence[int] | None = None) -> None:
-        self.count = [count] * n
+    def __init__(
+        self, n: int, count: int = 0, lags: Sequence[int] | None = None, counts: Sequence[int] | None = None
+    ) -> None:
+        """``n`` members starting with ``count`` partitions each (or ``counts[i]``) and ``lags``."""
+        self.count = list(counts) if counts is not None else [count] * n
         self.lag = list(lags) if lags is not None else [0] * n
         self._version = [0] * n
         self._pools_of: list[list[_Pool]] = [[] for _ in range(n)]
         self._pools: dict[int, _Pool] = {}
         self._keep: list[tuple[int, ...]] = []
-        self._max_count = count
+        self._max_count = max(self.count, default=0)
 
     def pool(self, members: tuple[int, ...]) -> _Pool:
         """The pool of an eligible set (a non-empty tuple of member indices), interned by identity
@@ -69,7 +75,7 @@ class Balancer:
         if p is None:
             if not members:
                 raise ValueError("an eligible set must not be empty")
-            p = _Pool(members, self._max_count, self.lag)
+            p = _Pool(members, self.count, self.lag)
             self._pools[key] = p
             self._keep.append(members)  # keeps ``id(members)`` unique while this Balancer lives
             for i in members:

@@ -23,29 +23,32 @@ The strategy takes no options.
 from __future__ import annotations
 
 import struct
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import build_result, subscribers_by_topic
 
 NAME = "failover"
-#: The result does not depend on owned partitions or generations (priorities decide).
-READS_HISTORY = False
 
 _INT32 = struct.Struct(">i")
 
 
-def priority(user_data: Optional[bytes]) -> Optional[int]:
+def priority(user_data: bytes | None) -> int | None:
     """The priority in a member's user data, or None when it is missing or malformed."""
     if user_data is None or len(user_data) != 4:
         return None
     return int(_INT32.unpack(user_data)[0])
 
 
-def _rank_key(user_data: Optional[bytes]) -> tuple[int, int]:
+def _rank_key(user_data: bytes | None) -> tuple[int, int]:
     """Sort key where larger is better: valid priorities above every missing/malformed one."""
     p = priority(user_data)
     return (0, 0) if p is None else (1, p)
+
+
+def reads_history(options: dict[str, Any]) -> bool:
+    """The result does not depend on owned partitions or generations (priorities decide)."""
+    return False
 
 
 def owners(
@@ -76,7 +79,7 @@ def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
     *,
-    lags: Optional[dict[tuple[str, int], int]] = None,
+    lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:

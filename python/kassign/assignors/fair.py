@@ -17,14 +17,12 @@ The strategy takes no options.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import build_result, deal_global, subscribers_by_topic
 
 NAME = "fair"
-#: The result does not depend on owned partitions or generations.
-READS_HISTORY = False
 
 
 def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]) -> list[str]:
@@ -32,6 +30,11 @@ def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]
     ids = sorted(members)
     subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
     return sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
+
+
+def reads_history(options: dict[str, Any]) -> bool:
+    """The result does not depend on owned partitions or generations."""
+    return False
 
 
 def owners(
@@ -55,7 +58,7 @@ def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
     *,
-    lags: Optional[dict[tuple[str, int], int]] = None,
+    lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:

@@ -1,69 +1,159 @@
 """``lag-aware``: spread consumer lag evenly, partition counts first (KAFKA-5337's proposal).
 
-Default, ``mode="per-topic"``: the proposal's exact rule. Topics are independent (counts and lags
-start from zero for every topic). Within a topic, partitions are taken in order of lag descending
-(ties: partition ascending) and each goes to the subscriber with the fewest partitions *of this
-topic*, then the least total lag *in this topic*, then the smallest member id. Counts per topic
-therefore differ by at most one, and within that constraint lag is spread greedily (LPT-style).
+Source: the Apache Kafka wiki proposal for a lag-aware assignor, KAFKA-5337
+(https://cwiki.apache.org/confluence/pages/viewpage.action?pageId=71011801,
+https://issues.apache.org/jira/browse/KAFKA-5337), which describes the rule in prose and links a
+prototype (github.com/grantneale/kafka-lag-based-assignor). The proposal's text says three things:
+partition counts are balanced per topic and that goal comes first; among members with equal counts
+a partition goes to the member with the least *total* assigned lag; and a consumer's total lag is
+the sum over *all* its assigned partitions. The prototype code differs from the text: it resets
+every member's lag to zero for each topic.
 
-Example (the proposal's): C0, C1 on t0 with lags p0=100000, p1=60000, p2=50000 ->
-C0 [t0-0] (100000), C1 [t0-1, t0-2] (110000).
+Modes (``mode=``):
 
-Options (keyword arguments of :func:`kassign.assign`):
+* ``"proposal"`` (the default) - the proposal's text. Topics are placed one at a time (order
+  below); within a topic, partitions are taken in order of lag descending (ties: partition
+  ascending) and each goes to the subscriber with the fewest partitions *of this topic*, then the
+  least total lag *over every topic placed so far*, then the smallest member id. Per-topic counts
+  differ by at most one among a topic's subscribers. Topic order: topics with the fewest
+  subscribers first (the most constrained, as KIP-49 orders them), then the topic whose hottest
+  partition lags most, then more partitions, then topic name.
+* ``"per-topic"`` - the prototype's rule: the same per-topic count balance, but counts *and lags*
+  start from zero for every topic, so the hottest partition of every topic lands on the same first
+  members. Kept for anyone who needs the prototype's exact output; not improved unless
+  ``improve=True`` is passed.
+* ``"global"`` - counts and lags are kept across all topics, counts balanced overall rather than
+  per topic. Placement order: partitions of the topics with the fewest subscribers first, then lag
+  descending, then topics with more partitions, then topic name, then partition; each goes to the
+  subscriber with the fewest partitions overall, then the least total lag, then member id. With
+  all lags zero this is exactly the ``fair`` strategy.
 
-* ``mode="global"``: counts and lags are kept across all topics, so many single-partition topics
-  no longer all land on the first member (with per-topic state, every topic starts from scratch
-  and its first partition goes to the smallest member id). Placement order: partitions of the
-  topics with the fewest subscribers first (the most constrained, as KIP-49 orders topics), then
-  lag descending, then topics with more partitions, then topic name, then partition. Each goes to
-  the subscriber with the fewest partitions overall, then the least total lag, then member id.
-  With all lags zero this is exactly the ``fair`` strategy; with equal subscriptions it is LPT
-  in count-balanced rounds, so max member lag - min member lag <= the largest partition lag.
+The proposal's worked example (C0, C1 on t0 with lags p0=100000, p1=60000, p2=50000) gives
+C0 [t0-0] (100000), C1 [t0-1, t0-2] (110000) in every mode.
+
+**Improvement pass** (``improve=``, default True except in ``"per-topic"`` mode): after the greedy
+pass, the busiest member repeatedly gives a partition to, or swaps one with, a less loaded member
+when that lowers the busiest member's lag and leaves the other one below it. Only exchanges that
+keep the mode's count rule are made: a single move only from a member holding more partitions (of
+that topic, or overall in ``"global"`` mode) to one holding fewer, swaps within a topic (any two
+topics both members subscribe to in ``"global"`` mode). Counts therefore stay exactly as balanced
+as the greedy pass left them. After each exchange, swaps between the same pair continue while they
+pay, so a member holding a hot partition sheds its share of the others in one round. It stops when
+the busiest member is within 0.5 % of the lower bound ``max(largest partition lag, total lag /
+members)`` or no exchange helps; its work is bounded (a fixed number of rounds per member, a fixed
+sample per list, a work budget linear in the partitions), so large groups stay linear.
+:func:`solve` (and :func:`kassign.assign_lag_aware`) report how far the result is from the bound.
+
+**Sticky mode** (``sticky=True``, per-topic count rule modes only): each member keeps the
+partitions it owned (``Member.owned_partitions``; a partition claimed by several members goes to
+the highest generation, ties to nobody, as for the sticky strategies) while the count rule allows:
+per topic, no member keeps more than ceil(partitions / subscribers), and only as many members keep
+that many as the topic's remainder allows (members owning more first, then member id). Over the
+quota, a member keeps its hottest partitions. The rest is placed by the mode's greedy rule. The
+improvement pass then moves freely the partitions that were not kept, and moves or swaps a kept
+partition only when that lowers the busiest member's lag by at least ``min_gain`` (a fraction of
+that member's lag; default 0.05, i.e. 5 %). ``min_gain=0`` allows every improving exchange;
+``min_gain=1`` never moves a kept partition.
+
+Other options (keyword arguments of :func:`kassign.assign`):
+
 * ``max_skew=N`` (int >= 0, default 0): a member may be picked while it holds up to ``N`` more
-  partitions than the least-loaded eligible member (of the topic in per-topic mode, overall in
+  partitions than the least-loaded eligible member (of the topic in the per-topic modes, overall in
   global mode); among those, the least total lag wins (then fewer partitions, then member id).
-  Member counts then differ by at most ``N + 1`` instead of 1: ``N`` partitions of count
-  imbalance traded for lag balance. ``0`` is count first, the proposal's rule.
+  Member counts then differ by at most ``N + 1`` instead of 1.
 * ``lag_provider``: an object with ``lags(partitions) -> mapping or None`` (see
   :mod:`kassign.lag`), asked for the lags of every partition being assigned when ``lags`` is not
   given. When it returns None (offsets could not be read; it logs a warning), every lag counts as
   0 and the result is the count-only balance.
 
-Partitions with no entry in ``lags`` have lag 0 (with no lags at all, the result is a count-only
-round-robin per topic, or ``fair`` in global mode). How lag is computed from offsets, including
+Partitions with no entry in ``lags`` have lag 0. How lag is computed from offsets, including
 ``auto.offset.reset`` and committed offsets below the log start, is in :mod:`kassign.lag`.
 
 Deliberate differences from the proposal's prototype: ties go to the smallest member id (the
 prototype's depend on map order), topics without metadata are skipped, and lag is an input
 (fetched outside the rebalance, by a separate client) rather than read by a consumer that joins
-the group mid-rebalance. Like the proposal, this strategy is not sticky.
+the group mid-rebalance.
 """
 
 from __future__ import annotations
 
-from heapq import heapify, heapreplace
+import math
+from bisect import bisect_left, insort
+from dataclasses import dataclass
+from heapq import heapify, heappop, heappush, heapreplace
 from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
 
 NAME = "lag-aware"
-#: The result does not depend on owned partitions or generations (the strategy is not sticky).
-READS_HISTORY = False
-MODES = ("per-topic", "global")
-_OPTIONS = ("mode", "max_skew", "lag_provider")
+MODES = ("proposal", "per-topic", "global")
+DEFAULT_MODE = "proposal"
+DEFAULT_MIN_GAIN = 0.05
+_OPTIONS = ("mode", "max_skew", "lag_provider", "improve", "sticky", "min_gain")
+
+#: Improvement pass limits: rounds per member (plus a constant), lowest-loaded partners tried per
+#: round (more while none helps), and elements of a list scanned when looking for a swap.
+_ROUNDS_PER_MEMBER = 4
+_ROUNDS_EXTRA = 64
+_PARTNERS = 6
+_PARTNERS_WIDE = 64  # partners tried before giving up when none of the first ones helps
+_SWAP_SAMPLE = 64
+#: Work budget of one improvement run, in list elements examined: this many per tracked partition,
+#: plus a constant (keeps the pass linear in the group size).
+_WORK_PER_PARTITION = 0.25
+_WORK_EXTRA = 100_000
+#: The pass stops (or does not start) once the busiest member is within this fraction of the lower
+#: bound: closer than that, its work is not worth the few messages it could still shift.
+_TOLERANCE = 0.005
 
 Lags = dict[tuple[str, int], int] | None
 
 
-def _parse_options(options: dict[str, Any]) -> tuple[str, int, Any]:
+@dataclass(frozen=True)
+class Options:
+    mode: str
+    max_skew: int
+    improve: bool
+    sticky: bool
+    min_gain: float
+    lag_provider: Any
+
+
+@dataclass(frozen=True)
+class LagAwareResult:
+    """A ``lag-aware`` assignment and how close it is to the lower bound.
+
+    Attributes:
+        assignment: member id -> partitions (what :func:`kassign.assign` returns).
+        max_member_lag: the busiest member's total lag.
+        lower_bound: max(largest assignable partition lag, total assignable lag / members): no
+            assignment has a busiest member below it.
+        ratio: ``max_member_lag / lower_bound`` (1.0 is the best possible), None without lag.
+        greedy_max_member_lag: the busiest member's lag after the greedy pass, before improvement.
+        improvement_moves: partitions that changed member in the improvement pass (a swap is 2).
+        kept: partitions left with their previous owner (sticky mode; 0 otherwise).
+        mode: the mode used.
+    """
+
+    assignment: dict[str, list[TopicPartition]]
+    max_member_lag: int
+    lower_bound: float
+    ratio: float | None
+    greedy_max_member_lag: int
+    improvement_moves: int
+    kept: int
+    mode: str
+
+
+def parse_options(options: dict[str, Any]) -> Options:
+    """Validate the strategy's options (unknown names: TypeError; bad values: ValueError)."""
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise TypeError(
-            f"assign: strategy {NAME!r} got unknown options {', '.join(unknown)}; "
-            f"it accepts {', '.join(_OPTIONS)}"
+            f"assign: strategy {NAME!r} got unknown options {', '.join(unknown)}; it accepts {', '.join(_OPTIONS)}"
         )
-    mode = options.get("mode", "per-topic")
+    mode = options.get("mode", DEFAULT_MODE)
     if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"mode: expected one of {', '.join(repr(m) for m in MODES)}, got {mode!r}")
     max_skew = options.get("max_skew", 0)
@@ -71,10 +161,30 @@ def _parse_options(options: dict[str, Any]) -> tuple[str, int, Any]:
         raise ValueError(f"max_skew: expected a non-negative int, got {max_skew!r}")
     if max_skew < 0:
         raise ValueError(f"max_skew: expected a non-negative int, got {max_skew}")
+    improve = options.get("improve", mode != "per-topic")
+    if not isinstance(improve, bool):
+        raise ValueError(f"improve: expected True or False, got {improve!r}")
+    sticky = options.get("sticky", False)
+    if not isinstance(sticky, bool):
+        raise ValueError(f"sticky: expected True or False, got {sticky!r}")
+    if sticky and mode == "global":
+        raise ValueError(
+            "sticky: sticky=True keeps the per-topic count rule and works with mode 'proposal' or "
+            "'per-topic', not 'global'"
+        )
+    if "min_gain" in options:
+        min_gain = options["min_gain"]
+        if not sticky:
+            raise ValueError("min_gain: only applies with sticky=True")
+        if isinstance(min_gain, bool) or not isinstance(min_gain, (int, float)) or not 0 <= min_gain <= 1:
+            raise ValueError(f"min_gain: expected a number between 0 and 1, got {min_gain!r}")
+        min_gain = float(min_gain)
+    else:
+        min_gain = DEFAULT_MIN_GAIN
     provider = options.get("lag_provider")
     if provider is not None and not callable(getattr(provider, "lags", None)):
         raise ValueError(f"lag_provider: expected an object with a lags(partitions) method, got {provider!r}")
-    return mode, max_skew, provider
+    return Options(mode, max_skew, improve, sticky, min_gain, provider)
 
 
 def _provided_lags(provider: Any, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]) -> Lags:
@@ -87,28 +197,6 @@ def _provided_lags(provider: Any, subs: dict[str, tuple[int, ...]], partitions_p
     return _check_lags(got)
 
 
-def owners(
-    members: dict[str, Member],
-    partitions_per_topic: dict[str, int],
-    *,
-    lags: Lags = None,
-    partition_racks: Any = None,
-    **options: Any,
-) -> dict[str, list[int]]:
-    """The ``lag-aware`` placement as owner arrays: topic -> the owner of each partition, as an
-    index into ``sorted(members)`` (what :func:`assign` turns into lists)."""
-    mode, max_skew, provider = _parse_options(options)
-    ids = sorted(members)
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    if provider is not None:
-        if lags is not None:
-            raise ValueError("lag-aware: pass lags or lag_provider, not both")
-        lags = _provided_lags(provider, subs, partitions_per_topic)
-    if mode == "per-topic":
-        return _per_topic(subs, partitions_per_topic, lags, max_skew)
-    return deal_global(len(ids), subs, partitions_per_topic, _lag_arrays(subs, partitions_per_topic, lags), max_skew)
-
-
 def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
@@ -118,8 +206,95 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """The ``lag-aware`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
-    return build_result(list(members), sorted(members), own)
+    return solve(members, partitions_per_topic, lags=lags, **options).assignment
+
+
+def reads_history(options: dict[str, Any]) -> bool:
+    """Whether the result depends on owned partitions and generations: only with ``sticky=True``."""
+    return bool(options.get("sticky"))
+
+
+def owners(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Lags = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[int]]:
+    """The placement as owner arrays: topic -> the owner of each partition, as an index into
+    ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    return _solve(members, partitions_per_topic, lags, options)[1]
+
+
+def solve(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Lags = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> LagAwareResult:
+    """The ``lag-aware`` strategy with its distance from the lower bound (inputs already validated)."""
+    ids, own, stats = _solve(members, partitions_per_topic, lags, options)
+    return LagAwareResult(assignment=build_result(list(members), ids, own), **stats)
+
+
+def _solve(
+    members: dict[str, Member], partitions_per_topic: dict[str, int], lags: Lags, options: dict[str, Any]
+) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
+    opts = parse_options(options)
+    ids = sorted(members)
+    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    if opts.lag_provider is not None:
+        if lags is not None:
+            raise ValueError("lag-aware: pass lags or lag_provider, not both")
+        lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
+    arrays = _lag_arrays(subs, partitions_per_topic, lags)
+    n = len(ids)
+    kept = 0
+    frozen: dict[str, list[bool]] | None = None
+    if opts.sticky:
+        owners, kept, frozen = _sticky(members, ids, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
+    elif opts.mode == "proposal":
+        owners = _carried(n, subs, partitions_per_topic, arrays, opts.max_skew)
+    elif opts.mode == "per-topic":
+        owners = _per_topic(subs, partitions_per_topic, arrays, opts.max_skew)
+    else:
+        owners = deal_global(n, subs, partitions_per_topic, arrays, opts.max_skew)
+
+    load = [0] * n
+    top = total = 0
+    for t, arr in arrays.items():
+        own = owners[t]
+        for p, x in enumerate(arr):
+            if x:
+                load[own[p]] += x
+        total += sum(arr)
+        top = max(top, max(arr))
+    greedy_max = max(load, default=0)
+    bound = max(float(top), total / n) if n and total else 0.0
+    moved = 0
+    limit = max(top, -(-total // n)) if n else 0
+    if opts.improve and greedy_max > max(limit, int(limit * (1 + _TOLERANCE))):
+        imp = _Improver(n, subs, owners, arrays, load, overall=opts.mode == "global")
+        if frozen is None:
+            moved = imp.run(limit, need_rel=0.0, frozen=None)
+        else:
+            moved = imp.run(limit, need_rel=0.0, frozen=frozen)  # phase 1: partitions not kept
+            if kept:
+                moved += imp.run(limit, need_rel=opts.min_gain, frozen=None)  # phase 2: kept ones too
+        load = imp.load
+    best = max(load, default=0)
+    return ids, owners, dict(
+        max_member_lag=best,
+        lower_bound=bound,
+        ratio=best / bound if bound > 0 else None,
+        greedy_max_member_lag=greedy_max,
+        improvement_moves=moved,
+        kept=kept,
+        mode=opts.mode,
+    )
 
 
 def _lag_arrays(
@@ -137,11 +312,18 @@ def _lag_arrays(
     return arrays
 
 
+def _lag_order(tl: list[int]) -> list[int]:
+    """Partition indices by lag descending, ties partition ascending (sort stability)."""
+    return sorted(range(len(tl)), key=tl.__getitem__, reverse=True)
+
+
+# -- "per-topic": the prototype ------------------------------------------------------------------
+
+
 def _per_topic(
-    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], lags: Lags, skew: int
+    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]], skew: int
 ) -> dict[str, list[int]]:
     owners: dict[str, list[int]] = {}
-    arrays = _lag_arrays(subs, partitions_per_topic, lags)
     for topic, s in subs.items():
         n = partitions_per_topic[topic]
         k = len(s)
@@ -150,8 +332,7 @@ def _per_topic(
             # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
             owners[topic] = list(s * (n // k + 1))[:n]
             continue
-        # Lag descending; sort stability (kept under reverse=True) leaves ties partition-ascending.
-        order = sorted(range(n), key=tl.__getitem__, reverse=True)
+        order = _lag_order(tl)
         own = [0] * n
         # First round: every subscriber is at (0 partitions, lag 0), so the j-th partition goes to
         # the j-th member by id whatever the rule (a fresh member's lag 0 is never beaten).
@@ -168,11 +349,567 @@ def _per_topic(
             else:
                 bal = Balancer(k, count=1, lags=[tl[order[j]] for j in range(k)])
                 pool = bal.pool(tuple(range(k)))
-                pick = bal.pick
-                place = bal.place
                 for p in order[k:]:
-                    j = pick(pool, skew)
-                    place(j, tl[p])
+                    j = bal.pick(pool, skew)
+                    bal.place(j, tl[p])
                     own[p] = s[j]
         owners[topic] = own
     return owners
+
+
+# -- "proposal": per-topic counts, lag carried across topics --------------------------------------
+
+
+def _topic_order(
+    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]]
+) -> list[str]:
+    tops = {t: max(a) for t, a in arrays.items()}
+    return sorted(subs, key=lambda t: (len(subs[t]), -tops.get(t, 0), -partitions_per_topic[t], t))
+
+
+class _Pools:
+    """Least-(lag, member) selection over eligible sets whose members' lags change.
+
+    One heap of ``(lag, member, version)`` per distinct eligible set; a member whose lag changes
+    gets a new version and a fresh entry in each of its sets' heaps (stale entries are dropped
+    when they surface), as in :class:`kassign.assignors._greedy.Balancer`.
+    """
+
+    def __init__(self, n: int, subs: dict[str, tuple[int, ...]], load: list[int]) -> None:
+        self.load = load
+        self.version = [0] * n
+        self.heaps: dict[int, list[tuple[int, int, int]]] = {}
+        self.sets: dict[int, tuple[int, ...]] = {}
+        self.of: list[list[list[tuple[int, int, int]]]] = [[] for _ in range(n)]
+        for s in subs.values():
+            if id(s) not in self.heaps:
+                heap = sorted((load[i], i, 0) for i in s)
+                self.heaps[id(s)] = heap
+                self.sets[id(s)] = s
+                for i in s:
+                    self.of[i].append(heap)
+
+        self.pushed = 0
+        self.capacity = sum(len(s) for s in self.sets.values()) + 1024
+
+    def _compact(self) -> None:
+        """Once the entries pushed since the last compaction outnumber all members of all sets
+        (amortised O(1) per push), rebuild every heap from its members' current entries, so
+        refreshes over many topics do not pile up stale entries. Only called between topics, when
+        no member is taken out of a heap."""
+        if self.pushed <= self.capacity:
+            return
+        self.pushed = 0
+        version, load = self.version, self.load
+        for key, heap in self.heaps.items():
+            heap[:] = [(load[i], i, version[i]) for i in self.sets[key]]
+            heapify(heap)
+
+    def take(self, s: tuple[int, ...], m: int) -> list[int]:
+        """Remove and return the ``m`` members of ``s`` with the least (lag, member id)."""
+        heap = self.heaps[id(s)]
+        version = self.version
+        out: list[int] = []
+        while len(out) < m:
+            _, i, v = heappop(heap)
+            if version[i] == v:
+                out.append(i)
+        return out
+
+    def refresh(self, s: tuple[int, ...]) -> None:
+        """New entries for every member of ``s`` (their loads changed outside the pools)."""
+        version, load = self.version, self.load
+        for i in s:
+            v = version[i] + 1
+            version[i] = v
+            entry = (load[i], i, v)
+            for h in self.of[i]:
+                heappush(h, entry)
+            self.pushed += len(self.of[i])
+        self._compact()
+
+    def put(self, i: int, heap_of_s: tuple[int, ...], changed: bool) -> None:
+        """Return member ``i`` (taken from ``s``) with its current lag."""
+        if changed:
+            v = self.version[i] + 1
+            self.version[i] = v
+            entry = (self.load[i], i, v)
+            for h in self.of[i]:
+                heappush(h, entry)
+            self.pushed += len(self.of[i])
+        else:
+            heappush(self.heaps[id(heap_of_s)], (self.load[i], i, self.version[i]))
+
+
+def _carried(
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    load: list[int] | None = None,
+    preset: dict[str, list[int]] | None = None,
+) -> dict[str, list[int]]:
+    """The proposal's rule (module docstring). ``preset`` (sticky mode) maps a topic to owners
+    already fixed (-1 = free); ``load`` is each member's lag from those."""
+    load = load if load is not None else [0] * n_members
+    owners: dict[str, list[int]] = {}
+    pools = _Pools(n_members, subs, load) if skew == 0 else None
+    for topic in _topic_order(subs, partitions_per_topic, arrays):
+        if pools is not None:
+            pools._compact()
+        s = subs[topic]
+        n = partitions_per_topic[topic]
+        k = len(s)
+        tl = arrays.get(topic)
+        fixed = preset.get(topic) if preset else None
+        if fixed is not None or skew:
+            owners[topic] = _carried_topic(s, n, tl, load, skew, fixed, pools)
+            continue
+        assert pools is not None
+        if tl is None:
+            # No lag in this topic: loads do not change, so every round deals to the same members
+            # in (load, member id) order (a stable sort of the ascending ``s``).
+            if n < k:
+                first = pools.take(s, n)
+                for i in first:
+                    pools.put(i, s, False)
+            else:
+                first = sorted(s, key=load.__getitem__)
+            owners[topic] = (first * (n // k + 1))[:n]
+            continue
+        order = _lag_order(tl)
+        own = [0] * n
+        if n < k:
+            # One partial round: the n subscribers with the least (load, member id).
+            picked = pools.take(s, n)
+            for p, i in zip(order, picked):
+                own[p] = i
+                x = tl[p]
+                if x:
+                    load[i] += x
+                pools.put(i, s, x != 0)
+        else:
+            # Full rounds: every subscriber gets one partition per round, the round's partitions
+            # (lag descending) going to the members by (load, member id) at the round's start
+            # (a stable sort of the ascending ``s``); then a partial round of the remainder.
+            key = load.__getitem__
+            full = n - n % k
+            for pos in range(0, full + (n > full), k):
+                ranked = sorted(s, key=key)
+                for p, i in zip(order[pos : pos + k], ranked):
+                    own[p] = i
+                    load[i] += tl[p]
+            pools.refresh(s)
+        owners[topic] = own
+    return owners
+
+
+def _carried_topic(
+    s: tuple[int, ...],
+    n: int,
+    tl: list[int] | None,
+    load: list[int],
+    skew: int,
+    fixed: list[int] | None,
+    pools: _Pools | None,
+) -> list[int]:
+    """One topic of the proposal's rule from arbitrary starting counts (``fixed`` owners, -1 =
+    free) or with ``max_skew``: a :class:`Balancer` over the topic's subscribers. Updates ``load``
+    (and the entries of ``pools``, when given)."""
+    k = len(s)
+    own = list(fixed) if fixed is not None else [-1] * n
+    counts = [0] * k
+    if fixed is not None:
+        pos_of = {i: j for j, i in enumerate(s)}
+        for i in own:
+            if i >= 0:
+                counts[pos_of[i]] += 1
+    free = [p for p in (_lag_order(tl) if tl is not None else range(n)) if own[p] < 0]
+    if not free:
+        return own
+    bal = Balancer(k, lags=[load[i] for i in s], counts=counts)
+    pool = bal.pool(tuple(range(k)))
+    for p in free:
+        j = bal.pick(pool, skew)
+        x = tl[p] if tl is not None else 0
+        bal.place(j, x)
+        own[p] = s[j]
+    for j, i in enumerate(s):
+        load[i] = bal.lag[j]
+    if pools is not None:
+        pools.refresh(s)
+    return own
+
+
+# -- sticky -----------------------------------------------------------------------------------------
+
+
+def _previous_owners(members: dict[str, Member], index: dict[str, int]) -> dict[tuple[str, int], int]:
+    """Previous owner of each partition: highest generation wins; a tie at it leaves none."""
+    best: dict[tuple[str, int], tuple[int, int]] = {}
+    for mid, m in members.items():
+        gen = m.generation
+        i = index[mid]
+        for tp in m.owned_partitions:
+            key = (tp[0], tp[1])
+            cur = best.get(key)
+            if cur is None or gen > cur[0]:
+                best[key] = (gen, i)
+            elif gen == cur[0] and cur[1] != i:
+                best[key] = (gen, -1)
+    return {k: i for k, (_, i) in best.items() if i >= 0}
+
+
+def _hottest_first(tl: list[int] | None) -> Any:
+    """Sort key: lag descending (when the topic has lag), then partition ascending."""
+    if tl is None:
+        return None
+    return lambda p: (-tl[p], p)
+
+
+def _sticky(
+    members: dict[str, Member],
+    ids: list[str],
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    mode: str,
+) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
+    """Keep owned partitions within the per-topic quota, place the rest by the mode's rule.
+    Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
+    index = {m: i for i, m in enumerate(ids)}
+    prev = _previous_owners(members, index)
+    by_topic: dict[str, dict[int, list[int]]] = {}
+    for (t, p), i in prev.items():
+        s = subs.get(t)
+        if s is None or not 0 <= p < partitions_per_topic[t]:
+            continue
+        by_topic.setdefault(t, {}).setdefault(i, []).append(p)
+    preset: dict[str, list[int]] = {}
+    frozen: dict[str, list[bool]] = {}
+    load = [0] * len(ids)
+    kept = 0
+    for t, owned in by_topic.items():
+        s = subs[t]
+        members_of_t = set(s)
+        n = partitions_per_topic[t]
+        q, r = divmod(n, len(s))
+        tl = arrays.get(t)
+        claims = sorted(((len(ps), i) for i, ps in owned.items() if i in members_of_t), key=lambda c: (-c[0], c[1]))
+        own = [-1] * n
+        flags = [False] * n
+        for c, i in claims:
+            quota = q
+            if c > q and r > 0:
+                quota = q + 1
+                r -= 1
+            ps = owned[i]
+            if len(ps) > quota:
+                # Keep the hottest (ties: lower partition).
+                ps = sorted(ps, key=_hottest_first(tl))[:quota]
+            for p in ps:
+                own[p] = i
+                flags[p] = True
+                if tl is not None:
+                    load[i] += tl[p]
+            kept += len(ps)
+        preset[t] = own
+        frozen[t] = flags
+    if mode == "per-topic":
+        # The prototype's rule with the kept partitions in place: every topic starts from zero lag.
+        owners = {}
+        for t, s in subs.items():
+            fixed = preset.get(t)
+            if fixed is None:
+                owners.update(_per_topic({t: s}, partitions_per_topic, arrays, skew))
+            else:
+                topic_load = [0] * len(ids)
+                tl = arrays.get(t)
+                if tl is not None:
+                    for p, i in enumerate(fixed):
+                        if i >= 0:
+                            topic_load[i] += tl[p]
+                owners[t] = _carried_topic(s, partitions_per_topic[t], tl, topic_load, skew, fixed, None)
+        return owners, kept, frozen
+    owners = _carried(len(ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
+    return owners, kept, frozen
+
+
+# -- improvement pass -------------------------------------------------------------------------------
+
+
+class _Improver:
+    """Moves and swaps that lower the busiest member's lag within the count rule (module docstring).
+
+    ``held[i][key]``: member i's partitions with lag as a sorted list of (lag, g), g indexing
+    ``topic_of``/``part_of``;
+    ``key`` is the topic in the per-topic modes (exchanges stay inside a topic; topics without
+    lag are left out) and ``""`` in global mode (any two topics both members subscribe to).
+    """
+
+    def __init__(
+        self,
+        n: int,
+        subs: dict[str, tuple[int, ...]],
+        owners: dict[str, list[int]],
+        arrays: dict[str, list[int]],
+        load: list[int],
+        overall: bool,
+    ) -> None:
+        self.n = n
+        self.owners = owners
+        self.arrays = arrays
+        self.load = list(load)
+        self.overall = overall
+        self.subs_of: list[frozenset[str]] = []
+        topics_of: list[list[str]] = [[] for _ in range(n)]
+        for t, s in subs.items():
+            for i in s:
+                topics_of[i].append(t)
+        interned: dict[frozenset[str], frozenset[str]] = {}
+        for ts in topics_of:
+            f = frozenset(ts)
+            self.subs_of.append(interned.setdefault(f, f))
+        # Counts: per (member, topic) in the per-topic modes, per member overall in global mode.
+        self.count: list[dict[str, int]] = [dict() for _ in range(n)]
+        self.total = [0] * n
+        for t, own in owners.items():
+            if overall:
+                for i in own:
+                    self.total[i] += 1
+            elif t in arrays:
+                for i in own:
+                    c = self.count[i]
+                    c[t] = c.get(t, 0) + 1
+        self.held: list[dict[str, list[tuple[int, int]]]] = []
+        self.topic_of: list[str] = []
+        self.part_of: list[int] = []
+        self._filled_for: Any = object()
+        self.tracked = 0
+        self.work = 0
+
+    def _fill(self, frozen: dict[str, list[bool]] | None) -> None:
+        if self._filled_for is frozen:
+            return
+        # Items are (lag, g) with g a global index of the partition (topic_of[g], part_of[g]):
+        # integer tuples, so lists sort and bisect without comparing strings.
+        topic_of: list[str] = []
+        part_of: list[int] = []
+        lag_of: list[int] = []
+        # Idle (lag 0) partitions are tracked too: a busiest member may swap a partition for one.
+        # In global mode that includes topics without any lag (cross-topic swaps).
+        topics = self.owners if self.overall else self.arrays
+        for t in topics:
+            arr = self.arrays.get(t)
+            flags = frozen.get(t) if frozen is not None else None
+            for p in range(len(self.owners[t])):
+                if flags is None or not flags[p]:
+                    topic_of.append(t)
+                    part_of.append(p)
+                    lag_of.append(arr[p] if arr is not None else 0)
+        count = len(lag_of)
+        held: list[dict[str, list[tuple[int, int]]]] = [dict() for _ in range(self.n)]
+        owners = self.owners
+        overall = self.overall
+        for g in range(count):
+            t = topic_of[g]
+            h = held[owners[t][part_of[g]]]
+            key = "" if overall else t
+            lst = h.get(key)
+            if lst is None:
+                h[key] = [(lag_of[g], g)]
+            else:
+                lst.append((lag_of[g], g))
+        # One sort per member list (short C calls) rather than one sort of every partition, which
+        # would hold the GIL for the whole sort on a million partitions.
+        for h in held:
+            for lst in h.values():
+                lst.sort()
+        self.topic_of, self.part_of = topic_of, part_of
+        self.tracked = count
+        self.held = held
+        self._filled_for = frozen
+
+    def run(self, limit: int, need_rel: float, frozen: dict[str, list[bool]] | None) -> int:
+        """Improve until the busiest member is at ``limit`` or nothing helps; returns partition
+        moves. ``frozen`` partitions (flags per topic) are left alone; ``need_rel`` is the least
+        gain, as a fraction of the busiest member's lag, an exchange must bring."""
+        if need_rel >= 1:
+            return 0
+        self._fill(frozen)
+        load = self.load
+        ranked = sorted((load[i], i) for i in range(self.n))
+        moved = 0
+        self.work = 0
+        budget = int(_WORK_PER_PARTITION * self.tracked) + _WORK_EXTRA
+        stop = max(limit, int(limit * (1 + _TOLERANCE)))
+        for _ in range(_ROUNDS_PER_MEMBER * self.n + _ROUNDS_EXTRA):
+            la, a = ranked[-1]
+            if la <= stop or self.work > budget:
+                break
+            need = max(1, math.ceil(need_rel * la)) if need_rel > 0 else 1
+            best: tuple[int, Any] | None = None
+            tried = 0
+            subs_a = self.subs_of[a]
+            for lb, b in ranked:
+                gap = la - lb
+                if gap // 2 < need or (best is not None and gap // 2 <= best[0]):
+                    break
+                if b == a or subs_a.isdisjoint(self.subs_of[b]):
+                    continue
+                cand = self._best_exchange(a, b, gap)
+                if cand is not None and cand[0] >= need and (best is None or cand[0] > best[0]):
+                    best = cand
+                tried += 1
+                if tried >= (_PARTNERS if best is not None else _PARTNERS_WIDE):
+                    break
+            if best is None:
+                break
+            _, (b, key, x_item, y_item) = best
+            lb = load[b]
+            ranked.pop(bisect_left(ranked, (la, a)))
+            ranked.pop(bisect_left(ranked, (lb, b)))
+            self._transfer(a, b, key, x_item)
+            moved += 1
+            if y_item is not None:
+                self._transfer(b, a, key, y_item)
+                moved += 1
+            moved += self._bulk(a, b, key, need)
+            insort(ranked, (load[a], a))
+            insort(ranked, (load[b], b))
+        return moved
+
+    def _bulk(self, a: int, b: int, key: str, need: int) -> int:
+        """More swaps between the same pair while they pay: b's smallest partition for the largest
+        of a's that keeps a at or above b (net d <= gap / 2, d >= ``need``). A member far above the
+        rest (a hot partition plus its share of the others) sheds its load in one round instead of
+        one swap per round. Returns partition moves."""
+        A, B = self.held[a].get(key), self.held[b].get(key)
+        if not A or not B or (self.overall and self.subs_of[a] is not self.subs_of[b]):
+            return 0
+        load = self.load
+        moved = 0
+        while B:
+            y = B[0]
+            half = (load[a] - load[b]) // 2
+            k = bisect_left(A, (y[0] + half + 1,)) - 1
+            if k < 0:
+                break
+            x = A[k]
+            d = x[0] - y[0]
+            if d < max(need, 1):
+                break
+            self._transfer(a, b, key, x)
+            self._transfer(b, a, key, y)
+            moved += 2
+            self.work += 1
+        return moved
+
+    def _transfer(self, src: int, dst: int, key: str, item: tuple[int, int]) -> None:
+        x, g = item
+        t, p = self.topic_of[g], self.part_of[g]
+        lst = self.held[src][key]
+        del lst[bisect_left(lst, item)]
+        insort(self.held[dst].setdefault(key, []), item)
+        self.owners[t][p] = dst
+        self.load[src] -= x
+        self.load[dst] += x
+        if self.overall:
+            self.total[src] -= 1
+            self.total[dst] += 1
+        else:
+            self.count[src][t] -= 1
+            cd = self.count[dst]
+            cd[t] = cd.get(t, 0) + 1
+
+    def _best_exchange(self, a: int, b: int, gap: int) -> tuple[int, Any] | None:
+        """Best move or swap between a (busiest) and b: (gain, (b, key, a's item, b's item or
+        None)), where gain = min(d, gap - d) for the net lag d in (0, gap) going from a to b."""
+        half = gap / 2
+        perfect = gap // 2
+        best_gain = 0
+        best: Any = None
+        held_b = self.held[b]
+        subs_a, subs_b = self.subs_of[a], self.subs_of[b]
+        same = subs_a is subs_b
+        overall = self.overall
+        if overall:
+            move_ok = self.total[a] > self.total[b]
+        else:
+            count_a, count_b = self.count[a], self.count[b]
+        for key, A in self.held[a].items():
+            self.work += 1
+            if not A or (not overall and key not in subs_b):
+                continue
+            # A single move of one of a's partitions.
+            if move_ok if overall else count_a[key] > count_b.get(key, 0):
+                k = bisect_left(A, (half,))
+                for j in _outward(k, len(A), 1 if same else 8):
+                    item = A[j]
+                    x = item[0]
+                    if 0 < x < gap and (same or self.topic_of[item[1]] in subs_b):
+                        g = min(x, gap - x)
+                        if g > best_gain:
+                            best_gain, best = g, (b, key, item, None)
+                if best_gain >= perfect:
+                    return best_gain, best
+            # A swap with one of b's partitions.
+            B = held_b.get(key)
+            if B:
+                self.work += min(len(A), len(B), _SWAP_SAMPLE)
+                g, pair = _best_pair(A, B, gap, None if same else (subs_a, subs_b, self.topic_of))
+                if g > best_gain:
+                    best_gain, best = g, (b, key, pair[0], pair[1])
+                    if best_gain >= perfect:
+                        return best_gain, best
+        if best is None:
+            return None
+        return best_gain, best
+
+
+def _outward(k: int, n: int, width: int = 8) -> list[int]:
+    """Indices k-1, k, k-2, k+1, ... within [0, n), at most ``width`` each side."""
+    out = []
+    for step in range(width):
+        if 0 <= k - 1 - step < n:
+            out.append(k - 1 - step)
+        if 0 <= k + step < n:
+            out.append(k + step)
+    return out
+
+
+def _best_pair(
+    A: list[tuple[int, int]],
+    B: list[tuple[int, int]],
+    gap: int,
+    subs: tuple[frozenset[str], frozenset[str], list[str]] | None,
+) -> tuple[int, Any]:
+    """x in A, y in B with d = x - y in (0, gap) closest to gap / 2; a bounded sample of the
+    shorter list is scanned, each element bisected into the longer. ``subs`` (a's, b's topics):
+    x's topic must be one b subscribes to and y's one a subscribes to (topics by item index)."""
+    half = gap / 2
+    perfect = gap // 2
+    best_g = 0
+    best: Any = None
+    flip = len(B) > len(A)
+    short, long_ = (A, B) if flip else (B, A)
+    step = max(1, len(short) // _SWAP_SAMPLE)
+    for j in range(0, len(short), step):
+        e = short[j]
+        target = e[0] - half if flip else e[0] + half
+        k = bisect_left(long_, (target,))
+        for kk in (k - 1, k, k - 2, k + 1):
+            if 0 <= kk < len(long_):
+                x, y = (e, long_[kk]) if flip else (long_[kk], e)
+                d = x[0] - y[0]
+                if 0 < d < gap:
+                    if subs is not None and (subs[2][x[1]] not in subs[1] or subs[2][y[1]] not in subs[0]):
+                        continue
+                    g = min(d, gap - d)
+                    if g > best_g:
+                        best_g, best = g, (x, y)
+        if best_g >= perfect:
+            break
+    return best_g, best

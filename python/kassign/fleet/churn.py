@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any
 
 import kassign
 from kassign import Member, TopicPartition
@@ -43,12 +43,13 @@ def replay(
     start: Mapping[str, Sequence[TopicPartition]],
     *,
     rounds: int,
-    lags: Optional[Mapping[tuple[str, int], int]] = None,
-    partition_racks: Optional[Mapping[tuple[str, int], Iterable[str]]] = None,
+    lags: Mapping[tuple[str, int], int] | None = None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
     seed: int = 0,
+    options: Mapping[str, Any] | None = None,
 ) -> ChurnResult:
     """Replay ``rounds`` leave/join events on the group ``members`` starting from the assignment
-    ``start`` (which ``strategy`` produced for ``members``)."""
+    ``start`` (which ``strategy`` with ``options`` produced for ``members``)."""
     rng = random.Random(seed)
     gen = max((m.generation for m in members.values()), default=-1) + 1
     profile: dict[str, Member] = dict(members)  # subscription/rack/static id of current members
@@ -68,19 +69,24 @@ def replay(
             current.pop(mid, None)
         else:
             template = departed.pop() if departed else profile[rng.choice(sorted(profile))]
-            profile[f"kassign-churn-{r}"] = Member(template.topics, rack=template.rack,
-                                                   user_data=template.user_data)
+            profile[f"kassign-churn-{r}"] = Member(template.topics, rack=template.rack, user_data=template.user_data)
         events += 1
         for _ in range(1 + MAX_FOLLOW_UPS):
             group = {
-                mid: Member(m.topics, owned_partitions=current.get(mid, ()),
-                            generation=gen if current.get(mid) else -1, rack=m.rack,
-                            group_instance_id=m.group_instance_id, user_data=m.user_data)
+                mid: Member(
+                    m.topics,
+                    owned_partitions=current.get(mid, ()),
+                    generation=gen if current.get(mid) else -1,
+                    rack=m.rack,
+                    group_instance_id=m.group_instance_id,
+                    user_data=m.user_data,
+                )
                 for mid, m in profile.items()
             }
             t0 = time.perf_counter()
-            result = kassign.assign(strategy, group, partitions_per_topic, lags=lags,
-                                    partition_racks=partition_racks)
+            result = kassign.assign(
+                strategy, group, partitions_per_topic, lags=lags, partition_racks=partition_racks, **(options or {})
+            )
             spent += time.perf_counter() - t0
             rebalances += 1
             gen += 1

@@ -58,17 +58,21 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     try:
-        counts = snapshot(args.bootstrap_servers, args.out, cluster=args.cluster, groups=args.group or None,
-                          progress=not args.quiet,
-                          admin_config={"request_timeout_ms": int(args.timeout * 1000)})
+        counts = snapshot(
+            args.bootstrap_servers,
+            args.out,
+            cluster=args.cluster,
+            groups=args.group or None,
+            progress=not args.quiet,
+            admin_config={"request_timeout_ms": int(args.timeout * 1000)},
+        )
     except KafkaError as e:
         msg = str(e)
         if not msg.startswith(type(e).__name__):
             msg = f"{type(e).__name__}: {msg}"
         _err("snapshot", f"{args.bootstrap_servers}: {msg}")
         return EXIT_FAILURE
-    print(f"wrote {args.out} in {time.perf_counter() - t0:.1f}s: "
-          + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    print(f"wrote {args.out} in {time.perf_counter() - t0:.1f}s: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     return 0
 
 
@@ -134,12 +138,19 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         _err("fleet", str(e))
         return EXIT_BAD_INPUT
     print(console_table(summarize(run.results, run.strategies)))
+    if any(s.startswith("server-") for s in run.strategies):
+        from kassign.fleet.migration import console_lines, migration_view
+
+        print()
+        print("\n".join(console_lines(migration_view(run.results.to_pandas()))))
     import pyarrow.compute as pc
 
     errors = run.results.filter(pc.equal(run.results.column("status"), "error"))
     n_err_groups = len(set(zip(errors.column("cluster").to_pylist(), errors.column("group_id").to_pylist())))
-    print(f"\n{run.results.num_rows} rows ({len(run.strategies)} strategies) in {run.seconds:.1f}s; "
-          f"{n_err_groups} group(s) with errors (status='error' rows).")
+    print(
+        f"\n{run.results.num_rows} rows ({len(run.strategies)} strategies) in {run.seconds:.1f}s; "
+        f"{n_err_groups} group(s) with errors (status='error' rows)."
+    )
     print(f"results: {run.results_path}")
     if run.report_path:
         print(f"report:  {run.report_path}")
@@ -155,18 +166,37 @@ def add_fleet(sub: Any) -> None:
         "plots and a console summary. Without --snapshot it runs on the bundled default fleet.",
     )
     p.add_argument("--snapshot", help="snapshot directory (docs/fleet.md); default: the bundled default fleet")
-    p.add_argument("--strategies", nargs="+", metavar="S",
-                   help="strategies to compare (space or comma separated; default: all this build has)")
+    p.add_argument(
+        "--strategies",
+        nargs="+",
+        metavar="S",
+        help="strategies to compare (space or comma separated; default: all this build has, plus "
+        "lag-aware's other modes lag-aware:per-topic, lag-aware:global, lag-aware:sticky)",
+    )
     p.add_argument("--master", help="Spark master URL (default: spark-submit's when run by it, else local[*])")
     p.add_argument("--out", default="fleet-report", help="output directory (default ./fleet-report)")
-    p.add_argument("--churn", type=int, default=0, metavar="ROUNDS",
-                   help="what-if replay of ROUNDS member leave/join events per group (default 0: off)")
-    p.add_argument("--assignments", action="store_true",
-                   help="also store each assignment in results.parquet (column 'assignment')")
-    p.add_argument("--auto-offset-reset", default="latest", choices=["latest", "earliest"],
-                   help="lag of partitions without a committed offset: 0 (latest) or end - beginning")
+    p.add_argument(
+        "--churn",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="what-if replay of ROUNDS member leave/join events per group (default 0: off)",
+    )
+    p.add_argument(
+        "--assignments", action="store_true", help="also store each assignment in results.parquet (column 'assignment')"
+    )
+    p.add_argument(
+        "--auto-offset-reset",
+        default="latest",
+        choices=["latest", "earliest"],
+        help="lag of partitions without a committed offset: 0 (latest) or end - beginning",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the churn replay (default 0)")
-    p.add_argument("--partitions", type=int, help="Spark shuffle partitions (default 4 x cores, at least 8, and one per 20,000 member rows)")
+    p.add_argument(
+        "--partitions",
+        type=int,
+        help="Spark shuffle partitions (default 4 x cores, at least 8, and one per 20,000 member rows)",
+    )
     p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
     p.add_argument("--ship-kassign", action="store_true",

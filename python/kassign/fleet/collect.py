@@ -1,5 +1,6 @@
 """``kassign snapshot``: collect a fleet snapshot from a live Kafka cluster (kafka-python's admin
-client). The format is :mod:`kassign.fleet.snapshot`'s (docs/fleet.md).
+client; confluent-kafka's for groups on the KIP-848 consumer protocol). The format is
+:mod:`kassign.fleet.snapshot`'s (docs/fleet.md).
 
 Member metadata and assignments are read from the raw DescribeGroups bytes with
 :mod:`kassign.protocol`'s decoders (every ConsumerProtocol version, the rack field included).
@@ -11,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -57,7 +58,7 @@ class Progress:
             self.stream.flush()
 
 
-def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
+def _user_data_generation(protocol: str, user_data: bytes | None) -> int:
     """The generation carried in user data by cooperative-sticky (int32) and sticky (v1), decoded
     with kassign.protocol; -1 when absent or undecodable (as Java does)."""
     if not user_data:
@@ -73,7 +74,7 @@ def _user_data_generation(protocol: str, user_data: Optional[bytes]) -> int:
     return -1
 
 
-def _as_bytes(value: Any) -> Optional[bytes]:
+def _as_bytes(value: Any) -> bytes | None:
     if value is None or isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -117,10 +118,10 @@ def _chunks(items: Sequence[Any], n: int) -> Iterable[Sequence[Any]]:
 def collect(
     bootstrap_servers: str,
     *,
-    cluster: Optional[str] = None,
-    groups: Optional[Sequence[str]] = None,
+    cluster: str | None = None,
+    groups: Sequence[str] | None = None,
     progress: bool = True,
-    admin_config: Optional[dict[str, Any]] = None,
+    admin_config: dict[str, Any] | None = None,
 ) -> dict[str, pa.Table]:
     """Read the consumer groups, members, partitions and offsets of one Kafka cluster.
 
@@ -143,13 +144,15 @@ def collect(
         meta = admin.describe_cluster()
         cluster_name = cluster or meta.get("cluster_id") or bootstrap_servers
         broker_rack = {b["broker_id"]: b.get("rack") for b in meta.get("brokers", [])}
+        listed = admin.list_groups()
+        group_type = {g["group_id"]: g.get("group_type") or None for g in listed}
         if groups is None:
-            listed = admin.list_groups()
-            group_ids = sorted(
-                g["group_id"] for g in listed if g.get("protocol_type") in ("consumer", "", None)
-            )
+            group_ids = sorted(g["group_id"] for g in listed if g.get("protocol_type") in ("consumer", "", None))
         else:
             group_ids = list(groups)
+        # KIP-848 groups are described with ConsumerGroupDescribe, not DescribeGroups.
+        modern = [g for g in group_ids if group_type.get(g) == "consumer"]
+        group_ids = [g for g in group_ids if group_type.get(g) != "consumer"]
 
         member_rows: list[dict[str, Any]] = []
         group_rows: list[dict[str, Any]] = []
@@ -162,13 +165,28 @@ def collect(
                     continue
                 protocol = d.get("protocol_data") or ""
                 group_rows.append(
-                    {"cluster": cluster_name, "group_id": gid, "state": d.get("group_state"),
-                     "protocol_type": d.get("protocol_type"), "protocol": protocol}
+                    {
+                        "cluster": cluster_name,
+                        "group_id": gid,
+                        "state": d.get("group_state"),
+                        "protocol_type": d.get("protocol_type"),
+                        "protocol": protocol,
+                        "group_protocol": group_type.get(gid),
+                    }
                 )
                 for m in d.get("members", []):
-                    member_rows.append(_member_row(cluster_name, gid, protocol, m))
+                    member_rows.append(
+                        _member_row(cluster_name, gid, protocol, m)
+                    )
             bar.update(len(chunk))
         bar.close()
+        if modern:
+            g_rows, m_rows = _describe_consumer_protocol_groups(
+                bootstrap_servers, cluster_name, modern, admin_config or {}
+            )
+            group_rows += g_rows
+            member_rows += m_rows
+            group_ids = sorted(group_ids + modern)
 
         offset_rows: list[dict[str, Any]] = []
         bar = Progress("committed offsets", len(group_ids), stream)
@@ -178,15 +196,18 @@ def collect(
                 for gid, offs in fetched.items():
                     for tp, om in offs.items():
                         offset_rows.append(
-                            {"cluster": cluster_name, "group_id": gid, "topic": tp.topic,
-                             "partition": tp.partition, "offset": int(om.offset)}
+                            {
+                                "cluster": cluster_name,
+                                "group_id": gid,
+                                "topic": tp.topic,
+                                "partition": tp.partition,
+                                "offset": int(om.offset),
+                            }
                         )
             bar.update(len(chunk))
         bar.close()
 
-        topics = sorted(
-            {t for r in member_rows for t in r["topics"]} | {r["topic"] for r in offset_rows}
-        )
+        topics = sorted({t for r in member_rows for t in r["topics"]} | {r["topic"] for r in offset_rows})
         described_topics = admin.describe_topics(topics) if topics else []
         part_rows: list[dict[str, Any]] = []
         tps = []
@@ -196,8 +217,14 @@ def collect(
             for p in t.get("partitions", []):
                 racks = sorted({r for n in p.get("replica_nodes", []) if (r := broker_rack.get(n))})
                 part_rows.append(
-                    {"cluster": cluster_name, "topic": t["name"], "partition": p["partition_index"],
-                     "replica_racks": racks, "beginning_offset": None, "end_offset": None}
+                    {
+                        "cluster": cluster_name,
+                        "topic": t["name"],
+                        "partition": p["partition_index"],
+                        "replica_racks": racks,
+                        "beginning_offset": None,
+                        "end_offset": None,
+                    }
                 )
                 tps.append(KTP(t["name"], p["partition_index"]))
         bar = Progress("log offsets", len(tps), stream)
@@ -225,10 +252,72 @@ def collect(
     }
 
 
+def _describe_consumer_protocol_groups(
+    bootstrap_servers: str, cluster: str, group_ids: Sequence[str], admin_config: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Groups on the KIP-848 consumer protocol, through ConsumerGroupDescribe (confluent-kafka's
+    admin client; kafka-python does not implement that API).
+
+    ``owned_partitions`` is the member's current assignment; ``protocol`` is the broker-side
+    assignor the group uses (``uniform`` or ``range``, from ``group.remote.assignor``). ConsumerGroupDescribe
+    returns subscribed topic names, but confluent-kafka does not expose them: ``topics`` is the
+    set of topics in the member's current and target assignments (a subscribed topic with no
+    partition for this member is missed).
+    """
+    try:
+        from confluent_kafka import ConsumerGroupState
+        from confluent_kafka.admin import AdminClient
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise SnapshotError(
+            f"{len(group_ids)} group(s) use the consumer group protocol (KIP-848), which needs "
+            "confluent-kafka to describe (pip install 'kassign[confluent]')"
+        ) from exc
+    # confluent-kafka takes librdkafka's dotted keys; kafka-python style keys are not passed on.
+    conf: dict[str, str | int | float | bool] = {"bootstrap.servers": bootstrap_servers}
+    conf.update({k: v for k, v in admin_config.items() if "." in k})
+    admin = AdminClient(conf)
+    group_rows: list[dict[str, Any]] = []
+    member_rows: list[dict[str, Any]] = []
+    futures = admin.describe_consumer_groups(list(group_ids), request_timeout=30)
+    for gid in group_ids:
+        d = futures[gid].result()
+        state = d.state.name.title() if isinstance(d.state, ConsumerGroupState) else str(d.state)
+        group_rows.append(
+            {
+                "cluster": cluster,
+                "group_id": gid,
+                "state": state,
+                "protocol_type": "consumer",
+                "protocol": d.partition_assignor or "",
+                "group_protocol": "consumer",
+            }
+        )
+        for m in d.members:
+            current = sorted((tp.topic, tp.partition) for tp in (m.assignment.topic_partitions if m.assignment else []))
+            target = [tp.topic for tp in (m.target_assignment.topic_partitions if m.target_assignment else [])]
+            member_rows.append(
+                {
+                    "cluster": cluster,
+                    "group_id": gid,
+                    "member_id": m.member_id,
+                    "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id,
+                    "host": m.host,
+                    "rack": None,
+                    "topics": sorted({t for t, _ in current} | set(target)),
+                    "owned_partitions": [{"topic": t, "partition": p} for t, p in current],
+                    "generation": -1,
+                    "user_data": None,
+                    "assignment_user_data": None,
+                }
+            )
+    return group_rows, member_rows
+
+
 def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any]) -> dict[str, Any]:
     topics: list[str] = []
     owned: list[dict[str, Any]] = []
-    generation, rack, user_data = -1, None, None
+    generation, rack, user_data, assignment_user_data = -1, None, None, None
     meta = m.get("member_metadata")
     if isinstance(meta, (bytes, bytearray)) and meta:
         try:
@@ -245,6 +334,7 @@ def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any]) -
         try:
             asg = decode_assignment(bytes(assignment))
             current = [{"topic": tp[0], "partition": tp[1]} for tp in asg.partitions]
+            assignment_user_data = asg.user_data or None
             if current:
                 owned = current
         except ValueError:
@@ -263,6 +353,7 @@ def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any]) -
         "owned_partitions": sorted(owned, key=lambda d: (d["topic"], d["partition"])),
         "generation": generation,
         "user_data": user_data,
+        "assignment_user_data": assignment_user_data,
     }
 
 

@@ -17,6 +17,7 @@ two row by row.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -33,9 +34,18 @@ def churn_seed(cluster: str, group_id: str, seed: int) -> int:
     return zlib.crc32(f"{cluster}\x00{group_id}\x00{seed}".encode())
 
 
-def python_strategies(strategies: Sequence[str]) -> dict[str, tuple[Callable[..., Any], bool]]:
-    """The requested strategies that are written in Python: name -> (owners, reads_history)."""
-    return {s: PYTHON_OWNERS[s] for s in strategies if s in PYTHON_OWNERS}
+def python_strategies(labels: Sequence[str]) -> dict[str, tuple[Callable[..., Any], bool]]:
+    """The requested fleet labels whose strategy is written in Python: label -> (owners with the
+    label's options bound, whether the result reads owned partitions/generations)."""
+    from .group import strategy_call
+
+    out = {}
+    for label in labels:
+        name, options = strategy_call(label)
+        if name in PYTHON_OWNERS:
+            fn, reads = PYTHON_OWNERS[name]
+            out[label] = (functools.partial(fn, **options) if options else fn, reads(options))
+    return out
 
 
 def evaluate_group_table(
@@ -55,7 +65,7 @@ def evaluate_group_table(
     if churn_rounds < 0:
         raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
     strategies = list(strategies)
-    return _core.fleet_evaluate(
+    table = _core.fleet_evaluate(
         cluster,
         group_id,
         members_tbl,
@@ -69,3 +79,27 @@ def evaluate_group_table(
         member_class=Member,
         tp_class=TopicPartition,
     )
+    # The KIP-848 migration inputs (kassign.fleet.group.migration_meta), with pyarrow compute.
+    group_protocol, custom = _migration_meta(members_tbl, parts_tbl)
+    at = table.schema.get_field_index("current_protocol") + 1
+    n = table.num_rows
+    table = table.add_column(at, pa.field("group_protocol", pa.string()), pa.array([group_protocol] * n, pa.string()))
+    return table.add_column(at + 1, pa.field("custom_user_data", pa.int32()), pa.array([custom] * n, pa.int32()))
+
+
+def _migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> tuple[str | None, int]:
+    """(group protocol of the first marker row that has one, members whose current assignment
+    carries user data)."""
+    import pyarrow.compute as pc
+
+    gp = None
+    if "group_protocol" in parts_tbl.column_names and "topic" in parts_tbl.column_names:
+        col = parts_tbl.column("group_protocol")
+        keep = pc.and_(pc.is_null(parts_tbl.column("topic")), pc.fill_null(pc.not_equal(col, ""), False))
+        found = pc.filter(col, keep)
+        gp = found[0].as_py() if len(found) else None
+    custom = 0
+    if "assignment_user_data" in members_tbl.column_names:
+        lengths = pc.binary_length(members_tbl.column("assignment_user_data"))
+        custom = int(pc.sum(pc.fill_null(pc.greater(lengths, 0), False).cast(pa.int32())).as_py() or 0)
+    return gp, custom

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -41,7 +41,7 @@ class FleetError(ValueError):
 
 @dataclass
 class FleetConfig:
-    snapshot: Optional[str] = None
+    snapshot: str | None = None
     strategies: Sequence[str] = ()
     #: Spark master URL; None: the one spark-submit was given, else local[*].
     master: Optional[str] = None
@@ -50,7 +50,7 @@ class FleetConfig:
     with_assignment: bool = False
     auto_offset_reset: str = "latest"
     seed: int = 0
-    shuffle_partitions: Optional[int] = None
+    shuffle_partitions: int | None = None
     driver_memory: str = "2g"
     spark_conf: dict[str, str] = field(default_factory=dict)
     progress: bool = True
@@ -59,14 +59,18 @@ class FleetConfig:
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
-    """The requested strategies, or all of kassign.STRATEGIES; unknown names are a FleetError."""
+    """The requested strategies, or every label of :func:`kassign.fleet.group.strategy_labels`
+    (kassign.STRATEGIES and lag-aware's modes); unknown names are a FleetError."""
+    from .group import strategy_labels
+
+    labels = strategy_labels()
     if not strategies:
-        return tuple(kassign.STRATEGIES)
-    unknown = [s for s in strategies if s not in kassign.STRATEGIES]
+        return labels
+    unknown = [s for s in strategies if s not in labels]
     if unknown:
         raise FleetError(
             f"unknown strateg{'y' if len(unknown) == 1 else 'ies'} {', '.join(map(repr, unknown))}; "
-            f"this build has: {', '.join(kassign.STRATEGIES)}"
+            f"this build has: {', '.join(labels)}"
         )
     return tuple(dict.fromkeys(strategies))
 
@@ -108,9 +112,11 @@ def default_fleet(out: str, log: Any = None) -> str:
         t0 = time.perf_counter()
         stats = synth(DEFAULT_FLEET_GROUPS, path, seed=DEFAULT_FLEET_SEED)
         if log:
-            log(f"generated the default fleet ({stats.groups} groups, {stats.members} members, "
+            log(
+                f"generated the default fleet ({stats.groups} groups, {stats.members} members, "
                 f"{stats.partitions} partitions, seed {DEFAULT_FLEET_SEED}) in {time.perf_counter() - t0:.1f}s "
-                f"at {path}")
+                f"at {path}"
+            )
     elif log:
         log(f"using the default fleet at {path}")
     return path
@@ -145,8 +151,10 @@ def quiet_spark_env(master: str) -> list[tuple[str, str]]:
     path = os.path.join(tempfile.gettempdir(), "kassign-log4j2.properties")
     with open(path, "w", encoding="utf-8") as f:
         f.write(_LOG4J)
-    return [("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{path}"),
-            ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning")]
+    return [
+        ("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{path}"),
+        ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning"),
+    ]
 
 
 #: Directory name of the shipped package in the executors' working directory (``--ship-kassign``).
@@ -265,7 +273,8 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
         group_topics.join(parts_by_topic, ["cluster", "topic"], "inner")
         .join(offsets_by_topic, [*key, "topic"], "left")
         .select(*key, "topic", "parts", "offsets",
-                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"))
+                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"),
+                F.lit(None).cast("string").alias("group_protocol"))
     )
     keys = members_again.select(*key).union(offsets.select(*key))
     if groups is not None:
@@ -273,25 +282,41 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     markers = keys.distinct()
     if groups is not None:
         markers = markers.join(
-            groups.groupBy(*key).agg(F.first("state", ignorenulls=True).alias("state"),
-                                     F.first("protocol", ignorenulls=True).alias("protocol")),
-            key, "left",
+            groups.groupBy(*key).agg(
+                F.first("state", ignorenulls=True).alias("state"),
+                F.first("protocol", ignorenulls=True).alias("protocol"),
+                F.first("group_protocol", ignorenulls=True).alias("group_protocol"),
+            ),
+            key,
+            "left",
         )
     else:
-        markers = markers.select(*key, F.lit(None).cast("string").alias("state"),
-                                 F.lit(None).cast("string").alias("protocol"))
+        markers = markers.select(
+            *key,
+            F.lit(None).cast("string").alias("state"),
+            F.lit(None).cast("string").alias("protocol"),
+            F.lit(None).cast("string").alias("group_protocol"),
+        )
     markers = markers.select(
         *key, F.lit(None).cast("string").alias("topic"),
         F.lit(None).cast(gp.schema["parts"].dataType).alias("parts"),
         F.lit(None).cast(gp.schema["offsets"].dataType).alias("offsets"),
-        "state", "protocol",
+        "state", "protocol", "group_protocol",
     )
     return members, gp.unionByName(markers)
 
 
-def fleet_dataframe(spark: Any, snapshot: str, strategies: Sequence[str], *, churn: int = 0,
-                    with_assignment: bool = False, auto_offset_reset: str = "latest", seed: int = 0,
-                    counter: Any = None) -> Any:
+def fleet_dataframe(
+    spark: Any,
+    snapshot: str,
+    strategies: Sequence[str],
+    *,
+    churn: int = 0,
+    with_assignment: bool = False,
+    auto_offset_reset: str = "latest",
+    seed: int = 0,
+    counter: Any = None,
+) -> Any:
     """The result DataFrame (lazy): one row per (cluster, group_id, strategy)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -370,7 +395,7 @@ class FleetRun:
     snapshot: str
     seconds: float
     spark_seconds: float
-    report_path: Optional[str] = None
+    report_path: str | None = None
     lag_source: str = ""
 
 
@@ -401,8 +426,16 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
     say(f"{shuffle} shuffle partitions (tasks) for the per-group stage")
     counter = sc.accumulator(0)
-    df = fleet_dataframe(spark, snapshot, strategies, churn=cfg.churn, with_assignment=cfg.with_assignment,
-                         auto_offset_reset=cfg.auto_offset_reset, seed=cfg.seed, counter=counter)
+    df = fleet_dataframe(
+        spark,
+        snapshot,
+        strategies,
+        churn=cfg.churn,
+        with_assignment=cfg.with_assignment,
+        auto_offset_reset=cfg.auto_offset_reset,
+        seed=cfg.seed,
+        counter=counter,
+    )
     results_path = os.path.join(cfg.out, "results.parquet")
     progress = _ProgressThread(spark, counter, sys.stderr) if cfg.progress else None
     if progress:
@@ -418,8 +451,15 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     results = res.toArrow()
     spark_seconds = time.perf_counter() - t_spark
     say(f"{results.num_rows} result rows for {counter.value} groups in {spark_seconds:.1f}s -> {results_path}")
-    run = FleetRun(results_path=results_path, results=results, strategies=strategies, snapshot=snapshot,
-                   seconds=0.0, spark_seconds=spark_seconds, lag_source=lag_function()[1])
+    run = FleetRun(
+        results_path=results_path,
+        results=results,
+        strategies=strategies,
+        snapshot=snapshot,
+        seconds=0.0,
+        spark_seconds=spark_seconds,
+        lag_source=lag_function()[1],
+    )
     if cfg.report:
         from .report import write_report
 

@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Optional
+from typing import Any
 
 
 def _children() -> dict[int, list[int]]:
@@ -35,7 +35,7 @@ def _children() -> dict[int, list[int]]:
         except OSError:
             continue
         # pid (comm) state ppid ...: comm may hold spaces and parentheses
-        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
         kids.setdefault(ppid, []).append(int(name))
     return kids
 
@@ -117,7 +117,7 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
     }
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kassign.fleet.measure", description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--json", help="also write the result as JSON to this file")

@@ -1,31 +1,16 @@
-"""Quality metrics of an assignment: balance, lag spread, moves, rack locality.
+"""Quality metrics of an assignment: the public name of :mod:`kassign.fleet.quality`.
 
-Pure functions shared by the fleet job (:mod:`kassign.fleet`), the tests and the benchmarks.
-They measure an assignment; they never compute one.
-
-Vocabulary (the fleet report uses the same names):
-
-* ``counts`` - partitions per member, every member included (idle members count as 0).
-* ``count_spread`` - max count - min count. ``count_ratio`` - max count / mean count.
-* ``member_lag`` - sum of the lags of a member's partitions. ``max_member_lag`` /
-  ``mean_member_lag`` (mean over all members) and their ratio ``lag_ratio``. A ratio above
-  :data:`IMBALANCE_THRESHOLD` (1.10, Cruise Control's default) is flagged as imbalanced.
-* ``lag_ratio_bound`` - the best any assignment could do: max(largest partition lag, total lag /
-  members) / (total lag / members), over the partitions that can be assigned. A strategy whose
-  ``lag_ratio`` is near it is as lag-balanced as the group allows (one hot partition cannot be
-  split).
-* ``moves`` - partitions whose previous owner (from the members' ``owned_partitions`` and
-  ``generation``) does not hold them in the new assignment: given to another member, or withheld
-  by cooperative-sticky for a follow-up round. Only partitions that can be assigned now count.
-* ``rack locality`` - among assigned partitions whose member has a rack and whose replica racks
-  are known, the share with a replica on the member's rack.
+The metrics live with the fleet report that defines them (``kassign/fleet/quality.py``); they are
+pure functions over ``kassign.Member`` and assignments, useful on their own (e.g. to measure
+``kassign.assign`` results in a test), so they keep this short import path. Importing it does not
+import pyarrow or pyspark.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .._types import Member, TopicPartition
 
@@ -54,12 +39,12 @@ def count_spread(assignment: Assignment) -> int:
     return max(c) - min(c) if c else 0
 
 
-def ratio(max_value: float, mean_value: float) -> Optional[float]:
+def ratio(max_value: float, mean_value: float) -> float | None:
     """max / mean, or None when the mean is 0 (nothing to balance)."""
     return max_value / mean_value if mean_value > 0 else None
 
 
-def member_lags(assignment: Assignment, lags: Optional[Mapping[Key, int]]) -> dict[str, int]:
+def member_lags(assignment: Assignment, lags: Mapping[Key, int] | None) -> dict[str, int]:
     """Sum of partition lags per member (partitions without a known lag count as 0)."""
     if not lags:
         return {m: 0 for m in assignment}
@@ -73,7 +58,7 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
     Claims of one partition by several members: the highest generation wins; a tie at the highest
     generation leaves the partition without a previous owner (the sticky strategies' rule).
     """
-    best: dict[Key, tuple[int, Optional[str]]] = {}
+    best: dict[Key, tuple[int, str | None]] = {}
     for mid, m in members.items():
         gen = m.generation
         for tp in m.owned_partitions:
@@ -86,8 +71,9 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
     return {k: owner for k, (_, owner) in best.items() if owner is not None}
 
 
-def lag_ratio_bound(members: Mapping[str, Member], partitions_per_topic: Mapping[str, int],
-                    lags: Optional[Mapping[Key, int]]) -> Optional[float]:
+def lag_ratio_bound(
+    members: Mapping[str, Member], partitions_per_topic: Mapping[str, int], lags: Mapping[Key, int] | None
+) -> float | None:
     """Lower bound of max/mean member lag over all assignments (ignoring subscriptions), or None
     when the assignable partitions have no lag."""
     if not lags or not members:
@@ -115,8 +101,12 @@ def assignable_partitions(members: Mapping[str, Member], partitions_per_topic: M
     return sum(partitions_per_topic.get(t, 0) for t in subscribed)
 
 
-def moves(previous: Mapping[Key, str], assignment: Assignment, members: Mapping[str, Member],
-          partitions_per_topic: Mapping[str, int]) -> tuple[int, int]:
+def moves(
+    previous: Mapping[Key, str],
+    assignment: Assignment,
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+) -> tuple[int, int]:
     """(moves, kept): previously owned, still assignable partitions that changed owner / stayed.
 
     A partition is still assignable when its topic exists, the index is in range and some member
@@ -141,8 +131,9 @@ def moves(previous: Mapping[Key, str], assignment: Assignment, members: Mapping[
     return moved, kept
 
 
-def rack_locality(assignment: Assignment, members: Mapping[str, Member],
-                  partition_racks: Optional[Mapping[Key, Iterable[str]]]) -> tuple[int, int]:
+def rack_locality(
+    assignment: Assignment, members: Mapping[str, Member], partition_racks: Mapping[Key, Iterable[str]] | None
+) -> tuple[int, int]:
     """(local, eligible): assigned partitions with a replica on their member's rack / with both a
     member rack and known replica racks."""
     if not partition_racks:
@@ -162,8 +153,7 @@ def rack_locality(assignment: Assignment, members: Mapping[str, Member],
     return local, eligible
 
 
-def violations(assignment: Assignment, members: Mapping[str, Member],
-               partitions_per_topic: Mapping[str, int]) -> int:
+def violations(assignment: Assignment, members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]) -> int:
     """Number of invalid placements: a partition given twice, to a non-subscriber, or out of range,
     or a member of the group missing from the result. 0 for every valid assignment."""
     bad = sum(1 for m in members if m not in assignment)
@@ -193,17 +183,17 @@ class GroupQuality:
     min_count: int
     max_count: int
     count_spread: int
-    count_ratio: Optional[float]
+    count_ratio: float | None
     max_member_lag: int
     mean_member_lag: float
-    lag_ratio: Optional[float]
-    lag_ratio_bound: Optional[float]
+    lag_ratio: float | None
+    lag_ratio_bound: float | None
     lag_imbalanced: bool
     moves: int
     kept: int
     rack_local: int
     rack_eligible: int
-    rack_locality: Optional[float]
+    rack_locality: float | None
     violations: int
 
     def as_dict(self) -> dict[str, object]:
@@ -217,10 +207,10 @@ def evaluate(
     partitions_per_topic: Mapping[str, int],
     assignment: Assignment,
     *,
-    lags: Optional[Mapping[Key, int]] = None,
-    partition_racks: Optional[Mapping[Key, Iterable[str]]] = None,
-    previous: Optional[Mapping[Key, str]] = None,
-    assignable: Optional[int] = None,
+    lags: Mapping[Key, int] | None = None,
+    partition_racks: Mapping[Key, Iterable[str]] | None = None,
+    previous: Mapping[Key, str] | None = None,
+    assignable: int | None = None,
     lag_bound: Any = _UNSET,
 ) -> GroupQuality:
     """All metrics of ``assignment`` for the group ``members`` (see :class:`GroupQuality`).

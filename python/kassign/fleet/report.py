@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import os
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -25,6 +25,10 @@ SUMMARY_COLUMNS = [
     ("lag_ratio_median", "lag max/mean median"),
     ("lag_bound_median", "best possible median"),
     ("lag_imbalanced_pct", f"lag max/mean > {IMBALANCE_THRESHOLD:.2f}"),
+    ("lag_vs_bound_median", "busiest/bound median"),
+    ("lag_vs_bound_p90", "busiest/bound p90"),
+    ("lag_vs_bound_mean", "busiest/bound mean"),
+    ("lag_worse_than_range_pct", "lag worse than range"),
     ("moves", "moves"),
     ("moved_pct", "moved % of owned"),
     ("rack_locality", "rack-local"),
@@ -42,6 +46,14 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
     import pandas as pd
 
     df = results.to_pandas()
+    if "lag_vs_bound" not in df.columns:  # results written before the column existed
+        df["lag_vs_bound"] = df.lag_ratio / df.lag_ratio_bound
+    key = ["cluster", "group_id"]
+    range_max = (
+        df[(df.strategy == "range") & (df.status == "ok")].set_index(key).max_member_lag
+        if "range" in strategies
+        else None
+    )
     rows = []
     for s in strategies:
         d = df[df.strategy == s]
@@ -50,6 +62,13 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
         eligible = ok.rack_eligible.sum()
         owned = (ok.moves + ok.kept).sum()
         lag_groups = ok[ok.lag_ratio.notna()]
+        vs = lag_groups.lag_vs_bound.dropna()
+        if range_max is not None and len(lag_groups):
+            ref = range_max.reindex(pd.MultiIndex.from_frame(lag_groups[key])).to_numpy()
+            worse = (lag_groups.max_member_lag.to_numpy() > ref)[~np.isnan(ref.astype(float))]
+            worse_pct = worse.mean() if len(worse) else np.nan
+        else:
+            worse_pct = np.nan
         rows.append(
             {
                 "strategy": s,
@@ -60,6 +79,10 @@ def summarize(results: pa.Table, strategies: tuple[str, ...]) -> Any:
                 "lag_ratio_median": lag_groups.lag_ratio.median() if len(lag_groups) else np.nan,
                 "lag_bound_median": lag_groups.lag_ratio_bound.median() if len(lag_groups) else np.nan,
                 "lag_imbalanced_pct": lag_groups.lag_imbalanced.mean() if len(lag_groups) else np.nan,
+                "lag_vs_bound_median": vs.median() if len(vs) else np.nan,
+                "lag_vs_bound_p90": vs.quantile(0.9) if len(vs) else np.nan,
+                "lag_vs_bound_mean": vs.mean() if len(vs) else np.nan,
+                "lag_worse_than_range_pct": worse_pct,
                 "moves": int(ok.moves.sum()),
                 "moved_pct": ok.moves.sum() / owned if owned else np.nan,
                 "rack_locality": ok.rack_local.sum() / eligible if eligible else np.nan,
@@ -78,10 +101,12 @@ def _fmt(col: str, v: Any) -> str:
 
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
-    if col in ("spread_le1", "lag_imbalanced_pct", "moved_pct", "rack_locality"):
+    if col in ("spread_le1", "lag_imbalanced_pct", "moved_pct", "rack_locality", "lag_worse_than_range_pct"):
         return f"{100 * v:.1f}%"
     if col in ("lag_ratio_median", "lag_bound_median"):
         return f"{v:.2f}"
+    if col in ("lag_vs_bound_median", "lag_vs_bound_p90", "lag_vs_bound_mean"):
+        return f"{v:.3f}"
     if col in ("time_s",):
         return f"{v:.2f}"
     if col in ("time_p95_ms",):
@@ -144,10 +169,42 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "lag_balance.png"), dpi=110)
     plt.close(fig)
-    made.append(("lag_balance.png", "Lag balance",
-                 f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
-                 f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
-                 f"the best any assignment could do (a hot partition cannot be split)."))
+    made.append(
+        (
+            "lag_balance.png",
+            "Lag balance",
+            f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
+            f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
+            f"the best any assignment could do (a hot partition cannot be split).",
+        )
+    )
+
+    # 1b. distance from the lower bound: ECDF of busiest member lag / bound
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    vs_all = ok.lag_ratio / ok.lag_ratio_bound
+    for s in strategies:
+        v = np.sort(vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy())
+        if len(v):
+            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
+    ax.set_xlim(0.9, 3.0)  # groups beyond 3x (failover, by design) are off the right edge
+    ax.set_xlabel("busiest member lag / lower bound (1 = best possible; cut at 3)")
+    ax.set_ylabel("share of groups")
+    ax.set_title("Distance from the lower bound per group")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "lag_vs_bound.png"), dpi=110)
+    plt.close(fig)
+    made.append(
+        (
+            "lag_vs_bound.png",
+            "Distance from the lower bound",
+            "Cumulative share of groups by the busiest member's lag over the lower bound max(largest "
+            "partition lag, total lag / members); 1.0 is the best any assignment could do (below 1: "
+            "partitions withheld for a follow-up round). Every group's value per strategy is in "
+            "lag_vs_bound.csv.",
+        )
+    )
 
     # 2. count spread buckets
     buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]
@@ -167,8 +224,13 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "count_spread.png"), dpi=110)
     plt.close(fig)
-    made.append(("count_spread.png", "Partition-count balance",
-                 "Share of groups by the difference between the busiest and the idlest member."))
+    made.append(
+        (
+            "count_spread.png",
+            "Partition-count balance",
+            "Share of groups by the difference between the busiest and the idlest member.",
+        )
+    )
 
     # 3. moves (and churn)
     has_churn = ok.churn_moves.notna().any()
@@ -196,9 +258,14 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "moves.png"), dpi=110)
     plt.close(fig)
-    made.append(("moves.png", "Partition moves",
-                 "Share of partitions that leave their current owner if the group switched to the strategy now"
-                 + ("; right: cumulative moves in the churn replay." if has_churn else ".")))
+    made.append(
+        (
+            "moves.png",
+            "Partition moves",
+            "Share of partitions that leave their current owner if the group switched to the strategy now"
+            + ("; right: cumulative moves in the churn replay." if has_churn else "."),
+        )
+    )
 
     # 4. rack locality
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -216,8 +283,13 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "rack_locality.png"), dpi=110)
     plt.close(fig)
-    made.append(("rack_locality.png", "Rack locality",
-                 "Among partitions assigned to members with a rack, the share with a replica on that rack."))
+    made.append(
+        (
+            "rack_locality.png",
+            "Rack locality",
+            "Among partitions assigned to members with a rack, the share with a replica on that rack.",
+        )
+    )
 
     # 5. time per group vs size: median and p95 per size bin (a scatter of every group and strategy
     # overplots into one colour at fleet scale)
@@ -250,9 +322,14 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "time.png"), dpi=110)
     plt.close(fig)
-    made.append(("time.png", "Assignment time",
-                 "Wall time of kassign.assign per group (inside the Spark task, input conversion included): "
-                 "median (line) and 95th percentile (dotted) of the groups in each size bin."))
+    made.append(
+        (
+            "time.png",
+            "Assignment time",
+            "Wall time of kassign.assign per group (inside the Spark task, input conversion included): "
+            "median (line) and 95th percentile (dotted) of the groups in each size bin.",
+        )
+    )
     return made
 
 
@@ -269,7 +346,7 @@ def _html_table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
-def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Optional[str]:
+def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> str | None:
     """Groups whose busiest member's lag would shrink most by switching from their current strategy
     to the most lag-balanced measured one (absolute messages, so near-idle groups do not rank)."""
     ok = df[(df.status == "ok") & df.lag_ratio.notna()]
@@ -278,20 +355,172 @@ def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> Opti
         return None
     best = ok.sort_values(["max_member_lag", "count_spread", "moves"]).drop_duplicates(["cluster", "group_id"])
     best = best.set_index(["cluster", "group_id"])
-    cur = cur.assign(gain=[cur_lag - best.loc[(c, g)].max_member_lag for c, g, cur_lag in
-                           zip(cur.cluster, cur.group_id, cur.max_member_lag)])
+    cur = cur.assign(
+        gain=[
+            cur_lag - best.loc[(c, g)].max_member_lag
+            for c, g, cur_lag in zip(cur.cluster, cur.group_id, cur.max_member_lag)
+        ]
+    )
     top = cur[cur.gain > 0].sort_values("gain", ascending=False).head(limit)
     if top.empty:
         return "<p>No group's busiest member would get less lag under another measured strategy.</p>"
     rows = []
     for _, r in top.iterrows():
         b = best.loc[(r.cluster, r.group_id)]
-        rows.append([r.cluster, r.group_id, f"{int(r.members):,}", f"{int(r.partitions):,}", r.strategy,
-                     f"{int(r.max_member_lag):,}", f"{r.lag_ratio:.2f}", b.strategy, f"{int(b.max_member_lag):,}",
-                     f"{b.lag_ratio:.2f}", f"{int(b.moves):,}"])
+        rows.append(
+            [
+                r.cluster,
+                r.group_id,
+                f"{int(r.members):,}",
+                f"{int(r.partitions):,}",
+                r.strategy,
+                f"{int(r.max_member_lag):,}",
+                f"{r.lag_ratio:.2f}",
+                b.strategy,
+                f"{int(b.max_member_lag):,}",
+                f"{b.lag_ratio:.2f}",
+                f"{int(b.moves):,}",
+            ]
+        )
     return _html_table(
-        ["cluster", "group", "members", "partitions", "current", "busiest member lag", "max/mean",
-         "best measured", "busiest member lag", "max/mean", "moves"], rows)
+        [
+            "cluster",
+            "group",
+            "members",
+            "partitions",
+            "current",
+            "busiest member lag",
+            "max/mean",
+            "best measured",
+            "busiest member lag",
+            "max/mean",
+            "moves",
+        ],
+        rows,
+    )
+
+
+def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int = 20) -> str | None:
+    """Every group's distance from the lower bound per strategy -> ``lag_vs_bound.csv``; the HTML
+    table shows the groups farthest from it under the default lag-aware (or the first strategy)."""
+    ok = df[(df.status == "ok") & df.lag_ratio.notna() & df.lag_ratio_bound.notna()]
+    if ok.empty:
+        return None
+    ok = ok.assign(vs=ok.lag_ratio / ok.lag_ratio_bound)
+    wide = ok.pivot_table(index=["cluster", "group_id"], columns="strategy", values="vs", aggfunc="first")
+    wide = wide[[s for s in strategies if s in wide.columns]]
+    sizes = ok.drop_duplicates(["cluster", "group_id"]).set_index(["cluster", "group_id"])[["members", "partitions"]]
+    sizes = sizes.astype("int64")
+    wide = sizes.join(wide, how="right")
+    wide.to_csv(os.path.join(out_dir, "lag_vs_bound.csv"), float_format="%.4f")
+    lead = "lag-aware" if "lag-aware" in wide.columns else next((s for s in strategies if s in wide.columns), None)
+    if lead is None:
+        return None
+    top = wide.sort_values(lead, ascending=False).head(limit)
+    cols = [s for s in strategies if s in wide.columns]
+    rows = [
+        [c, g, f"{int(r.members):,}", f"{int(r.partitions):,}"]
+        + [("-" if r[s] != r[s] else f"{r[s]:.3f}") for s in cols]
+        for (c, g), r in top.iterrows()
+    ]
+    return _html_table(["cluster", "group", "members", "partitions", *cols], rows)
+
+
+def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str, str] | None]:
+    """HTML of the "moving to the consumer protocol" view (kassign.fleet.migration); the full
+    per-group view goes to migration.csv."""
+    from . import migration as M
+
+    view = M.migration_view(df)
+    if view.empty:
+        return [], None
+    view.to_csv(os.path.join(out_dir, "migration.csv"), index=False)
+    t = M.totals(view)
+    fig = M.plot(view, out_dir)
+    lost = ", ".join(f"{k} ({v})" for k, v in sorted(t["semantics_lost"].items())) or "none"
+    sticky = f"; kassign's sticky would move {t['sticky_moves']:,}" if t["sticky_moves"] is not None else ""
+    totals_html = _html_table(
+        ["", "groups"],
+        [
+            ["can move online", f"{t['online']:,}"],
+            ["  landing on uniform", f"{t['lands_on_uniform']:,}"],
+            ["  landing on range", f"{t['lands_on_range']:,}"],
+            ["blocked: custom user data in current assignments", f"{t['blocked']:,}"],
+            ["already on the consumer protocol", f"{t['already_consumer']:,}"],
+            ["no members", f"{t['no_members']:,}"],
+            ["balance (max-min) worse after the switch", f"{t['balance_worse']:,}"],
+            ["busiest member's lag higher after the switch", f"{t['busiest_lag_higher']:,}"],
+        ],
+    )
+    movers = view[view.moves.notna()].sort_values(["moves", "moved_pct"], ascending=False).head(20)
+    mover_rows = [
+        [
+            r.cluster,
+            r.group_id,
+            r.current or "-",
+            r.lands_on,
+            f"{int(r.members):,}",
+            f"{int(r.partitions):,}",
+            f"{int(r.moves):,}",
+            _fmt("moved_pct", r.moved_pct),
+            _fmt("x", r.sticky_moves),
+            _fmt("x", r.spread_before),
+            _fmt("x", r.spread_after),
+            _fmt("x", r.busiest_lag_before),
+            _fmt("x", r.busiest_lag_after),
+            r.semantics_lost or "-",
+            "yes" if r.online else ("-" if r.online is None else "no"),
+        ]
+        for _, r in movers.iterrows()
+    ]
+    blocked = view[view.status == "blocked"].head(20)
+    parts = [
+        "<h2>Moving to the consumer protocol (KIP-848)</h2>",
+        "<p>What happens to each group if it moves from the classic protocol to "
+        "<code>group.protocol=consumer</code>, where the broker assigns (Apache Kafka 4.4.0's "
+        "<code>uniform</code> or <code>range</code>, computed here as <code>server-uniform</code> / "
+        "<code>server-range</code> from the members' current assignments). Classic range lands on "
+        "<code>range</code>; sticky, cooperative-sticky, roundrobin and custom assignors on "
+        "<code>uniform</code> (the broker's default). A member whose current assignment carries user data "
+        "blocks the online upgrade. <i>Before</i> is the group's current strategy, <i>after</i> the broker's "
+        "first target assignment. All groups: <code>migration.csv</code>.</p>",
+        totals_html,
+        f"<p>At the switch {t['moves']:,} partitions move ({100 * t['moved_pct']:.1f}% of owned){sticky}. "
+        f"Semantics lost: {html.escape(lost)}.</p>",
+    ]
+    if mover_rows:
+        parts += [
+            "<h3>Groups that would move most</h3>",
+            _html_table(
+                [
+                    "cluster",
+                    "group",
+                    "current",
+                    "lands on",
+                    "members",
+                    "partitions",
+                    "moved",
+                    "moved %",
+                    "kassign sticky moves",
+                    "max-min before",
+                    "max-min after",
+                    "busiest lag before",
+                    "busiest lag after",
+                    "semantics lost",
+                    "online",
+                ],
+                mover_rows,
+            ),
+        ]
+    if not blocked.empty:
+        parts += [
+            "<h3>Blocked groups</h3>",
+            _html_table(
+                ["cluster", "group", "current", "reason"],
+                [[r.cluster, r.group_id, r.current or "-", r.reason] for _, r in blocked.iterrows()],
+            ),
+        ]
+    return parts, fig
 
 
 def write_report(run: Any, out_dir: str) -> str:
@@ -301,22 +530,28 @@ def write_report(run: Any, out_dir: str) -> str:
     strategies = tuple(run.strategies)
     summary = summarize(run.results, strategies)
     plots = _plots(df, strategies, out_dir)
+    migration_html, migration_fig = _migration_section(df, out_dir)
+    if migration_fig is not None:
+        plots.append(migration_fig)
     groups = df[["cluster", "group_id"]].drop_duplicates()
     first = df.drop_duplicates(["cluster", "group_id"])
     n_members = int(first.members.fillna(0).sum())
     errors = (
-        df[df.status == "error"].groupby(["cluster", "group_id", "error"], sort=True)["strategy"]
-        .agg(lambda v: ", ".join(v)).reset_index()
+        df[df.status == "error"]
+        .groupby(["cluster", "group_id", "error"], sort=True)["strategy"]
+        .agg(lambda v: ", ".join(v))
+        .reset_index()
     )
     cols = [c for c in SUMMARY_COLUMNS if not (c[0] == "churn_moves" and summary.churn_moves.isna().all())]
-    summary_html = _html_table([h for _, h in cols],
-                               [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()])
+    summary_html = _html_table([h for _, h in cols], [[_fmt(c, r[c]) for c, _ in cols] for _, r in summary.iterrows()])
     err_rows = [[r.cluster, r.group_id, r.strategy, str(r.error)] for _, r in errors.head(50).iterrows()]
     switch = _switch_table(df, strategies)
+    bound_table = _bound_table(df, strategies, out_dir)
     now = _dt.datetime.now().isoformat(timespec="seconds")
     plot_html = "".join(
         f'<figure><img src="{html.escape(f)}" alt="{html.escape(t)}"><figcaption><b>{html.escape(t)}.</b> '
-        f"{html.escape(c)}</figcaption></figure>" for f, t, c in plots
+        f"{html.escape(c)}</figcaption></figure>"
+        for f, t, c in plots
     )
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>kassign fleet report</title><style>",
@@ -338,14 +573,30 @@ def write_report(run: Any, out_dir: str) -> str:
         f"total lag over the mean member lag (groups with lag only); above {IMBALANCE_THRESHOLD:.2f} "
         "(Cruise Control's default) a group is flagged. <i>moves</i> counts partitions that leave their "
         "current owner. <i>unassigned</i> are partitions left for a follow-up round (cooperative-sticky "
-        "withholds partitions that change owner).</p>",
+        "withholds partitions that change owner). <i>busiest/bound</i> is the busiest member's lag over the "
+        "lower bound max(largest partition lag, total lag / members) (1.0 = best possible); <i>lag worse "
+        "than range</i> is the share of groups whose busiest member gets more lag than under range. "
+        "<i>lag-aware</i> is the default mode (the proposal's text); <i>lag-aware:per-topic</i> the "
+        "prototype's rule, <i>lag-aware:global</i> counts balanced overall, <i>lag-aware:sticky</i> keeps "
+        "owned partitions.</p>",
         "<h2>Plots</h2>",
         plot_html,
     ]
+    if bound_table:
+        parts += [
+            "<h2>Distance from the lower bound per group</h2>"
+            "<p>Busiest member lag / lower bound for every strategy, the 20 groups farthest from the "
+            "bound under the default lag-aware first. Every group: <code>lag_vs_bound.csv</code>.</p>",
+            bound_table,
+        ]
+    parts += migration_html
     if switch:
-        parts += ["<h2>Groups that gain most from switching</h2>"
-                  "<p>Largest reduction of the busiest member's lag from the group's current strategy "
-                  "(groups table) to the measured strategy with the lowest busiest-member lag.</p>", switch]
+        parts += [
+            "<h2>Groups that gain most from switching</h2>"
+            "<p>Largest reduction of the busiest member's lag from the group's current strategy "
+            "(groups table) to the measured strategy with the lowest busiest-member lag.</p>",
+            switch,
+        ]
     parts += [f"<h2>Errors ({len(errors):,})</h2>"]
     if err_rows:
         parts.append(_html_table(["cluster", "group", "strategies", "error"], err_rows))

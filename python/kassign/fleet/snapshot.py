@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -41,6 +41,9 @@ MEMBERS_SCHEMA = pa.schema(
         pa.field("owned_partitions", OWNED_TYPE),
         pa.field("generation", pa.int32()),
         pa.field("user_data", pa.binary()),
+        # User data of the member's current assignment (classic protocol). Built-in assignors leave
+        # it null; a custom assignor's user data blocks an online move to the consumer protocol.
+        pa.field("assignment_user_data", pa.binary()),
     ]
 )
 PARTITIONS_SCHEMA = pa.schema(
@@ -69,6 +72,9 @@ GROUPS_SCHEMA = pa.schema(
         pa.field("state", pa.string()),
         pa.field("protocol_type", pa.string()),
         pa.field("protocol", pa.string()),
+        # The group protocol: "classic" (JoinGroup/SyncGroup, client-side assignors) or "consumer"
+        # (KIP-848, the broker assigns); from ListGroups v5+ (Kafka 4.0+), null when unknown.
+        pa.field("group_protocol", pa.string()),
     ]
 )
 
@@ -118,7 +124,7 @@ def read_schema(path: str) -> pa.Schema:
     return ds.dataset(path, format="parquet").schema
 
 
-def check_snapshot(snapshot_dir: str) -> dict[str, Optional[pa.Schema]]:
+def check_snapshot(snapshot_dir: str) -> dict[str, pa.Schema | None]:
     """Check that ``snapshot_dir`` holds a readable snapshot; return each table's file schema
     (None for an absent optional table).
 
@@ -127,7 +133,7 @@ def check_snapshot(snapshot_dir: str) -> dict[str, Optional[pa.Schema]]:
     """
     if not os.path.isdir(snapshot_dir):
         raise SnapshotError(f"snapshot {snapshot_dir!r}: not a directory")
-    found: dict[str, Optional[pa.Schema]] = {}
+    found: dict[str, pa.Schema | None] = {}
     for name, schema in TABLES.items():
         path = table_path(snapshot_dir, name)
         if not os.path.exists(path):

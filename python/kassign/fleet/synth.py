@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -51,9 +51,58 @@ from .snapshot import (
 )
 
 _NICE_COUNTS = np.array(
-    [1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 30, 32, 36, 48, 50, 60, 64, 72, 96, 100, 120, 128, 150,
-     192, 200, 256, 300, 384, 400, 500, 512, 600, 768, 800, 1000, 1024, 1200, 1536, 2000, 2048,
-     3000, 4096, 5000, 6000, 8192, 10000, 12000, 16384, 20000]
+    [
+        1,
+        2,
+        3,
+        4,
+        6,
+        8,
+        10,
+        12,
+        16,
+        20,
+        24,
+        30,
+        32,
+        36,
+        48,
+        50,
+        60,
+        64,
+        72,
+        96,
+        100,
+        120,
+        128,
+        150,
+        192,
+        200,
+        256,
+        300,
+        384,
+        400,
+        500,
+        512,
+        600,
+        768,
+        800,
+        1000,
+        1024,
+        1200,
+        1536,
+        2000,
+        2048,
+        3000,
+        4096,
+        5000,
+        6000,
+        8192,
+        10000,
+        12000,
+        16384,
+        20000,
+    ]
 )
 _WORDS = (
     "orders payments clicks events audit metrics logs users inventory shipments sessions alerts "
@@ -95,9 +144,18 @@ def _available_assignors(chosen: np.ndarray, rng: np.random.Generator) -> np.nda
 
 
 def _previous_assignment(
-    G: int, g_assignor: np.ndarray, g_size: np.ndarray, g_old: np.ndarray, g_departed: np.ndarray,
-    g_k: np.ndarray, e_topic: np.ndarray, t_names: list[str], t_parts: np.ndarray, s_counts: np.ndarray,
-    s_topic: np.ndarray, member_ids: list[str],
+    G: int,
+    g_assignor: np.ndarray,
+    g_size: np.ndarray,
+    g_old: np.ndarray,
+    g_departed: np.ndarray,
+    g_k: np.ndarray,
+    e_topic: np.ndarray,
+    t_names: list[str],
+    t_parts: np.ndarray,
+    s_counts: np.ndarray,
+    s_topic: np.ndarray,
+    member_ids: list[str],
 ) -> pa.ListArray:
     """Each group's previous generation, assigned by kassign with the group's strategy: the members
     that were already there plus the members that left since (``departed-<i>``, subscribed to all
@@ -118,10 +176,8 @@ def _previous_assignment(
         size, old = int(g_size[g]), int(g_old[g])
         if size == 0:
             continue
-        gtopics = {t_names[t]: parts[t] for t in e_topics[e_off[g]:e_off[g + 1]]}
-        prev = {
-            member_ids[i]: Member(topics_of[s_off[i]:s_off[i + 1]]) for i in range(m_start, m_start + old)
-        }
+        gtopics = {t_names[t]: parts[t] for t in e_topics[e_off[g] : e_off[g + 1]]}
+        prev = {member_ids[i]: Member(topics_of[s_off[i] : s_off[i + 1]]) for i in range(m_start, m_start + old)}
         for j in range(int(g_departed[g])):
             prev[f"departed-{j}"] = Member(gtopics)
         result = kassign.assign(str(g_assignor[g]), prev, gtopics)
@@ -168,8 +224,10 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
 
     # -- clusters and racks ------------------------------------------------------------------
     n_clusters = int(min(8, max(2, round(np.sqrt(G) / 12)))) if G >= 4 else 1
-    cluster_names = [f"kafka-{name}" for name in ("prod-eu1", "prod-us1", "prod-ap1", "prod-us2",
-                                                   "staging-eu1", "prod-eu2", "analytics", "edge")][:n_clusters]
+    cluster_names = [
+        f"kafka-{name}"
+        for name in ("prod-eu1", "prod-us1", "prod-ap1", "prod-us2", "staging-eu1", "prod-eu2", "analytics", "edge")
+    ][:n_clusters]
     cluster_racks = rng.choice(np.array([3, 3, 4, 6]), size=n_clusters)
     cw = 1.0 / np.arange(1, n_clusters + 1)
     g_cluster = rng.choice(n_clusters, size=G, p=cw / cw.sum())
@@ -191,9 +249,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     g_ppm = np.where(g_overprov, rng.uniform(0.3, 1.0, size=G), rng.uniform(1.0, 3.0, size=G))
     g_assignor = rng.choice(_ASSIGNORS, size=G, p=_ASSIGNOR_WEIGHTS)
     g_assignor = _available_assignors(g_assignor, rng)
-    g_names = [
-        f"{_TEAMS[i % len(_TEAMS)]}-{_WORDS[(i * 7) % len(_WORDS)]}-consumer-{i:05d}" for i in range(G)
-    ]
+    g_names = [f"{_TEAMS[i % len(_TEAMS)]}-{_WORDS[(i * 7) % len(_WORDS)]}-consumer-{i:05d}" for i in range(G)]
     # members that joined since the previous generation / members that left since
     g_new = np.where(g_churned, np.floor(g_size * rng.uniform(0.0, 0.15, size=G)), 0).astype(np.int64)
     g_new = np.minimum(g_new, np.maximum(g_size - 1, 0))
@@ -240,9 +296,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     t_parts = np.where(t_overprov, down, t_parts).astype(np.int64)
     t_used = np.zeros(n_topics, dtype=bool)
     t_used[e_topic] = True
-    t_names = [
-        f"{_WORDS[i % len(_WORDS)]}.{'shared' if i < n_shared else 'svc'}-{i:05d}" for i in range(n_topics)
-    ]
+    t_names = [f"{_WORDS[i % len(_WORDS)]}.{'shared' if i < n_shared else 'svc'}-{i:05d}" for i in range(n_topics)]
     t_rf = np.where(rng.random(n_topics) < 0.8, 3, 2)
     t_rate = rng.lognormal(np.log(2e6), 2.0, size=n_topics)
     t_retained = rng.random(n_topics) < 0.4
@@ -334,9 +388,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     keep[first_slot[none_left]] = True
     s_member, s_edge = s_member[keep], s_edge[keep]
     s_counts = np.bincount(s_member, minlength=M)
-    topics_col = pa.ListArray.from_arrays(
-        pa.array(_offsets(s_counts)), topic_name_arr.take(pa.array(e_topic[s_edge]))
-    )
+    topics_col = pa.ListArray.from_arrays(pa.array(_offsets(s_counts)), topic_name_arr.take(pa.array(e_topic[s_edge])))
     is_new = m_idx >= g_old[m_group]
     generation = np.where(is_new, -1, g_gen[m_group]).astype(np.int32)
     # identities
@@ -347,13 +399,21 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
         f"{g_names[g]}-instance-{i}" if s else None
         for g, i, s in zip(m_group.tolist(), m_idx.tolist(), static.tolist())
     ]
-    member_ids = [
-        f"{inst if inst is not None else cid}-{u}" for inst, cid, u in zip(instance_ids, client_ids, uuids)
-    ]
+    member_ids = [f"{inst if inst is not None else cid}-{u}" for inst, cid, u in zip(instance_ids, client_ids, uuids)]
     # owned partitions: the previous generation's assignment by the group's current strategy
     owned_col = _previous_assignment(
-        G, g_assignor, g_size, g_old, g_departed, g_k, e_topic, t_names, t_parts, s_counts,
-        e_topic[s_edge], member_ids,
+        G,
+        g_assignor,
+        g_size,
+        g_old,
+        g_departed,
+        g_k,
+        e_topic,
+        t_names,
+        t_parts,
+        s_counts,
+        e_topic[s_edge],
+        member_ids,
     )
     ip = rng.integers(0, 2**24, size=M)
     hosts = [f"/10.{(x >> 16) & 255}.{(x >> 8) & 255}.{x & 255}" for x in ip.tolist()]
@@ -363,9 +423,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
     rack_valid = g_has_rack[m_group]
     member_racks = pa.array(rack_names).take(pa.array(m_cluster * 6 + m_rack_idx, mask=~rack_valid))
     prio = rng.integers(0, 10, size=M).astype(">i4")
-    user_data = [
-        p.tobytes() if f else None for p, f in zip(prio, g_failover[m_group].tolist())
-    ]
+    user_data = [p.tobytes() if f else None for p, f in zip(prio, g_failover[m_group].tolist())]
     members = pa.Table.from_arrays(
         [
             cluster_arr.take(pa.array(m_cluster)),
@@ -379,6 +437,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
             owned_col,
             pa.array(generation),
             pa.array(user_data, type=pa.binary()),
+            pa.nulls(len(member_ids), type=pa.binary()),  # built-in assignors: no assignment user data
         ],
         schema=MEMBERS_SCHEMA,
     )
@@ -392,6 +451,7 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
             pa.array(state.tolist()),
             pa.array(["consumer"] * G),
             pa.array(np.where(g_empty, "", g_assignor).tolist()),
+            pa.array(["classic"] * G),  # synthetic groups run the classic protocol
         ],
         schema=GROUPS_SCHEMA,
     )
@@ -415,6 +475,6 @@ def synth(groups: int, out: str, seed: int = 0) -> SynthStats:
     )
 
 
-def main_summary(stats: SynthStats, out: str, seconds: Optional[float] = None) -> str:
+def main_summary(stats: SynthStats, out: str, seconds: float | None = None) -> str:
     took = f" in {seconds:.1f}s" if seconds is not None else ""
     return f"wrote {out}{took}: " + json.dumps(stats.as_dict())

@@ -8,15 +8,25 @@ Owned partitions are filtered to existing topics and in-range indexes and dedupl
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Iterable, Mapping, Optional
+from collections.abc import Iterable, Mapping
 
 from .._types import Member
 
 
 class Problem:
     __slots__ = (
-        "topics", "topic_len", "topic_base", "ids", "members", "subs", "raw_subs", "owned",
-        "generation", "rack", "partition_racks", "num_partitions",
+        "generation",
+        "ids",
+        "members",
+        "num_partitions",
+        "owned",
+        "partition_racks",
+        "rack",
+        "raw_subs",
+        "subs",
+        "topic_base",
+        "topic_len",
+        "topics",
     )
 
     def __init__(
@@ -45,8 +55,8 @@ class Problem:
                     flat.add(self.topic_base[ti] + p)
             self.owned.append(sorted(flat))
         self.generation = [m.generation for m in self.members]
-        self.rack: list[Optional[str]] = [m.rack or None for m in self.members]
-        self.partition_racks: Optional[list[frozenset[str]]] = None
+        self.rack: list[str | None] = [m.rack or None for m in self.members]
+        self.partition_racks: list[frozenset[str]] | None = None
         racks = list(partition_racks)
         if racks:
             pr: list[set[str]] = [set() for _ in range(self.num_partitions)]

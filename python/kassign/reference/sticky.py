@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from ._problem import Problem
 
@@ -54,7 +54,7 @@ class Claims:
     """Resolved claims: ``win[p]`` = member that keeps claim to p (or NONE/TIE); raw holders for
     cooperative withholding."""
 
-    __slots__ = ("win", "raw_first", "raw_multi")
+    __slots__ = ("raw_first", "raw_multi", "win")
 
     def __init__(self, prob: Problem) -> None:
         n = prob.num_partitions
@@ -91,7 +91,7 @@ class Claims:
 class Placer:
     """The owner array being built, with cooperative withholding applied on new placements."""
 
-    __slots__ = ("owner", "count", "claims", "cooperative")
+    __slots__ = ("claims", "cooperative", "count", "owner")
 
     def __init__(self, prob: Problem, claims: Claims, cooperative: bool) -> None:
         self.owner = [NONE] * prob.num_partitions
@@ -132,7 +132,7 @@ def rack_pass(
     prob: Problem,
     pool: list[int],
     eligible: list[int],
-    room: Callable[[int], Optional[int]],
+    room: Callable[[int], int | None],
     take: Callable[[int, int], None],
     placed: bytearray,
 ) -> None:
@@ -152,7 +152,7 @@ def rack_pass(
         heapq.heapify(heap)
     order = sorted((p for p in pool if prs[p]), key=lambda p: (len(prs[p]), p))
     for p in order:
-        best: Optional[tuple[int, int]] = None
+        best: tuple[int, int] | None = None
         for r in prs[p]:
             h = heaps.get(r)
             while h:
@@ -206,7 +206,7 @@ def constrained(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
     if rack_on and pool:
         state = {"extra": extra}
 
-        def room(m: int) -> Optional[int]:
+        def room(m: int) -> int | None:
             c = count[m]
             if c < q or (c == q and state["extra"] > 0):
                 return c
@@ -244,7 +244,7 @@ def constrained(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
 class Classes:
     """Topic classes (topics with the same subscriber set) and their class -> member edges."""
 
-    __slots__ = ("topics", "size", "start", "edge_member", "edge_class", "incidence", "order")
+    __slots__ = ("edge_class", "edge_member", "incidence", "order", "size", "start", "topics")
 
     def __init__(self, prob: Problem) -> None:
         subscribers: list[list[int]] = [[] for _ in prob.topics]
@@ -522,7 +522,7 @@ class Flow:
         INF = float("inf")
         dist = [INF] * (n_c + n_m + n_l)
         # node => (previous node, the edge step taken from it) on the cheapest path found
-        prev: list[Optional[tuple[int, tuple[str, int]]]] = [None] * (n_c + n_m + n_l)
+        prev: list[tuple[int, tuple[str, int]] | None] = [None] * (n_c + n_m + n_l)
         in_q = bytearray(n_c + n_m + n_l)
         q: deque[int] = deque()
         for c in range(n_c):
@@ -647,15 +647,19 @@ def general(prob: Problem, claims: Claims, cooperative: bool) -> list[int]:
                     place.keep(m, p)
     placed = bytearray(prob.num_partitions)
     for c in range(len(cls.topics)):
-        pool = [p for t in cls.topics[c] for p in range(prob.topic_base[t], prob.topic_base[t + 1])
-                if place.owner[p] == NONE]
+        pool = [
+            p
+            for t in cls.topics[c]
+            for p in range(prob.topic_base[t], prob.topic_base[t + 1])
+            if place.owner[p] == NONE
+        ]
         room = {cls.edge_member[e]: flow.y[e] for e in cls.edges(c) if flow.y[e] > 0}
         if rack_on and pool:
             given = dict.fromkeys(room, 0)
 
             # Both closures run inside rack_pass below, during this iteration; the defaults bind
             # this class's dicts explicitly.
-            def room_key(m: int, room: dict[int, int] = room, given: dict[int, int] = given) -> Optional[int]:
+            def room_key(m: int, room: dict[int, int] = room, given: dict[int, int] = given) -> int | None:
                 return given[m] if room[m] > 0 else None
 
             def take(m: int, p: int, room: dict[int, int] = room, given: dict[int, int] = given) -> None:

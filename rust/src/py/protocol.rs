@@ -19,7 +19,8 @@ use super::member::{hash_names, Member, OwnedGroup};
 use super::objects::{topic_partition_class, GilYield, TpFactory};
 use crate::model::{py_repr, FastMap};
 use crate::protocol::{
-    self, Assignment, AssignmentRef, StickyUserData, StickyUserDataRef, Subscription, SubscriptionRef, TopicPartitionsRef,
+    self, Assignment, AssignmentRef, StickyUserData, StickyUserDataRef, Subscription, SubscriptionRef,
+    TopicPartitionsRef,
 };
 use crate::strategy::Strategy;
 use crate::wire;
@@ -58,11 +59,7 @@ struct Flattener<'a, 'py> {
 
 impl<'a, 'py> Flattener<'a, 'py> {
     fn new(py: Python<'py>, groups: &[TopicPartitionsRef<'a>]) -> PyResult<Self> {
-        let longest = groups
-            .iter()
-            .flat_map(|g| g.partitions.iter())
-            .max()
-            .unwrap_or(-1);
+        let longest = groups.iter().flat_map(|g| g.partitions.iter()).max().unwrap_or(-1);
         let cls = topic_partition_class(py)?;
         Ok(Flattener {
             factory: TpFactory::new(py, cls, (longest + 1).max(0) as usize)?,
@@ -374,7 +371,7 @@ fn members_from_wire<'py>(
                     last.partitions = v.into_boxed_slice();
                 }
                 _ => owned.push(OwnedGroup {
-                    topic: name(&g.topic).unbind(),
+                    topic: name(g.topic).unbind(),
                     partitions: parts.into_boxed_slice(),
                 }),
             }

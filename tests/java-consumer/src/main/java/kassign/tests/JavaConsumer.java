@@ -19,11 +19,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.RangeAssignor;
+import org.apache.kafka.clients.consumer.RoundRobinAssignor;
+import org.apache.kafka.clients.consumer.StickyAssignor;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -33,12 +38,16 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * One member of a consumer group for kassign's mixed Java/Python tests.
  *
- * <p>Joins the group with Apache Kafka's own {@link CooperativeStickyAssignor} (subclassed only to
- * log when this member runs the group assignment), consumes numbered messages and writes the same
+ * <p>Joins the group with Apache Kafka's own assignors (by default {@link CooperativeStickyAssignor};
+ * {@code --assignors} takes a preference-ordered list of range, roundrobin, sticky,
+ * cooperative-sticky, as {@code partition.assignment.strategy} does), each subclassed only to log
+ * when this member runs the group assignment. Consumes numbered messages and writes the same
  * JSON-lines events as tests/consumer_worker.py: start, assigned, revoked, lost, led, tick, records,
  * released, closed. Stops on SIGTERM (graceful close) or after --max-runtime seconds.
+ * {@code --group-instance-id} makes it a static member (KIP-345): its close does not leave the group.
  *
  * <p>Usage: JavaConsumer --bootstrap H:P --group G --topics a,b --name N --events FILE
+ * [--assignors cooperative-sticky,range] [--group-instance-id ID]
  * [--session-timeout-ms 6000] [--max-runtime 300] [--rate 0] [--tick 0.3] [--rack R]
  */
 public final class JavaConsumer {
@@ -56,6 +65,58 @@ public final class JavaConsumer {
                         + ",\"seconds\":" + ((System.nanoTime() - started) / 1e9));
             }
             return result;
+        }
+    }
+
+    /** Java's RangeAssignor, unchanged, plus a "led" event when it assigns. */
+    public static final class LoggingRangeAssignor extends RangeAssignor {
+        @Override
+        public GroupAssignment assign(Cluster metadata, GroupSubscription groupSubscription) {
+            return logged(groupSubscription, () -> super.assign(metadata, groupSubscription));
+        }
+    }
+
+    /** Java's RoundRobinAssignor, unchanged, plus a "led" event when it assigns. */
+    public static final class LoggingRoundRobinAssignor extends RoundRobinAssignor {
+        @Override
+        public GroupAssignment assign(Cluster metadata, GroupSubscription groupSubscription) {
+            return logged(groupSubscription, () -> super.assign(metadata, groupSubscription));
+        }
+    }
+
+    /** Java's (eager) StickyAssignor, unchanged, plus a "led" event when it assigns. */
+    public static final class LoggingStickyAssignor extends StickyAssignor {
+        @Override
+        public GroupAssignment assign(Cluster metadata, GroupSubscription groupSubscription) {
+            return logged(groupSubscription, () -> super.assign(metadata, groupSubscription));
+        }
+    }
+
+    static GroupAssignment logged(GroupSubscription groupSubscription,
+                                  java.util.function.Supplier<GroupAssignment> run) {
+        long started = System.nanoTime();
+        GroupAssignment result = run.get();
+        if (log != null) {
+            log.write("led", "\"members\":" + groupSubscription.groupSubscription().size()
+                    + ",\"seconds\":" + ((System.nanoTime() - started) / 1e9));
+        }
+        return result;
+    }
+
+    /** The logging class of each assignor name (the protocol names Kafka's assignors report). */
+    static String assignorClass(String name) {
+        switch (name) {
+            case "range":
+                return LoggingRangeAssignor.class.getName();
+            case "roundrobin":
+                return LoggingRoundRobinAssignor.class.getName();
+            case "sticky":
+                return LoggingStickyAssignor.class.getName();
+            case "cooperative-sticky":
+                return LoggingCooperativeStickyAssignor.class.getName();
+            default:
+                throw new IllegalArgumentException("unknown assignor " + name
+                        + " (expected range, roundrobin, sticky or cooperative-sticky)");
         }
     }
 
@@ -132,7 +193,15 @@ public final class JavaConsumer {
         props.put("group.id", require(args, "group"));
         props.put("client.id", name);
         props.put("group.protocol", "classic");
-        props.put("partition.assignment.strategy", LoggingCooperativeStickyAssignor.class.getName());
+        String assignors = args.getOrDefault("assignors", "cooperative-sticky");
+        List<String> classes = new ArrayList<>();
+        for (String a : assignors.split(",")) {
+            classes.add(assignorClass(a.trim()));
+        }
+        props.put("partition.assignment.strategy", String.join(",", classes));
+        if (args.containsKey("group-instance-id")) {
+            props.put("group.instance.id", args.get("group-instance-id"));
+        }
         props.put("enable.auto.commit", "false");
         props.put("auto.offset.reset", "earliest");
         props.put("session.timeout.ms", Integer.toString(sessionTimeoutMs));
@@ -142,13 +211,27 @@ public final class JavaConsumer {
         props.put("metadata.max.age.ms", "5000");
         props.put("key.deserializer", ByteArrayDeserializer.class.getName());
         props.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        // --protocol consumer: the KIP-848 group protocol; the broker assigns (--remote-assignor
+        // uniform|range). That protocol rejects the classic session/heartbeat/assignor settings.
+        if (args.getOrDefault("protocol", "classic").equals("consumer")) {
+            props.put("group.protocol", "consumer");
+            props.remove("partition.assignment.strategy");
+            props.remove("session.timeout.ms");
+            props.remove("heartbeat.interval.ms");
+            if (args.containsKey("remote-assignor")) {
+                props.put("group.remote.assignor", args.get("remote-assignor"));
+            }
+        }
+        if (args.containsKey("instance-id")) {
+            props.put("group.instance.id", args.get("instance-id"));
+        }
         if (args.containsKey("rack")) {
             props.put("client.rack", args.get("rack"));
         }
 
         AtomicBoolean stop = new AtomicBoolean(false);
         CountDownLatch done = new CountDownLatch(1);
-        log.write("start", "\"pid\":" + ProcessHandle.current().pid() + ",\"client\":\"java\",\"strategy\":\"cooperative-sticky\"");
+        log.write("start", "\"pid\":" + ProcessHandle.current().pid() + ",\"client\":\"java\",\"strategy\":" + quote(assignors));
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             stop.set(true);
@@ -182,6 +265,8 @@ public final class JavaConsumer {
         long nextTick = 0;
         long consumed = 0;
         boolean graceful = false;
+        boolean uncommitted = false;
+        boolean commitNeeded = false;
         try {
             while (!stop.get() && System.nanoTime() < deadline) {
                 ConsumerRecords<byte[], byte[]> records;
@@ -189,6 +274,9 @@ public final class JavaConsumer {
                     records = consumer.poll(Duration.ofMillis(100));
                 } catch (WakeupException e) {
                     break;
+                }
+                if (!records.isEmpty() || uncommitted) {
+                    commitNeeded = true;
                 }
                 if (!records.isEmpty()) {
                     StringBuilder values = new StringBuilder("\"values\":[");
@@ -202,12 +290,19 @@ public final class JavaConsumer {
                     }
                     log.write("records", values.append(']').toString());
                     consumed += records.count();
+                }
+                if (commitNeeded) {
+                    // A commit that failed (a rebalance in progress) is retried on the next pass, so a
+                    // member that keeps its partitions still commits up to the log end.
+                    commitNeeded = false;
                     try {
                         consumer.commitSync(Duration.ofSeconds(10));
+                        uncommitted = false;
                     } catch (WakeupException e) {
                         break;
                     } catch (KafkaException e) {
                         log.write("commit-failed", "\"error\":" + quote(e.getClass().getSimpleName()));
+                        uncommitted = true;
                     }
                 }
                 long now = System.nanoTime();

@@ -285,6 +285,12 @@ public final class Harness {
             return;
         }
         long t0 = System.nanoTime();
+        if (strategy.startsWith("server-")) {
+            // KIP-848 broker-side assignors (kafka-group-coordinator): ServerBench.
+            if (!mode.equals("assign") && !mode.equals("time")) usage();
+            ServerBench.run(out, mode, strategy, sc, t0, repeat, budget, warmup, minTime, outFile);
+            return;
+        }
         Cluster cluster = buildCluster(sc);
         Map<String, ByteBuffer> userData = memberUserData(sc, strategy);
         if (mode.equals("assign")) {

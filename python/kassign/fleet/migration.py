@@ -1,0 +1,228 @@
+"""The "moving to the consumer protocol" view of the fleet report (KIP-848).
+
+For every group of the results table (one row per group and strategy, from the fleet job), this
+answers what happens if the group moves from the classic protocol to the consumer protocol, where
+the broker assigns with its ``uniform`` or ``range`` assignor (kassign's ``server-uniform`` /
+``server-range`` strategies, docs/server_assignors.md):
+
+* **online migration possible?** Apache Kafka 4.4.0 converts a classic group online when a member
+  rejoins with ``group.protocol=consumer``, unless a member's current assignment carries user data
+  (``ConsumerGroup.fromClassicGroup`` throws "userData from a custom assignor would be lost"; the
+  coordinator's ``ConsumerProtocolMigrationTest`` covers the refusal). The snapshot's
+  ``assignment_user_data`` column gives that.
+* **which broker assignor:** classic ``range`` maps to ``range``; ``sticky``,
+  ``cooperative-sticky`` and ``roundrobin`` to ``uniform``; anything else lands on ``uniform`` (the
+  broker's default ``group.remote.assignor``).
+* **at the switch:** the broker computes a target assignment from the members' current assignment;
+  partitions moved, balance (max - min partitions per member) and lag (busiest member's lag,
+  max/mean member lag) before and after. *Before* is the group's current strategy as kassign
+  computes it on the snapshot (its row of the results table); *after* is the ``server-*`` row.
+* **semantics lost:** lag-awareness (``lag-aware``), failover priority (``failover``), fair's
+  ordering (``fair``), a custom assignor's logic, round-robin placement (``roundrobin``).
+
+Pure pandas: no Spark here; the report and the tests call it on the results table.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: Classic assignor name -> the broker assignor the group lands on.
+BROKER_ASSIGNOR = {"range": "range", "roundrobin": "uniform", "sticky": "uniform", "cooperative-sticky": "uniform"}
+#: The broker's default (``group.remote.assignor`` unset).
+DEFAULT_BROKER_ASSIGNOR = "uniform"
+#: Classic strategy -> what the broker assignor does not do.
+SEMANTICS_LOST = {
+    "lag-aware": "lag-awareness",
+    "failover": "failover priority",
+    "fair": "fair's ordering",
+    "roundrobin": "round-robin placement",
+}
+
+#: Columns of the per-group view, in order.
+VIEW_COLUMNS = (
+    "cluster",
+    "group_id",
+    "current",
+    "group_protocol",
+    "members",
+    "partitions",
+    "status",
+    "online",
+    "reason",
+    "lands_on",
+    "moves",
+    "owned",
+    "moved_pct",
+    "sticky_moves",
+    "spread_before",
+    "spread_after",
+    "busiest_lag_before",
+    "busiest_lag_after",
+    "lag_ratio_before",
+    "lag_ratio_after",
+    "semantics_lost",
+)
+
+
+def lands_on(protocol: str | None) -> str:
+    return BROKER_ASSIGNOR.get(protocol or "", DEFAULT_BROKER_ASSIGNOR)
+
+
+def semantics_lost(protocol: str | None) -> str:
+    if not protocol or protocol in ("range", "sticky", "cooperative-sticky"):
+        return ""
+    return SEMANTICS_LOST.get(protocol, f"custom assignor {protocol!r}")
+
+
+def migration_view(df: Any) -> Any:
+    """One row per group (pandas DataFrame with :data:`VIEW_COLUMNS`), from the results table as a
+    pandas DataFrame. ``status`` is one of "already consumer", "online", "blocked", "no members"."""
+    import numpy as np
+    import pandas as pd
+
+    if df.empty:
+        return pd.DataFrame(columns=list(VIEW_COLUMNS))
+    by = {}
+    for (c, g, s), r in df.set_index(["cluster", "group_id", "strategy"]).iterrows():
+        by[(c, g, s)] = r
+    rows = []
+    for (c, g), d in df.groupby(["cluster", "group_id"], sort=True):
+        first = d.iloc[0]
+        proto = first.current_protocol if isinstance(first.current_protocol, str) else ""
+        gp = first.group_protocol if isinstance(first.group_protocol, str) else None
+        ud = int(first.custom_user_data) if pd.notna(first.custom_user_data) else 0
+        target = lands_on(proto)
+        before: Any = by.get((c, g, proto))
+        after: Any = by.get((c, g, f"server-{target}"))
+        sticky: Any = by.get((c, g, "sticky"))
+
+        def ok(r: Any) -> bool:
+            return r is not None and r.status == "ok"
+
+        if gp == "consumer":
+            status, online, reason = "already consumer", None, "the group already uses the consumer protocol"
+        elif not first.members:
+            status, online, reason = "no members", True, "no members: nothing to convert"
+        elif ud:
+            status, online = "blocked", False
+            reason = (
+                f"custom user data in {ud} member(s)' current assignment: the broker refuses the online "
+                f'upgrade ("userData from a custom assignor would be lost")'
+            )
+        else:
+            status, online, reason = "online", True, ""
+        owned = float(after.moves + after.kept) if ok(after) else np.nan
+        rows.append(
+            {
+                "cluster": c,
+                "group_id": g,
+                "current": proto,
+                "group_protocol": gp,
+                "members": int(first.members) if pd.notna(first.members) else 0,
+                "partitions": int(after.partitions)
+                if ok(after)
+                else (int(first.partitions) if pd.notna(first.partitions) else 0),
+                "status": status,
+                "online": online,
+                "reason": reason,
+                "lands_on": target if gp != "consumer" else "",
+                "moves": int(after.moves) if ok(after) else np.nan,
+                "owned": owned,
+                "moved_pct": (after.moves / owned if owned else 0.0) if ok(after) else np.nan,
+                "sticky_moves": int(sticky.moves) if ok(sticky) else np.nan,
+                "spread_before": before.count_spread if ok(before) else np.nan,
+                "spread_after": after.count_spread if ok(after) else np.nan,
+                "busiest_lag_before": before.max_member_lag if ok(before) else np.nan,
+                "busiest_lag_after": after.max_member_lag if ok(after) else np.nan,
+                "lag_ratio_before": before.lag_ratio if ok(before) else np.nan,
+                "lag_ratio_after": after.lag_ratio if ok(after) else np.nan,
+                "semantics_lost": semantics_lost(proto) if gp != "consumer" else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=list(VIEW_COLUMNS))
+
+
+def totals(view: Any) -> dict[str, Any]:
+    """Fleet-wide figures of the view."""
+    classic = view[view.status != "already consumer"]
+    movable = classic[classic.status == "online"]
+    m = movable[movable.moves.notna()]
+    owned = m.owned.sum()
+    worse_spread = m[(m.spread_after > m.spread_before)]
+    hotter = m[(m.busiest_lag_after > m.busiest_lag_before)]
+    lost = classic[classic.semantics_lost != ""]
+    return {
+        "groups": len(view),
+        "already_consumer": int((view.status == "already consumer").sum()),
+        "online": int((classic.status == "online").sum()),
+        "blocked": int((classic.status == "blocked").sum()),
+        "no_members": int((classic.status == "no members").sum()),
+        "lands_on_uniform": int((movable.lands_on == "uniform").sum()),
+        "lands_on_range": int((movable.lands_on == "range").sum()),
+        "moves": int(m.moves.sum()),
+        "owned": int(owned),
+        "moved_pct": float(m.moves.sum() / owned) if owned else 0.0,
+        "sticky_moves": int(m.sticky_moves.sum()) if m.sticky_moves.notna().any() else None,
+        "balance_worse": len(worse_spread),
+        "busiest_lag_higher": len(hotter),
+        "semantics_lost": {k: int(v) for k, v in lost.semantics_lost.value_counts().items()},
+    }
+
+
+def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
+    """migration.png: groups by outcome, and the share of partitions moved at the switch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    if view.empty:
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    labels = ["online -> uniform", "online -> range", "blocked (user data)", "already consumer", "no members"]
+    counts = [
+        int(((view.status == "online") & (view.lands_on == "uniform")).sum()),
+        int(((view.status == "online") & (view.lands_on == "range")).sum()),
+        int((view.status == "blocked").sum()),
+        int((view.status == "already consumer").sum()),
+        int((view.status == "no members").sum()),
+    ]
+    ax1.barh(labels[::-1], counts[::-1], color=["#999", "#6a9", "#d62728", "#ff7f0e", "#1f77b4"])
+    ax1.set_xlabel("groups")
+    ax1.set_title("Moving to the consumer protocol")
+    ax1.grid(alpha=0.3, axis="x")
+    m = view[(view.status == "online") & view.moved_pct.notna()]
+    for target, color in (("uniform", "#1f77b4"), ("range", "#ff7f0e")):
+        v = np.sort(100 * m[m.lands_on == target].moved_pct.to_numpy())
+        if len(v):
+            ax2.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=f"server-{target}", color=color)
+    ax2.set_xlabel("% of the group's owned partitions moved at the switch")
+    ax2.set_ylabel("share of groups")
+    ax2.set_title("Partitions moved by the broker's first assignment")
+    ax2.legend(fontsize=8)
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "migration.png"), dpi=110)
+    plt.close(fig)
+    return (
+        "migration.png",
+        "Moving to the consumer protocol",
+        "Left: groups by outcome of an online move to the KIP-848 consumer protocol. Right: cumulative share "
+        "of movable groups by the share of their partitions the broker's first target assignment moves.",
+    )
+
+
+def console_lines(view: Any) -> list[str]:
+    t = totals(view)
+    lost = ", ".join(f"{k}: {v}" for k, v in sorted(t["semantics_lost"].items())) or "none"
+    return [
+        f"moving to the consumer protocol (KIP-848): {t['online']} of {t['groups']} groups can move online "
+        f"({t['lands_on_uniform']} -> uniform, {t['lands_on_range']} -> range), {t['blocked']} blocked by custom "
+        f"assignment user data, {t['already_consumer']} already on it",
+        f"  at the switch: {t['moves']:,} partitions move ({100 * t['moved_pct']:.1f}% of owned); balance worse "
+        f"in {t['balance_worse']} groups, busiest member's lag higher in {t['busiest_lag_higher']}; "
+        f"semantics lost: {lost}",
+    ]

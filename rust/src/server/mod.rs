@@ -1,0 +1,74 @@
+//! KIP-848 broker-side assignors: `server-uniform` and `server-range`.
+//!
+//! With the consumer group protocol (KIP-848) the group coordinator on the broker computes each
+//! member's *target assignment*. Apache Kafka 4.4.0 ships two assignors for it, in
+//! `group-coordinator/src/main/java/org/apache/kafka/coordinator/group/assignor/`:
+//! `UniformAssignor` ("uniform", the default) and `RangeAssignor` ("range"). These modules give
+//! the same plans from kassign's interned [`Problem`]; docs/server_assignors.md states the
+//! semantics, the source paths, and where the Java plan depends on `HashMap` iteration order.
+//!
+//! Inputs, as the coordinator gives them to its assignors: each member's subscribed topics
+//! (topics that do not exist are dropped, but still count when deciding whether the group is
+//! homogeneous), its instance id, and its *current target assignment* (here
+//! `Member::owned`). No user data, no generation, no racks (neither 4.4.0 assignor reads them).
+//!
+//! Where Java iterates a hash map or hash set, kassign uses the canonical order instead: members
+//! by member id, topics by name, partitions ascending. Java's plan equals kassign's whenever it
+//! does not depend on that order, and is equivalent (same loads, same partitions kept) otherwise;
+//! the differential test (`tests/server_diff.py`) checks both against the Java classes.
+
+pub mod range;
+pub mod uniform;
+
+use crate::model::{Problem, NO_OWNER};
+
+/// The current target assignment as a dense owner array (flat partition id -> member index).
+///
+/// The coordinator never gives two members the same partition. Should the input do so anyway
+/// (e.g. a snapshot taken mid-rebalance), the partition counts as owned by nobody: no claimant
+/// keeps it, and it is placed like a free partition. Claims of topics the member does not
+/// subscribe to are dropped, as both Java builders drop them.
+pub(crate) fn current_owners(problem: &Problem) -> Vec<u32> {
+    const CONFLICT: u32 = NO_OWNER - 1;
+    let mut owner = vec![NO_OWNER; problem.num_partitions() as usize];
+    for (i, m) in problem.members.iter().enumerate() {
+        let subs = &problem.subs[m.sub as usize];
+        // `owned` is sorted by flat id, so topics come in runs: one subscription check per run.
+        let mut end = 0; // flat id where the current topic run ends
+        let mut subscribed = false;
+        for &p in &m.owned {
+            if p >= end {
+                let t = problem.topic_of(p);
+                end = problem.topic_base[t as usize + 1];
+                subscribed = subs.binary_search(&t).is_ok();
+            }
+            if !subscribed {
+                continue;
+            }
+            let o = &mut owner[p as usize];
+            *o = if *o == NO_OWNER { i as u32 } else { CONFLICT };
+        }
+    }
+    for o in owner.iter_mut() {
+        if *o == CONFLICT {
+            *o = NO_OWNER;
+        }
+    }
+    owner
+}
+
+/// Whether the coordinator would call the group HOMOGENEOUS: every member subscribes to the same
+/// topic names (names of topics that do not exist included), as
+/// `ModernGroup.subscriptionType` decides from its per-name subscriber counts.
+pub(crate) fn homogeneous(problem: &Problem) -> bool {
+    // Subscriptions are interned by their raw (sorted, deduplicated) topic names.
+    match problem.members.first() {
+        None => true,
+        Some(first) => problem.members.iter().all(|m| m.sub == first.sub),
+    }
+}
+
+/// Wrap a dense owner array as the strategies' result type.
+pub(crate) fn finish(owner: Vec<u32>) -> crate::model::Assignment {
+    crate::model::Assignment { owner }
+}
