@@ -189,7 +189,7 @@ def test_a_failing_python_strategy_is_an_error_row_of_its_own(monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setitem(PYTHON_STRATEGIES, "fair", boom)
-    monkeypatch.setitem(PYTHON_OWNERS, "fair", (boom, False))
+    monkeypatch.setitem(PYTHON_OWNERS, "fair", (boom, lambda options: False))
     m, p = random_group(random.Random(5), bad=False)
     strategies = ["range", "fair", "lag-aware"]
     got = evaluate_group_table("k", "g", m, p, strategies, churn_rounds=2)

@@ -79,6 +79,11 @@ def evaluate_group_table(
         member_class=Member,
         tp_class=TopicPartition,
     )
+    # busiest member lag / its lower bound (kassign.fleet.group's lag_vs_bound)
+    import pyarrow.compute as pc
+
+    ratio = pc.divide(table.column("lag_ratio"), table.column("lag_ratio_bound"))
+    table = table.add_column(table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio)
     # The KIP-848 migration inputs (kassign.fleet.group.migration_meta), with pyarrow compute.
     group_protocol, custom = _migration_meta(members_tbl, parts_tbl)
     at = table.schema.get_field_index("current_protocol") + 1
