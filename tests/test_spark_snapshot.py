@@ -91,7 +91,6 @@ def test_progress_bar_plain_stream():
 def test_assignment_user_data_is_recorded():
     """A custom assignor's assignment user data (it blocks an online move to the KIP-848 consumer
     protocol) lands in ``assignment_user_data``; built-in assignors' null user data stays null."""
-    sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
     with_ud = bytes.fromhex("000300000001000174000000010000000000000002abcd")
     base = {
         "member_id": "c-1",
@@ -100,9 +99,9 @@ def test_assignment_user_data_is_recorded():
         "client_host": "h",
         "member_metadata": SUB_V3,
     }
-    row = snap._member_row("k", "g", "stream", {**base, "member_assignment": with_ud}, sub_dec, asg_dec)
+    row = coll._member_row("k", "g", "stream", {**base, "member_assignment": with_ud})
     assert row["assignment_user_data"] == b"\xab\xcd"
     assert row["owned_partitions"] == [{"topic": "t", "partition": 0}]
-    row = snap._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3}, sub_dec, asg_dec)
+    row = coll._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3})
     assert row["assignment_user_data"] is None
     pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)
