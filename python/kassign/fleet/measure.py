@@ -100,8 +100,8 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
         time.sleep(interval)
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    # CPU of every process of the tree that was waited for (the JVM, Python workers, the driver):
-    # a figure that depends much less on other load of the machine than the wall time
+    # CPU of the processes of the tree that were waited for (reaped): the command itself and what it
+    # reaped; a Spark JVM that its launcher does not wait for is NOT included
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     load = os.getloadavg()
     return {
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("no command")
     r = measure(cmd, a.interval)
     peak = r["peak_rss_mib"]
-    print(f"[measure] wall {r['wall_s']}s, CPU {r['cpu_s']}s (load average at the end {r['load_average_at_end']}), "
+    print(f"[measure] wall {r['wall_s']}s, CPU of reaped processes {r['cpu_s']}s (load average at the end {r['load_average_at_end']}), "
           f"exit {r['exit_code']}; peak RSS of the process tree "
           f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
           f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
