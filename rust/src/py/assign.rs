@@ -8,21 +8,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
 
 use super::errors::run_detached;
-use super::member::Member;
+use super::member::{repr, type_name, Member};
 use super::objects::{GilYield, TpFactory};
 use crate::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId};
 use crate::strategy::Strategy;
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".into())
-}
-
-fn repr(obj: &Bound<'_, PyAny>) -> String {
-    obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into())
-}
 
 /// (key, value) pairs of a mapping argument, or `TypeError` naming it.
 pub(crate) fn mapping_items<'py>(

@@ -47,14 +47,16 @@ pub struct Member {
     flat: PyOnceLock<Py<PyTuple>>,
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+/// The name of an object's type, for error messages.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "?".into())
 }
 
-fn repr(obj: &Bound<'_, PyAny>) -> String {
+/// `repr(obj)`, for error messages.
+pub(crate) fn repr(obj: &Bound<'_, PyAny>) -> String {
     obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into())
 }
 
