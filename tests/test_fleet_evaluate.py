@@ -17,9 +17,16 @@ from kassign.fleet.group import evaluate_group, result_schema
 from kassign.fleet.snapshot import MEMBERS_SCHEMA
 
 PARTS_SCHEMA = pa.schema(
-    [("topic", pa.string()), ("partition", pa.int32()), ("replica_racks", pa.list_(pa.string())),
-     ("beginning_offset", pa.int64()), ("end_offset", pa.int64()), ("committed", pa.int64()),
-     ("state", pa.string()), ("protocol", pa.string())]
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("replica_racks", pa.list_(pa.string())),
+        ("beginning_offset", pa.int64()),
+        ("end_offset", pa.int64()),
+        ("committed", pa.int64()),
+        ("state", pa.string()),
+        ("protocol", pa.string()),
+    ]
 )
 MEMBER_COLUMNS = [f for f in MEMBERS_SCHEMA if f.name not in ("cluster", "group_id")]
 TIMES = ("time_ms", "churn_time_ms")
@@ -46,16 +53,19 @@ def random_group(rng: random.Random, bad: bool) -> tuple[pa.Table, pa.Table]:
         for _ in range(rng.randint(0, 4)):
             t = rng.choice(TOPICS + ["gone"])
             owned.append({"topic": t, "partition": rng.randint(-1, counts.get(t, 3) + 1)})
-        members.append({
-            "member_id": mid,
-            "group_instance_id": _maybe(rng, 0.7, f"inst-{mid}"),
-            "client_id": "client", "host": "/10.0.0.1",
-            "rack": rng.choice(RACKS),
-            "topics": subs,
-            "owned_partitions": owned if rng.random() < 0.8 else None,
-            "generation": rng.choice([None, -1, 1, 2, 2, 3]),
-            "user_data": rng.choice([None, b"\x00\x00\x00\x05", b"\x00\x00\x00\x09", b"\xff\xff\xff\xff", b"\x01"]),
-        })
+        members.append(
+            {
+                "member_id": mid,
+                "group_instance_id": _maybe(rng, 0.7, f"inst-{mid}"),
+                "client_id": "client",
+                "host": "/10.0.0.1",
+                "rack": rng.choice(RACKS),
+                "topics": subs,
+                "owned_partitions": owned if rng.random() < 0.8 else None,
+                "generation": rng.choice([None, -1, 1, 2, 2, 3]),
+                "user_data": rng.choice([None, b"\x00\x00\x00\x05", b"\x00\x00\x00\x09", b"\xff\xff\xff\xff", b"\x01"]),
+            }
+        )
     if bad and members:
         i = rng.randrange(len(members))
         kind = rng.randrange(9)
@@ -81,17 +91,23 @@ def random_group(rng: random.Random, bad: bool) -> tuple[pa.Table, pa.Table]:
             if rng.random() < 0.1:
                 continue  # a gap: the partition exists (max index + 1) without a row
             end = rng.choice([None, 0, 10, 1_000, rng.randint(0, 10**9)])
-            parts.append({
-                "topic": t, "partition": p,
-                "replica_racks": rng.choice([None, [], ["r0"], ["r1", "r2"], ["r0", "r1", "r2"], ["", "r1"], ["r2", "r2"]]),
-                "beginning_offset": rng.choice([None, 0, 5, 500]),
-                "end_offset": end,
-                "committed": rng.choice([None, -1, 0, 3, 400, (end or 0) // 2, (end or 0) + 7]),
-            })
+            parts.append(
+                {
+                    "topic": t,
+                    "partition": p,
+                    "replica_racks": rng.choice(
+                        [None, [], ["r0"], ["r1", "r2"], ["r0", "r1", "r2"], ["", "r1"], ["r2", "r2"]]
+                    ),
+                    "beginning_offset": rng.choice([None, 0, 5, 500]),
+                    "end_offset": end,
+                    "committed": rng.choice([None, -1, 0, 3, 400, (end or 0) // 2, (end or 0) + 7]),
+                }
+            )
     for _ in range(rng.randint(0, 3)):  # duplicates, negatives, null keys, unsubscribed topics
         extra = dict(rng.choice(parts)) if parts else {"topic": "t", "partition": 0}
-        extra.update(rng.choice([{}, {"partition": -3}, {"partition": None}, {"topic": "unsubscribed"},
-                                 {"committed": 1}]))
+        extra.update(
+            rng.choice([{}, {"partition": -3}, {"partition": None}, {"topic": "unsubscribed"}, {"committed": 1}])
+        )
         parts.append(extra)
     if bad and rng.random() < 0.5:
         kind = rng.randrange(2)
@@ -101,8 +117,13 @@ def random_group(rng: random.Random, bad: bool) -> tuple[pa.Table, pa.Table]:
             parts.append({"topic": "t", "partition": 2**31 - 1, "end_offset": 5, "committed": 1})
     rng.shuffle(parts)
     for _ in range(rng.choice([0, 1, 1, 2])):
-        parts.append({"topic": None, "state": rng.choice([None, "", "Stable", "Empty"]),
-                      "protocol": rng.choice([None, "", "range", "cooperative-sticky"])})
+        parts.append(
+            {
+                "topic": None,
+                "state": rng.choice([None, "", "Stable", "Empty"]),
+                "protocol": rng.choice([None, "", "range", "cooperative-sticky"]),
+            }
+        )
     m_tbl = pa.Table.from_pylist(members, schema=pa.schema(MEMBER_COLUMNS))
     p_tbl = pa.Table.from_pylist(parts, schema=PARTS_SCHEMA)
     return m_tbl, p_tbl
@@ -162,7 +183,9 @@ def test_random_groups_cover_ok_and_every_kind_of_error():
         for r in evaluate_group("k", "g", m, p, ["range"]):
             statuses.add(r["status"])
             if r["error"]:
-                reasons.add(r["error"].split(":")[0] if r["error"].startswith("range") else r["error"].split(":")[-1].strip())
+                reasons.add(
+                    r["error"].split(":")[0] if r["error"].startswith("range") else r["error"].split(":")[-1].strip()
+                )
     assert statuses == {"ok", "error"}
     assert "range" in reasons  # kassign.assign rejected the input (racks, partition count)
     assert len(reasons) >= 5, reasons
@@ -170,11 +193,27 @@ def test_random_groups_cover_ok_and_every_kind_of_error():
 
 def test_bigger_groups_with_churn():
     rng = random.Random(99)
-    members = [{"member_id": f"member-{i:03d}", "topics": rng.sample(TOPICS, rng.randint(1, 4)),
-                "rack": rng.choice(RACKS), "generation": 4,
-                "owned_partitions": [{"topic": "t", "partition": i % 40}]} for i in range(60)]
-    parts = [{"topic": t, "partition": p, "replica_racks": [f"r{p % 3}"], "end_offset": rng.randint(0, 10**6),
-              "committed": rng.randint(0, 10**5)} for t in TOPICS for p in range(40)]
+    members = [
+        {
+            "member_id": f"member-{i:03d}",
+            "topics": rng.sample(TOPICS, rng.randint(1, 4)),
+            "rack": rng.choice(RACKS),
+            "generation": 4,
+            "owned_partitions": [{"topic": "t", "partition": i % 40}],
+        }
+        for i in range(60)
+    ]
+    parts = [
+        {
+            "topic": t,
+            "partition": p,
+            "replica_racks": [f"r{p % 3}"],
+            "end_offset": rng.randint(0, 10**6),
+            "committed": rng.randint(0, 10**5),
+        }
+        for t in TOPICS
+        for p in range(40)
+    ]
     m = pa.Table.from_pylist(members, schema=pa.schema(MEMBER_COLUMNS))
     p = pa.Table.from_pylist(parts, schema=PARTS_SCHEMA)
     kw = dict(churn_rounds=6, with_assignment=True, seed=3)
@@ -218,13 +257,27 @@ def _large(t: pa.DataType) -> pa.DataType:
     return t
 
 
-COMPACT_SCHEMA = pa.schema([
-    ("topic", pa.string()),
-    ("parts", pa.list_(pa.struct([("partition", pa.int32()), ("replica_racks", pa.list_(pa.string())),
-                                  ("beginning_offset", pa.int64()), ("end_offset", pa.int64())]))),
-    ("offsets", pa.list_(pa.struct([("partition", pa.int32()), ("committed", pa.int64())]))),
-    ("state", pa.string()), ("protocol", pa.string()),
-])
+COMPACT_SCHEMA = pa.schema(
+    [
+        ("topic", pa.string()),
+        (
+            "parts",
+            pa.list_(
+                pa.struct(
+                    [
+                        ("partition", pa.int32()),
+                        ("replica_racks", pa.list_(pa.string())),
+                        ("beginning_offset", pa.int64()),
+                        ("end_offset", pa.int64()),
+                    ]
+                )
+            ),
+        ),
+        ("offsets", pa.list_(pa.struct([("partition", pa.int32()), ("committed", pa.int64())]))),
+        ("state", pa.string()),
+        ("protocol", pa.string()),
+    ]
+)
 
 
 def compact_side(rng: random.Random, parts: pa.Table) -> tuple[pa.Table, pa.Table]:
@@ -245,7 +298,9 @@ def compact_side(rng: random.Random, parts: pa.Table) -> tuple[pa.Table, pa.Tabl
         offsets = d["offsets"] if d["offsets"] or rng.random() < 0.5 else None
         rows.append({"topic": t, "parts": d["parts"], "offsets": offsets})
         for p in d["parts"]:
-            matches = [o["committed"] for o in offsets or [] if p["partition"] is not None and o["partition"] == p["partition"]]
+            matches = [
+                o["committed"] for o in offsets or [] if p["partition"] is not None and o["partition"] == p["partition"]
+            ]
             for c in matches or [None]:
                 expanded.append({"topic": t, **p, "committed": c})
     rows += [{"topic": None, "state": m["state"], "protocol": m["protocol"]} for m in markers]

@@ -53,8 +53,11 @@ def _module_name(path: pathlib.Path) -> str:
 def _is_module(name: str) -> bool:
     rel = pathlib.Path(*name.split("."))
     base = PKG.parent / rel
-    return base.with_suffix(".py").exists() or (base / "__init__.py").exists() or any(
-        base.parent.glob(base.name + ".*.so"))
+    return (
+        base.with_suffix(".py").exists()
+        or (base / "__init__.py").exists()
+        or any(base.parent.glob(base.name + ".*.so"))
+    )
 
 
 def _imports(path: pathlib.Path, name: str, *, module_level_only: bool) -> set[str]:
@@ -90,7 +93,7 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(n)
         for m in sorted(graph[n]):
             if state.get(m) == 1:
-                return stack[stack.index(m):] + [m]
+                return stack[stack.index(m) :] + [m]
             if m not in state:
                 found = visit(m)
                 if found:

@@ -47,8 +47,12 @@ def _executor_python(tmp) -> str:
     (target,) = list((env_dir / "lib").glob("python3*/site-packages"))
     (target / "driver-deps.pth").write_text(site + "\n")
     python = str(env_dir / "bin" / "python")
-    probe = subprocess.run([python, "-c", "import pyarrow, pyspark\ntry:\n import kassign\nexcept ImportError:\n print('no kassign')"],
-                           capture_output=True, text=True, timeout=120)
+    probe = subprocess.run(
+        [python, "-c", "import pyarrow, pyspark\ntry:\n import kassign\nexcept ImportError:\n print('no kassign')"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert probe.stdout.strip() == "no kassign", probe.stdout + probe.stderr
     return python
 
@@ -72,8 +76,13 @@ class Cluster:
         self.started: list[tuple[str, int]] = []
 
     def _daemon(self, action: str, cls: str, instance: int, *args: str) -> None:
-        subprocess.run(["bash", DAEMON, action, cls, str(instance), *args], env=self.env, check=True,
-                       timeout=120, capture_output=True)
+        subprocess.run(
+            ["bash", DAEMON, action, cls, str(instance), *args],
+            env=self.env,
+            check=True,
+            timeout=120,
+            capture_output=True,
+        )
 
     def pid(self, cls: str, instance: int) -> int | None:
         path = self.dir / "pids" / f"spark-{self.env['SPARK_IDENT_STRING']}-{cls}-{instance}.pid"
@@ -83,8 +92,22 @@ class Cluster:
         self._daemon("start", MASTER, 1, "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui))
         self.started.append((MASTER, 1))
         for i in (1, 2):
-            self._daemon("start", WORKER, i, "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
-                         "--webui-port", str(_free_port()), "--work-dir", str(self.dir / f"work-{i}"), self.url)
+            self._daemon(
+                "start",
+                WORKER,
+                i,
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(_free_port()),
+                "--work-dir",
+                str(self.dir / f"work-{i}"),
+                self.url,
+            )
             self.started.append((WORKER, i))
         deadline = time.monotonic() + START_TIMEOUT
         while True:
@@ -137,8 +160,9 @@ def standalone(tmp_path_factory):
 
 
 def _fleet(args, env, timeout=900):
-    return subprocess.run([sys.executable, "-m", "kassign", "fleet", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kassign", "fleet", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _rows(path):
@@ -160,13 +184,28 @@ def test_fleet_on_a_standalone_cluster_equals_local_mode(standalone, tmp_path):
     exec_python = _executor_python(tmp_path)
     cluster_env = {**env, "PYSPARK_PYTHON": exec_python, "SPARK_LOCAL_IP": "127.0.0.1"}
     out = tmp_path / "cluster"
-    run = _fleet([*common, "--master", standalone.url, "--out", str(out), "--ship-kassign",
-                  "--conf", "spark.executor.memory=512m", "--conf", "spark.executor.cores=1"], cluster_env)
+    run = _fleet(
+        [
+            *common,
+            "--master",
+            standalone.url,
+            "--out",
+            str(out),
+            "--ship-kassign",
+            "--conf",
+            "spark.executor.memory=512m",
+            "--conf",
+            "spark.executor.cores=1",
+        ],
+        cluster_env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert (out / "kassign-package.tar.gz").exists()
 
     # Both workers ran executors of the application, and each unpacked the shipped package.
-    unpacked = sorted(str(p) for i in (1, 2) for p in (standalone.dir / f"work-{i}").glob("app-*/*/kassign-package/kassign/_core*"))
+    unpacked = sorted(
+        str(p) for i in (1, 2) for p in (standalone.dir / f"work-{i}").glob("app-*/*/kassign-package/kassign/_core*")
+    )
     assert len(unpacked) >= 2 and {p.split("/work-")[1][0] for p in unpacked} == {"1", "2"}, unpacked
 
     got, want = _rows(out / "results.parquet"), _rows(tmp_path / "local" / "results.parquet")

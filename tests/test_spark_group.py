@@ -6,7 +6,6 @@ import pytest
 import kassign
 from kassign import Member, TopicPartition
 from kassign.fleet import quality
-from kassign.fleet.snapshot import MEMBERS_SCHEMA
 from kassign.fleet.churn import replay
 from kassign.fleet.group import (
     GroupInputError,
@@ -17,6 +16,7 @@ from kassign.fleet.group import (
     result_schema,
     rows_to_table,
 )
+from kassign.fleet.snapshot import MEMBERS_SCHEMA
 
 PARTS_SCHEMA = pa.schema(
     [
@@ -207,8 +207,7 @@ def test_churn_replay_is_seeded():
 
 
 def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
-    from kassign.fleet import synth
-    from kassign.fleet import job
+    from kassign.fleet import job, synth
 
     snap = tmp_path / "snap"
     stats = synth.synth(5, str(snap), seed=3)

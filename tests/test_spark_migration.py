@@ -7,9 +7,9 @@ import pyarrow as pa
 import pytest
 
 import kassign
-from kassign.fleet.snapshot import MEMBERS_SCHEMA
 from kassign.fleet import migration as M
 from kassign.fleet.group import evaluate_group, rows_to_table
+from kassign.fleet.snapshot import MEMBERS_SCHEMA
 
 PARTS_SCHEMA = pa.schema(
     [

@@ -19,8 +19,14 @@ ASSIGN_V3 = bytes.fromhex("000300000001000174000000020000000000000001ffffffff")
 
 
 def test_member_row_from_raw_metadata():
-    m = {"member_id": "c-1", "group_instance_id": None, "client_id": "c", "client_host": "/10.0.0.1",
-         "member_metadata": SUB_V3, "member_assignment": ASSIGN_V3}
+    m = {
+        "member_id": "c-1",
+        "group_instance_id": None,
+        "client_id": "c",
+        "client_host": "/10.0.0.1",
+        "member_metadata": SUB_V3,
+        "member_assignment": ASSIGN_V3,
+    }
     row = coll._member_row("k", "g", "cooperative-sticky", m)
     assert row["topics"] == ["t"]
     assert row["rack"] == "r1"
@@ -32,10 +38,15 @@ def test_member_row_from_raw_metadata():
 
 
 def test_member_row_v0_metadata_without_assignment():
-    v0 = bytes.fromhex("0000" "00000002" "000161" "000162" "ffffffff")
+    v0 = bytes.fromhex("000000000002000161000162ffffffff")
     row = coll._member_row("k", "g", "range", {"member_id": "x", "member_metadata": v0, "member_assignment": b""})
     assert (row["topics"], row["user_data"], row["owned_partitions"], row["generation"], row["rack"]) == (
-        ["a", "b"], None, [], -1, None)
+        ["a", "b"],
+        None,
+        [],
+        -1,
+        None,
+    )
 
 
 def test_undecodable_metadata_keeps_the_member():
@@ -46,7 +57,7 @@ def test_undecodable_metadata_keeps_the_member():
 
 def test_sticky_user_data_generation():
     # docs/wire.md: t-0 and t-1 at generation 5
-    ud = bytes.fromhex("00000001" "000174" "00000002" "00000000" "00000001" "00000005")
+    ud = bytes.fromhex("0000000100017400000002000000000000000100000005")
     assert coll._user_data_generation("sticky", ud) == 5
     assert coll._user_data_generation("sticky", ud[:-4]) == -1  # v0: no generation
     assert coll._user_data_generation("cooperative-sticky", b"\x00\x00\x00\x07") == 7

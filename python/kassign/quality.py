@@ -6,5 +6,5 @@ pure functions over ``kassign.Member`` and assignments, useful on their own (e.g
 import pyarrow or pyspark.
 """
 
-from .fleet.quality import *  # noqa: F401,F403
+from .fleet.quality import *  # noqa: F403
 from .fleet.quality import __all__  # noqa: F401

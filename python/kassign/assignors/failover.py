@@ -55,7 +55,7 @@ def owners(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
     *,
-    lags: Optional[dict[tuple[str, int], int]] = None,
+    lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
     **options: Any,
 ) -> dict[str, list[int]]:

@@ -286,14 +286,18 @@ def _solve(
                 moved += imp.run(limit, need_rel=opts.min_gain, frozen=None)  # phase 2: kept ones too
         load = imp.load
     best = max(load, default=0)
-    return ids, owners, dict(
-        max_member_lag=best,
-        lower_bound=bound,
-        ratio=best / bound if bound > 0 else None,
-        greedy_max_member_lag=greedy_max,
-        improvement_moves=moved,
-        kept=kept,
-        mode=opts.mode,
+    return (
+        ids,
+        owners,
+        dict(
+            max_member_lag=best,
+            lower_bound=bound,
+            ratio=best / bound if bound > 0 else None,
+            greedy_max_member_lag=greedy_max,
+            improvement_moves=moved,
+            kept=kept,
+            mode=opts.mode,
+        ),
     )
 
 

@@ -98,8 +98,8 @@ def _strategies(values: list[str] | None) -> list[str]:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    from kassign.fleet.snapshot import SnapshotError
     from kassign.fleet.job import FleetConfig, FleetError, check_strategies
+    from kassign.fleet.snapshot import SnapshotError
 
     conf: dict[str, str] = {}
     for kv in args.conf or []:
@@ -122,10 +122,19 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     from kassign.fleet.report import console_table, summarize
 
     cfg = FleetConfig(
-        snapshot=args.snapshot, strategies=strategies, master=args.master, out=args.out, churn=args.churn,
-        with_assignment=args.assignments, auto_offset_reset=args.auto_offset_reset, seed=args.seed,
-        shuffle_partitions=args.partitions, driver_memory=args.driver_memory, spark_conf=conf,
-        progress=not args.quiet, ship_kassign=args.ship_kassign,
+        snapshot=args.snapshot,
+        strategies=strategies,
+        master=args.master,
+        out=args.out,
+        churn=args.churn,
+        with_assignment=args.assignments,
+        auto_offset_reset=args.auto_offset_reset,
+        seed=args.seed,
+        shuffle_partitions=args.partitions,
+        driver_memory=args.driver_memory,
+        spark_conf=conf,
+        progress=not args.quiet,
+        ship_kassign=args.ship_kassign,
     )
 
     def log(msg: str) -> None:
@@ -199,8 +208,11 @@ def add_fleet(sub: Any) -> None:
     )
     p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
-    p.add_argument("--ship-kassign", action="store_true",
-                   help="send this kassign package (code and compiled extension) to the executors with "
-                   "spark.archives, for clusters whose Python has pyarrow but not kassign")
+    p.add_argument(
+        "--ship-kassign",
+        action="store_true",
+        help="send this kassign package (code and compiled extension) to the executors with "
+        "spark.archives, for clusters whose Python has pyarrow but not kassign",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_fleet)

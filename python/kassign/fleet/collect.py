@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..protocol import decode_assignment, decode_generation, decode_sticky_user_data, decode_subscription
-from .snapshot import GROUPS_SCHEMA, MEMBERS_SCHEMA, OFFSETS_SCHEMA, PARTITIONS_SCHEMA, write
+from .snapshot import GROUPS_SCHEMA, MEMBERS_SCHEMA, OFFSETS_SCHEMA, PARTITIONS_SCHEMA, SnapshotError, write
 
 
 class Progress:
@@ -175,9 +175,7 @@ def collect(
                     }
                 )
                 for m in d.get("members", []):
-                    member_rows.append(
-                        _member_row(cluster_name, gid, protocol, m)
-                    )
+                    member_rows.append(_member_row(cluster_name, gid, protocol, m))
             bar.update(len(chunk))
         bar.close()
         if modern:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -83,7 +83,9 @@ def evaluate_group_table(
     import pyarrow.compute as pc
 
     ratio = pc.divide(table.column("lag_ratio"), table.column("lag_ratio_bound"))
-    table = table.add_column(table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio)
+    table = table.add_column(
+        table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio
+    )
     # The KIP-848 migration inputs (kassign.fleet.group.migration_meta), with pyarrow compute.
     group_protocol, custom = _migration_meta(members_tbl, parts_tbl)
     at = table.schema.get_field_index("current_protocol") + 1

@@ -22,7 +22,6 @@ import kassign
 from kassign import Member, TopicPartition
 
 from . import quality
-
 from .churn import replay
 
 #: Columns of the member side of a group (the snapshot's members table).

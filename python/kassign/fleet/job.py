@@ -28,8 +28,8 @@ import pyarrow as pa
 
 import kassign
 
-from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 from .group import result_schema
+from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
 DEFAULT_FLEET_GROUPS = 300
 DEFAULT_FLEET_SEED = 0
@@ -44,7 +44,7 @@ class FleetConfig:
     snapshot: str | None = None
     strategies: Sequence[str] = ()
     #: Spark master URL; None: the one spark-submit was given, else local[*].
-    master: Optional[str] = None
+    master: str | None = None
     out: str = "fleet-report"
     churn: int = 0
     with_assignment: bool = False
@@ -169,7 +169,7 @@ def package_archive(out: str) -> str:
     pkg = os.path.dirname(os.path.abspath(kassign.__file__))
     path = os.path.join(os.path.abspath(out), f"{SHIPPED_PACKAGE}.tar.gz")
 
-    def keep(info: tarfile.TarInfo) -> Optional[tarfile.TarInfo]:
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         return None if "__pycache__" in info.name or info.name.endswith(".pyc") else info
 
     with tarfile.open(path, "w:gz") as tar:
@@ -188,7 +188,7 @@ def ship_conf(archive: str, conf: dict[str, str]) -> dict[str, str]:
     }
 
 
-def effective_master(cfg: FleetConfig) -> Optional[str]:
+def effective_master(cfg: FleetConfig) -> str | None:
     """``cfg.master``; without one, None under spark-submit (its ``--master`` stands), else
     ``local[*]``."""
     if cfg.master:
@@ -266,15 +266,23 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     # topic's partitions and the group's committed offsets as lists (tens of thousands of rows for
     # 10,000 groups instead of millions); the core expands them (rust/src/py/fleet.rs).
     parts_by_topic = partitions.groupBy("cluster", "topic").agg(
-        F.collect_list(F.struct("partition", "replica_racks", "beginning_offset", "end_offset")).alias("parts"))
+        F.collect_list(F.struct("partition", "replica_racks", "beginning_offset", "end_offset")).alias("parts")
+    )
     offsets_by_topic = offsets.groupBy(*key, "topic").agg(
-        F.collect_list(F.struct("partition", F.col("offset").alias("committed"))).alias("offsets"))
+        F.collect_list(F.struct("partition", F.col("offset").alias("committed"))).alias("offsets")
+    )
     gp = (
         group_topics.join(parts_by_topic, ["cluster", "topic"], "inner")
         .join(offsets_by_topic, [*key, "topic"], "left")
-        .select(*key, "topic", "parts", "offsets",
-                F.lit(None).cast("string").alias("state"), F.lit(None).cast("string").alias("protocol"),
-                F.lit(None).cast("string").alias("group_protocol"))
+        .select(
+            *key,
+            "topic",
+            "parts",
+            "offsets",
+            F.lit(None).cast("string").alias("state"),
+            F.lit(None).cast("string").alias("protocol"),
+            F.lit(None).cast("string").alias("group_protocol"),
+        )
     )
     keys = members_again.select(*key).union(offsets.select(*key))
     if groups is not None:
@@ -298,10 +306,13 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
             F.lit(None).cast("string").alias("group_protocol"),
         )
     markers = markers.select(
-        *key, F.lit(None).cast("string").alias("topic"),
+        *key,
+        F.lit(None).cast("string").alias("topic"),
         F.lit(None).cast(gp.schema["parts"].dataType).alias("parts"),
         F.lit(None).cast(gp.schema["offsets"].dataType).alias("offsets"),
-        "state", "protocol", "group_protocol",
+        "state",
+        "protocol",
+        "group_protocol",
     )
     return members, gp.unionByName(markers)
 
@@ -327,8 +338,17 @@ def fleet_dataframe(
     def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
         from kassign.fleet.evaluate import evaluate_group_table
 
-        table = evaluate_group_table(key[0].as_py(), key[1].as_py(), left, right, strategies, churn_rounds=churn,
-                                     with_assignment=with_assignment, auto_offset_reset=auto_offset_reset, seed=seed)
+        table = evaluate_group_table(
+            key[0].as_py(),
+            key[1].as_py(),
+            left,
+            right,
+            strategies,
+            churn_rounds=churn,
+            with_assignment=with_assignment,
+            auto_offset_reset=auto_offset_reset,
+            seed=seed,
+        )
         if counter is not None:
             counter.add(1)
         return table

@@ -128,11 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error("no command")
     r = measure(cmd, a.interval)
     peak = r["peak_rss_mib"]
-    print(f"[measure] wall {r['wall_s']}s, CPU of reaped processes {r['cpu_s']}s (load average at the end {r['load_average_at_end']}), "
-          f"exit {r['exit_code']}; peak RSS of the process tree "
-          f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
-          f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
-          file=sys.stderr)
+    print(
+        f"[measure] wall {r['wall_s']}s, CPU of reaped processes {r['cpu_s']}s "
+        f"(load average at the end {r['load_average_at_end']}), "
+        f"exit {r['exit_code']}; peak RSS of the process tree "
+        f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
+        f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
+        file=sys.stderr,
+    )
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(r, f, indent=1)

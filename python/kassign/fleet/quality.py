@@ -15,8 +15,19 @@ from typing import Any
 from .._types import Member, TopicPartition
 
 __all__ = [
-    "IMBALANCE_THRESHOLD", "Assignment", "GroupQuality", "assignable_partitions", "count_spread", "counts",
-    "evaluate", "lag_ratio_bound", "member_lags", "moves", "previous_owners", "rack_locality", "ratio",
+    "IMBALANCE_THRESHOLD",
+    "Assignment",
+    "GroupQuality",
+    "assignable_partitions",
+    "count_spread",
+    "counts",
+    "evaluate",
+    "lag_ratio_bound",
+    "member_lags",
+    "moves",
+    "previous_owners",
+    "rack_locality",
+    "ratio",
     "violations",
 ]
 

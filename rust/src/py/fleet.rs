@@ -584,6 +584,7 @@ fn assignment_fields() -> Fields {
     ])
 }
 
+#[allow(clippy::too_many_arguments)]
 fn to_batch(
     cluster: &str,
     group_id: &str,
