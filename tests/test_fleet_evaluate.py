@@ -13,7 +13,7 @@ import pytest
 import kassign
 from kassign.assignors import PYTHON_OWNERS, PYTHON_STRATEGIES
 from kassign.fleet.evaluate import evaluate_group_table
-from kassign.fleet.group import evaluate_group, result_schema
+from kassign.fleet.group import evaluate_group, result_schema, strategy_labels
 from kassign.fleet.snapshot import MEMBERS_SCHEMA
 
 PARTS_SCHEMA = pa.schema(
@@ -30,6 +30,8 @@ PARTS_SCHEMA = pa.schema(
 )
 MEMBER_COLUMNS = [f for f in MEMBERS_SCHEMA if f.name not in ("cluster", "group_id")]
 TIMES = ("time_ms", "churn_time_ms")
+#: Every fleet label: kassign.STRATEGIES and lag-aware's modes (sticky among them).
+LABELS = list(strategy_labels())
 IDS = ["a", "b", "c", "d", "m-1", "m-2", "it's", 'say "hi"', "back\\slash", "é-ü", "z" * 3, "0"]
 TOPICS = ["t", "u", "v", "w-long-name"]
 RACKS = [None, "", "r0", "r1", "r2"]
@@ -157,8 +159,8 @@ def test_core_evaluation_equals_the_python_reference(seed, bad):
     churn = rng.choice([0, 1, 3, 4])
     reset = rng.choice(["latest", "earliest"])
     kw = dict(churn_rounds=churn, with_assignment=rng.random() < 0.7, auto_offset_reset=reset, seed=seed)
-    want = evaluate_group("k", f"g{seed}", m, p, kassign.STRATEGIES, **kw)
-    got = evaluate_group_table("k", f"g{seed}", m, p, kassign.STRATEGIES, **kw)
+    want = evaluate_group("k", f"g{seed}", m, p, LABELS, **kw)
+    got = evaluate_group_table("k", f"g{seed}", m, p, LABELS, **kw)
     assert_rows_equal(got, want, f"seed {seed}")
 
 
@@ -166,7 +168,7 @@ def test_core_evaluation_equals_the_python_reference(seed, bad):
 def test_core_evaluation_equals_the_reference_on_strategy_subsets(seed, bad):
     rng = random.Random(seed)
     m, p = random_group(rng, bad)
-    strategies = rng.sample(kassign.STRATEGIES, rng.randint(1, len(kassign.STRATEGIES)))
+    strategies = rng.sample(LABELS, rng.randint(1, len(LABELS)))
     kw = dict(churn_rounds=rng.choice([2, 5]), with_assignment=False, seed=seed)
     want = evaluate_group("k", "grp", m, p, strategies, **kw)
     got = evaluate_group_table("k", "grp", m, p, strategies, **kw)
@@ -217,8 +219,8 @@ def test_bigger_groups_with_churn():
     m = pa.Table.from_pylist(members, schema=pa.schema(MEMBER_COLUMNS))
     p = pa.Table.from_pylist(parts, schema=PARTS_SCHEMA)
     kw = dict(churn_rounds=6, with_assignment=True, seed=3)
-    got = evaluate_group_table("k", "big", m, p, kassign.STRATEGIES, **kw)
-    assert_rows_equal(got, evaluate_group("k", "big", m, p, kassign.STRATEGIES, **kw), "big")
+    got = evaluate_group_table("k", "big", m, p, LABELS, **kw)
+    assert_rows_equal(got, evaluate_group("k", "big", m, p, LABELS, **kw), "big")
     assert set(got.column("status").to_pylist()) == {"ok"}
     assert min(got.column("churn_moves").to_pylist()) > 0
 

@@ -143,5 +143,5 @@ def fleet_evaluate(
     auto_offset_reset: str,
     python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
     member_class: type,
-    tp_class: Any,
+    inputs_class: type,
 ) -> Any: ...

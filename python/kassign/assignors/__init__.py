@@ -5,11 +5,12 @@
 **options) -> dict[str, list[TopicPartition]]``. Inputs are already validated by
 :func:`kassign.assign` (``partition_racks`` arrives as a list of (topic, partition, racks)).
 
-``PYTHON_OWNERS`` maps the same names to ``(owners, reads_history)``: ``owners`` takes the same
-arguments and returns the placement before its conversion to lists (topic -> owner index into
-``sorted(members)`` per partition, -1 = unassigned); ``reads_history(options)`` says whether the
-result depends on the members' owned partitions and generation. The fleet job measures these
-directly.
+``PYTHON_OWNERS`` maps the same names to ``(owners_of, reads_history)``: ``owners_of(inputs,
+**options)`` takes the arguments prepared once as a :class:`kassign.assignors._greedy.Inputs` and
+returns the placement before its conversion to lists (topic -> owner index into ``sorted(members)``
+per partition, -1 = unassigned); ``reads_history(options)`` says whether the result depends on the
+members' owned partitions and generation. The fleet job measures these directly, sharing one
+``Inputs`` between every Python strategy of a churn round.
 """
 
 from __future__ import annotations
@@ -26,5 +27,5 @@ PYTHON_STRATEGIES: dict[str, Callable[..., Any]] = {
 }
 
 PYTHON_OWNERS: dict[str, tuple[Callable[..., Any], Callable[[dict[str, Any]], bool]]] = {
-    m.NAME: (m.owners, m.reads_history) for m in (lag_aware, fair, failover)
+    m.NAME: (m.owners_of, m.reads_history) for m in (lag_aware, fair, failover)
 }

@@ -26,7 +26,7 @@ import struct
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import build_result, subscribers_by_topic
+from ._greedy import Inputs, build_result
 
 NAME = "failover"
 
@@ -61,13 +61,17 @@ def owners(
 ) -> dict[str, list[int]]:
     """The ``failover`` placement as owner arrays: topic -> the owner of each partition, as an
     index into ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+
+
+def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
     if options:
         raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    ids = sorted(members)
-    keys = [_rank_key(members[m].user_data) for m in ids]
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    members, partitions_per_topic = inputs.members, inputs.partitions_per_topic
+    keys = [_rank_key(members[m].user_data) for m in inputs.ids]
     own: dict[str, list[int]] = {}
-    for t, s in subs.items():
+    for t, s in inputs.subs.items():
         # Highest key wins; among equal keys the smallest index (member id), since max() keeps
         # the first maximum and ``s`` is ascending.
         winner = max(s, key=keys.__getitem__)

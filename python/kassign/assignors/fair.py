@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import build_result, deal_global, subscribers_by_topic
+from ._greedy import Inputs, build_result, deal_global, subscribers_by_topic
 
 NAME = "fair"
 
@@ -47,11 +47,14 @@ def owners(
 ) -> dict[str, list[int]]:
     """The ``fair`` placement as owner arrays: topic -> the owner of each partition, as an index
     into ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+
+
+def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
     if options:
         raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    ids = sorted(members)
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    return deal_global(len(ids), subs, partitions_per_topic, {})
+    return deal_global(len(inputs.ids), inputs.subs, inputs.partitions_per_topic, {})
 
 
 def assign(

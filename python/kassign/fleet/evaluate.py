@@ -7,8 +7,11 @@ interned problem once, validates it once, runs the Rust strategies on it (range,
 sticky, cooperative-sticky) with the GIL released, measures every result and replays churn,
 reusing the problem for every strategy and round. The Python strategies (lag-aware, fair,
 failover) are called back with ``kassign.Member`` objects built once per member from the decoded
-rows and return owner arrays (:data:`kassign.assignors.PYTHON_OWNERS`), which the core measures
-the same way. The result is a pyarrow table in :func:`kassign.fleet.group.result_schema`.
+rows, wrapped in one :class:`kassign.assignors._greedy.Inputs` per member set (every Python
+strategy of a churn round shares its sorted ids, subscribers per topic and lag arrays), and return
+owner arrays (:data:`kassign.assignors.PYTHON_OWNERS`), which the core measures the same way; the
+sticky ones get the previous owners the core derives instead of members carrying owned partitions.
+The result is a pyarrow table in :func:`kassign.fleet.group.result_schema`.
 
 The rules (which rows count, lags, metrics, error rows and their messages, the churn events) are
 those of the Python reference, :func:`kassign.fleet.group.evaluate_group`; the tests compare the
@@ -25,8 +28,9 @@ from typing import Any
 import pyarrow as pa
 
 from .. import _core
-from .._types import Member, TopicPartition
+from .._types import Member
 from ..assignors import PYTHON_OWNERS
+from ..assignors._greedy import Inputs
 
 
 def churn_seed(cluster: str, group_id: str, seed: int) -> int:
@@ -35,8 +39,8 @@ def churn_seed(cluster: str, group_id: str, seed: int) -> int:
 
 
 def python_strategies(labels: Sequence[str]) -> dict[str, tuple[Callable[..., Any], bool]]:
-    """The requested fleet labels whose strategy is written in Python: label -> (owners with the
-    label's options bound, whether the result reads owned partitions/generations)."""
+    """The requested fleet labels whose strategy is written in Python: label -> (``owners_of`` with
+    the label's options bound, whether the result reads owned partitions/generations)."""
     from .group import strategy_call
 
     out = {}
@@ -77,7 +81,7 @@ def evaluate_group_table(
         auto_offset_reset=auto_offset_reset,
         python_strategies=python_strategies(strategies),
         member_class=Member,
-        tp_class=TopicPartition,
+        inputs_class=Inputs,
     )
     # busiest member lag / its lower bound (kassign.fleet.group's lag_vs_bound)
     import pyarrow.compute as pc

@@ -292,7 +292,7 @@ pub fn simple_repr(s: &str) -> String {
 
 /// Where a member of a (churn-round) problem comes from: a snapshot member (its row), or a member
 /// that joined during the churn replay with the subscription, rack and user data of `row`'s member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Origin {
     Row(u32),
     Joiner { like_row: u32 },

@@ -4,9 +4,12 @@
 //! side); they arrive through the Arrow C stream interface (`__arrow_c_stream__`, pyo3-arrow) with
 //! no copy and no Python objects per row. The rows are decoded and the group is built once
 //! ([`crate::fleet::Group`]), then every Rust strategy is evaluated with the GIL released. Python
-//! strategies (lag-aware, fair, failover) are called back with `kassign.Member` objects built once
-//! per group member from the decoded rows (no re-validation) and return per-topic owner arrays,
-//! which the core measures like any other result. The result rows go back as one pyarrow table.
+//! strategies (lag-aware, fair, failover) are called back with one `kassign.assignors._greedy.Inputs`
+//! per member set (shared by every Python strategy of a churn round), holding `kassign.Member`
+//! objects built once per group member from the decoded rows (no re-validation); the sticky ones
+//! also get the previous owners the core derives ([`PyAssigner::previous`]) instead of members
+//! carrying owned partitions. They return per-topic owner arrays, which the core measures like any
+//! other result. The result rows go back as one pyarrow table.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Fields, Schema};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
 use pyo3_arrow::PyTable;
 
 use super::errors::run_detached;
@@ -302,7 +305,6 @@ struct PyAssigner<'py, 'g> {
     group: &'g Group,
     funcs: HashMap<String, (Bound<'py, PyAny>, bool)>,
     member_class: Bound<'py, PyType>,
-    tp_class: Bound<'py, PyAny>,
     sub_tuples: Vec<Bound<'py, PyTuple>>,
     /// History-free Members: per member row, and per joiner template row.
     row_members: Vec<Option<Bound<'py, PyAny>>>,
@@ -310,8 +312,11 @@ struct PyAssigner<'py, 'g> {
     ids: FxHashMap<String, Bound<'py, PyString>>,
     ppt: Bound<'py, PyDict>,
     lags: Bound<'py, PyDict>,
-    racks: Bound<'py, PyList>,
     topic_ids: FxHashMap<String, u32>,
+    /// `kassign.assignors._greedy.Inputs`, and one instance per member set seen (a churn round has
+    /// the same members for every strategy): derived inputs are shared by every Python strategy.
+    inputs_class: Bound<'py, PyAny>,
+    inputs: HashMap<Vec<(Origin, String)>, Bound<'py, PyAny>>,
 }
 
 impl<'py, 'g> PyAssigner<'py, 'g> {
@@ -320,7 +325,7 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         group: &'g Group,
         funcs: HashMap<String, (Bound<'py, PyAny>, bool)>,
         member_class: Bound<'py, PyType>,
-        tp_class: Bound<'py, PyAny>,
+        inputs_class: Bound<'py, PyAny>,
     ) -> PyResult<Self> {
         let p = &group.problem;
         let ppt = PyDict::new(py);
@@ -328,22 +333,16 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         for (t, name) in names.iter().enumerate() {
             ppt.set_item(name, p.topic_len[t])?;
         }
+        // No strategy written in Python reads partition racks: they are not passed.
         let lags = PyDict::new(py);
-        let racks = PyList::empty(py);
         for f in 0..p.num_partitions() {
-            let (t, i) = p.split(f);
-            let key = || {
-                PyTuple::new(
+            if group.has_lag[f as usize] {
+                let (t, i) = p.split(f);
+                let key = PyTuple::new(
                     py,
                     [names[t as usize].clone().into_any(), i.into_pyobject(py)?.into_any()],
-                )
-            };
-            if group.has_lag[f as usize] {
-                lags.set_item(key()?, group.lag[f as usize])?;
-            }
-            if let Some(rs) = &group.part_racks[f as usize] {
-                let rl = PyList::new(py, rs.iter().map(|&r| group.rack_names.get(r)))?;
-                racks.append((names[t as usize].clone(), i, rl))?;
+                )?;
+                lags.set_item(key, group.lag[f as usize])?;
             }
         }
         let sub_tuples = group
@@ -366,42 +365,134 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             group,
             funcs,
             member_class,
-            tp_class,
             sub_tuples,
             row_members: vec![None; group.num_members()],
             joiner_members: HashMap::new(),
             ids: FxHashMap::default(),
             ppt,
             lags,
-            racks,
             topic_ids,
+            inputs_class,
+            inputs: HashMap::new(),
         })
     }
 
     /// A `kassign.Member` from the decoded fields (already validated; the constructor is Rust).
-    fn member(&self, row: u32, joiner: bool, owned: Option<&[u32]>, generation: i32) -> PyResult<Bound<'py, PyAny>> {
+    /// Without owned partitions and generation: the strategies that read them get
+    /// [`Self::previous`] instead.
+    fn member(&self, row: u32, joiner: bool) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         let g = self.group;
         let r = row as usize;
         let kwargs = PyDict::new(py);
-        if let Some(parts) = owned {
-            let p = &g.problem;
-            let items = parts
-                .iter()
-                .map(|&f| {
-                    let (t, i) = fleet::problem::topic_partition(p, f);
-                    self.tp_class.call1((t, i))
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            kwargs.set_item("owned_partitions", PyTuple::new(py, items)?)?;
-            kwargs.set_item("generation", generation)?;
-        }
         let gid: Option<&str> = if joiner { None } else { g.instance_ids[r].as_deref() };
         kwargs.set_item("rack", g.member_rack[r].as_deref())?;
         kwargs.set_item("group_instance_id", gid)?;
         kwargs.set_item("user_data", g.user_data[r].as_deref().map(|b| PyBytes::new(py, b)))?;
         self.member_class
             .call((self.sub_tuples[g.sub_of_row[r] as usize].clone(),), Some(&kwargs))
+    }
+
+    /// The history-free `kassign.Member` of a round member (built once per row / joiner template).
+    fn history_free(&mut self, origin: Origin) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match origin {
+            Origin::Joiner { like_row: row } => match self.joiner_members.get(&row) {
+                Some(o) => o.clone(),
+                None => {
+                    let o = self.member(row, true)?;
+                    self.joiner_members.insert(row, o.clone());
+                    o
+                }
+            },
+            Origin::Row(row) => match &self.row_members[row as usize] {
+                Some(o) => o.clone(),
+                None => {
+                    let o = self.member(row, false)?;
+                    self.row_members[row as usize] = Some(o.clone());
+                    o
+                }
+            },
+        })
+    }
+
+    /// What the sticky Python strategies read of the members' history
+    /// (`kassign.assignors._greedy.Inputs.previous`): topic -> {member index: [partition]} for
+    /// the partitions whose previous owner is that member: the highest generation's claim, a tie
+    /// between members leaves none; subscribed topics only.
+    fn previous(&self, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
+        let py = self.py;
+        let n = problem.num_partitions() as usize;
+        let mut owner = vec![fleet::NONE; n];
+        let mut best = vec![i64::MIN; n];
+        let mut tied = vec![false; n];
+        let mut claimed = Vec::new();
+        for (i, m) in problem.members.iter().enumerate() {
+            let gen = m.generation as i64;
+            for &f in &m.owned {
+                let f = f as usize;
+                if best[f] == i64::MIN {
+                    claimed.push(f as u32);
+                }
+                if best[f] == i64::MIN || gen > best[f] {
+                    best[f] = gen;
+                    owner[f] = i as u32;
+                    tied[f] = false;
+                } else if gen == best[f] && owner[f] != i as u32 {
+                    tied[f] = true;
+                }
+            }
+        }
+        let mut subscribed = vec![false; problem.topics.len()];
+        let mut seen_sub = vec![false; problem.subs.len()];
+        for m in &problem.members {
+            if !std::mem::replace(&mut seen_sub[m.sub as usize], true) {
+                for &t in &problem.subs[m.sub as usize] {
+                    subscribed[t as usize] = true;
+                }
+            }
+        }
+        claimed.sort_unstable();
+        let out = PyDict::new(py);
+        let mut per_topic: Option<(u32, FxHashMap<u32, Vec<u32>>)> = None;
+        let flush = |entry: Option<(u32, FxHashMap<u32, Vec<u32>>)>| -> PyResult<()> {
+            if let Some((t, by_member)) = entry {
+                let d = PyDict::new(py);
+                for (i, ps) in by_member {
+                    d.set_item(i, ps)?;
+                }
+                out.set_item(problem.topics[t as usize].as_str(), d)?;
+            }
+            Ok(())
+        };
+        for &f in &claimed {
+            if tied[f as usize] {
+                continue;
+            }
+            let (t, p) = problem.split(f);
+            if !subscribed[t as usize] || problem.topic_len[t as usize] == 0 {
+                continue;
+            }
+            if per_topic.as_ref().map(|(pt, _)| *pt) != Some(t) {
+                flush(per_topic.take())?;
+                per_topic = Some((t, FxHashMap::default()));
+            }
+            let (_, by_member) = per_topic.as_mut().unwrap();
+            by_member.entry(owner[f as usize]).or_default().push(p);
+        }
+        flush(per_topic)?;
+        Ok(out)
+    }
+
+    /// A member id as a Python string, interned for the group.
+    fn id(&mut self, id: &str) -> Bound<'py, PyString> {
+        match self.ids.get(id) {
+            Some(s) => s.clone(),
+            None => {
+                let s = PyString::new(self.py, id);
+                self.ids.insert(id.to_string(), s.clone());
+                s
+            }
+        }
     }
 
     fn call(
@@ -415,47 +506,30 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             Some((f, h)) => (f.clone(), *h),
             None => return Ok(RustAssigner.assign(strategy, problem, origins)),
         };
-        let members = PyDict::new(py);
-        for (m, origin) in problem.members.iter().zip(origins) {
-            let (row, joiner) = match *origin {
-                Origin::Row(r) => (r, false),
-                Origin::Joiner { like_row } => (like_row, true),
-            };
-            let obj = if reads_history {
-                self.member(row, joiner, Some(&m.owned), m.generation)?
-            } else if joiner {
-                match self.joiner_members.get(&row) {
-                    Some(o) => o.clone(),
-                    None => {
-                        let o = self.member(row, true, None, -1)?;
-                        self.joiner_members.insert(row, o.clone());
-                        o
-                    }
+        let key: Vec<(Origin, String)> = origins
+            .iter()
+            .copied()
+            .zip(problem.members.iter().map(|m| m.id.clone()))
+            .collect();
+        let inputs = match self.inputs.get(&key) {
+            Some(i) => i.clone(),
+            None => {
+                let members = PyDict::new(py);
+                for (m, origin) in problem.members.iter().zip(origins) {
+                    let obj = self.history_free(*origin)?;
+                    members.set_item(self.id(&m.id), obj)?;
                 }
-            } else {
-                match &self.row_members[row as usize] {
-                    Some(o) => o.clone(),
-                    None => {
-                        let o = self.member(row, false, None, -1)?;
-                        self.row_members[row as usize] = Some(o.clone());
-                        o
-                    }
-                }
-            };
-            let id = match self.ids.get(&m.id) {
-                Some(s) => s.clone(),
-                None => {
-                    let s = PyString::new(py, &m.id);
-                    self.ids.insert(m.id.clone(), s.clone());
-                    s
-                }
-            };
-            members.set_item(id, obj)?;
-        }
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("lags", &self.lags)?;
-        kwargs.set_item("partition_racks", &self.racks)?;
-        let owners = match func.call((members, &self.ppt), Some(&kwargs)) {
+                let i = self.inputs_class.call1((members, &self.ppt, &self.lags))?;
+                self.inputs.insert(key, i.clone());
+                i
+            }
+        };
+        let inputs = if reads_history {
+            inputs.call_method1("with_previous", (self.previous(problem)?,))?
+        } else {
+            inputs
+        };
+        let owners = match func.call1((inputs,)) {
             Ok(o) => o,
             Err(e) => return Ok(Err(py_error(py, &e))),
         };
@@ -727,7 +801,7 @@ fn to_batch(
 /// `kassign.fleet.group.result_schema(with_assignment)`.
 #[pyfunction]
 #[pyo3(signature = (cluster, group_id, members, parts, strategies, *, churn_rounds, churn_seed, with_assignment,
-                    auto_offset_reset, python_strategies, member_class, tp_class))]
+                    auto_offset_reset, python_strategies, member_class, inputs_class))]
 #[allow(clippy::too_many_arguments)]
 fn fleet_evaluate<'py>(
     py: Python<'py>,
@@ -742,7 +816,7 @@ fn fleet_evaluate<'py>(
     auto_offset_reset: &str,
     python_strategies: Bound<'py, PyDict>,
     member_class: Bound<'py, PyType>,
-    tp_class: Bound<'py, PyAny>,
+    inputs_class: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let reset = match auto_offset_reset.to_ascii_lowercase().as_str() {
         "latest" => OffsetReset::Latest,
@@ -815,7 +889,7 @@ fn fleet_evaluate<'py>(
                             group,
                             funcs.clone(),
                             member_class.clone(),
-                            tp_class.clone(),
+                            inputs_class.clone(),
                         )?);
                     }
                     let mut calling = Calling {
