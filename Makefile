@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -76,6 +76,18 @@ test-server-diff: develop
 
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
+
+# The fleet job at scale (docs/fleet.md, "Measured"): FLEET_GROUPS synthetic groups (default 10,000),
+# every strategy, 4 churn rounds, local[*]; wall time and peak RSS of the whole process tree.
+FLEET_GROUPS ?= 10000
+FLEET_DIR := out/fleet-bench-$(FLEET_GROUPS)
+bench-fleet: develop
+	mkdir -p $(FLEET_DIR)
+	test -e $(FLEET_DIR)/snap/snapshot.json || $(VENV)/bin/kassign synth --groups $(FLEET_GROUPS) --out $(FLEET_DIR)/snap
+	uptime
+	$(PY) -m kassign.fleet.measure --json $(FLEET_DIR)/measure.json -- \
+		$(VENV)/bin/kassign fleet --snapshot $(FLEET_DIR)/snap --out $(FLEET_DIR)/report --churn 4
+	uptime
 
 # Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmark-shapes.md (no Python).
 bench-core:

@@ -4,7 +4,7 @@ Metric (per group): the busiest member's total lag divided by the lower bound
 ``max(largest partition lag, total lag / members)`` - no assignment can do better, 1.0 is the best
 possible. Groups whose partitions carry no lag are left out.
 
-Generated groups (seeded, independent of ``kassign.synth``):
+Generated groups (seeded, independent of ``kassign.fleet.synth``):
 
 * 2-64 members (log-uniform), 1-8 topics with 1-128 partitions each, a fifth of the groups
   over-provisioned (more members than partitions in a topic);

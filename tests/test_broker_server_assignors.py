@@ -245,11 +245,11 @@ def test_broker_target_assignment_matches_prediction(kafka_broker, java_consumer
 
 
 def test_snapshot_records_each_groups_protocol(kafka_broker, java_consumer, tmp_path):
-    """``kassign snapshot`` (kassign.snapshot.collect) records which protocol each group uses, and
+    """``kassign snapshot`` (kassign.fleet.collect.collect) records which protocol each group uses, and
     describes KIP-848 groups (ConsumerGroupDescribe) as well as classic ones (DescribeGroups)."""
     from confluent_kafka.admin import AdminClient
 
-    from kassign.snapshot import collect
+    from kassign.fleet.collect import collect
 
     t = kafka_broker.create_topic(kafka_broker.unique_name("snap"), partitions=4)
     modern = kafka_broker.unique_name("snap-consumer")

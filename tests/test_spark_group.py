@@ -4,10 +4,10 @@ import pyarrow as pa
 import pytest
 
 import kassign
-from kassign import Member, TopicPartition, quality
-from kassign.snapshot import MEMBERS_SCHEMA
-from kassign.spark.churn import replay
-from kassign.spark.group import (
+from kassign import Member, TopicPartition
+from kassign.fleet import quality
+from kassign.fleet.churn import replay
+from kassign.fleet.group import (
     GroupInputError,
     _local_partition_lag,
     assignment_from_rows,
@@ -16,6 +16,7 @@ from kassign.spark.group import (
     result_schema,
     rows_to_table,
 )
+from kassign.fleet.snapshot import MEMBERS_SCHEMA
 
 PARTS_SCHEMA = pa.schema(
     [
@@ -165,7 +166,7 @@ def test_evaluate_group_equals_kassign_assign_and_quality():
 
 
 def test_a_failing_strategy_is_an_error_row_of_its_own(monkeypatch):
-    import kassign.spark.group as group
+    import kassign.fleet.group as group
 
     real = kassign.assign
 
@@ -206,8 +207,7 @@ def test_churn_replay_is_seeded():
 
 
 def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
-    from kassign import synth
-    from kassign.spark import job
+    from kassign.fleet import job, synth
 
     snap = tmp_path / "snap"
     stats = synth.synth(5, str(snap), seed=3)
@@ -221,7 +221,7 @@ def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
 
 
 def test_lag_aware_modes_and_distance_from_the_bound():
-    from kassign.spark.group import VARIANTS, strategy_call, strategy_labels
+    from kassign.fleet.group import VARIANTS, strategy_call, strategy_labels
 
     assert set(VARIANTS) <= set(strategy_labels()) and set(kassign.STRATEGIES) <= set(strategy_labels())
     assert strategy_call("lag-aware:global") == ("lag-aware", {"mode": "global"})

@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import kassign
-from kassign import Member, quality, synth
-from kassign.snapshot import MEMBERS_SCHEMA, OFFSETS_SCHEMA, SnapshotError
+from kassign import Member
+from kassign.fleet import quality, synth
+from kassign.fleet.snapshot import MEMBERS_SCHEMA, OFFSETS_SCHEMA, SnapshotError
 
 # PySpark is an optional extra and Spark needs Java 17+: without them these tests skip on a
 # developer's machine, but in CI (requirements-dev.txt has pyspark, the machine has Java) a missing
@@ -32,8 +33,8 @@ if _missing:
         raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
     pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
 
-from kassign.spark.group import strategy_call, strategy_labels  # noqa: E402
-from kassign.spark.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
+from kassign.fleet.group import strategy_call, strategy_labels  # noqa: E402
+from kassign.fleet.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -363,7 +364,8 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     from kafka.structs import OffsetAndMetadata
     from kafka.structs import TopicPartition as KTP
 
-    from kassign.snapshot import check_snapshot, collect
+    from kassign.fleet.collect import collect
+    from kassign.fleet.snapshot import check_snapshot
 
     spark = request.getfixturevalue("spark")
     topic, group, empty = (broker.unique_name(p) for p in ("fleet-t", "fleet-g", "fleet-empty"))
@@ -479,7 +481,7 @@ def test_snapshot_cli_against_a_real_broker(request, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "describe groups [" in r.stderr and "log offsets [" in r.stderr  # progress bars
     assert f"wrote {out}" in r.stdout
-    from kassign.snapshot import check_snapshot
+    from kassign.fleet.snapshot import check_snapshot
 
     check_snapshot(str(out))
     groups = pq.read_table(out / "groups.parquet").to_pylist()

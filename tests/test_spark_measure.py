@@ -1,11 +1,11 @@
-"""kassign.spark.measure: wall time and peak RSS of a process tree (the fleet scale run's tool)."""
+"""kassign.fleet.measure: wall time and peak RSS of a process tree (the fleet scale run's tool)."""
 
 import json
 import sys
 
 import pytest
 
-from kassign.spark import measure
+from kassign.fleet import measure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux only)")
 

@@ -1,5 +1,5 @@
 """The fleet report's "moving to the consumer protocol" view (issue 16), without Spark: groups go
-through the fleet job's per-group function, then kassign.spark.migration."""
+through the fleet job's per-group function, then kassign.fleet.migration."""
 
 import os
 
@@ -7,9 +7,9 @@ import pyarrow as pa
 import pytest
 
 import kassign
-from kassign.snapshot import MEMBERS_SCHEMA
-from kassign.spark import migration as M
-from kassign.spark.group import evaluate_group, rows_to_table
+from kassign.fleet import migration as M
+from kassign.fleet.group import evaluate_group, rows_to_table
+from kassign.fleet.snapshot import MEMBERS_SCHEMA
 
 PARTS_SCHEMA = pa.schema(
     [

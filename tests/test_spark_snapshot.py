@@ -1,4 +1,4 @@
-"""kassign.snapshot without a broker: format checks, member rows from raw DescribeGroups bytes."""
+"""kassign.fleet.snapshot and .collect without a broker: format checks, member rows from raw DescribeGroups bytes."""
 
 import io
 import os
@@ -7,8 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kassign import snapshot as snap
-from kassign.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
+from kassign.fleet import collect as coll
+from kassign.fleet import snapshot as snap
+from kassign.fleet.snapshot import MEMBERS_SCHEMA, SnapshotError, check_snapshot
 
 # docs/wire.md: subscription v3; topics ["t"]; user_data = coop generation 5; owned t-0, t-1;
 # generation 5; rack "r1"
@@ -17,15 +18,7 @@ SUB_V3 = bytes.fromhex("00030000000100017400000004000000050000000100017400000002
 ASSIGN_V3 = bytes.fromhex("000300000001000174000000020000000000000001ffffffff")
 
 
-@pytest.mark.parametrize("decode", ["kassign", "fallback"])
-def test_member_row_from_raw_metadata(decode):
-    if decode == "kassign":
-        try:
-            sub_dec, asg_dec = snap._decoders()
-        except ImportError:  # pragma: no cover
-            pytest.skip("no decoders")
-    else:
-        sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
+def test_member_row_from_raw_metadata():
     m = {
         "member_id": "c-1",
         "group_instance_id": None,
@@ -34,7 +27,7 @@ def test_member_row_from_raw_metadata(decode):
         "member_metadata": SUB_V3,
         "member_assignment": ASSIGN_V3,
     }
-    row = snap._member_row("k", "g", "cooperative-sticky", m, sub_dec, asg_dec)
+    row = coll._member_row("k", "g", "cooperative-sticky", m)
     assert row["topics"] == ["t"]
     assert row["rack"] == "r1"
     assert row["generation"] == 5
@@ -44,39 +37,31 @@ def test_member_row_from_raw_metadata(decode):
     pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)
 
 
-def test_fallback_decoder_versions():
+def test_member_row_v0_metadata_without_assignment():
     v0 = bytes.fromhex("000000000002000161000162ffffffff")
-    s = snap._fallback_decode_subscription(v0)
-    assert (s.version, s.topics, s.user_data, s.owned_partitions, s.generation, s.rack) == (
-        0,
+    row = coll._member_row("k", "g", "range", {"member_id": "x", "member_metadata": v0, "member_assignment": b""})
+    assert (row["topics"], row["user_data"], row["owned_partitions"], row["generation"], row["rack"]) == (
         ["a", "b"],
         None,
         [],
         -1,
         None,
     )
-    # versions above 3 parse the v3 fields and ignore trailing bytes
-    s4 = snap._fallback_decode_subscription(b"\x00\x04" + SUB_V3[2:] + b"\xff\xff")
-    assert s4.rack == "r1" and s4.generation == 5
-    with pytest.raises(ValueError):
-        snap._fallback_decode_subscription(b"\xff\xff")
-    with pytest.raises(ValueError):
-        snap._fallback_decode_subscription(SUB_V3[:9])
 
 
 def test_undecodable_metadata_keeps_the_member():
     m = {"member_id": "x", "member_metadata": b"\x00", "member_assignment": b""}
-    row = snap._member_row("k", "g", "range", m, snap._fallback_decode_subscription, snap._fallback_decode_assignment)
+    row = coll._member_row("k", "g", "range", m)
     assert row["member_id"] == "x" and row["topics"] == [] and row["owned_partitions"] == []
 
 
 def test_sticky_user_data_generation():
     # docs/wire.md: t-0 and t-1 at generation 5
     ud = bytes.fromhex("0000000100017400000002000000000000000100000005")
-    assert snap._user_data_generation("sticky", ud) == 5
-    assert snap._user_data_generation("sticky", ud[:-4]) == -1  # v0: no generation
-    assert snap._user_data_generation("cooperative-sticky", b"\x00\x00\x00\x07") == 7
-    assert snap._user_data_generation("range", b"\x00\x00\x00\x07") == -1
+    assert coll._user_data_generation("sticky", ud) == 5
+    assert coll._user_data_generation("sticky", ud[:-4]) == -1  # v0: no generation
+    assert coll._user_data_generation("cooperative-sticky", b"\x00\x00\x00\x07") == 7
+    assert coll._user_data_generation("range", b"\x00\x00\x00\x07") == -1
 
 
 def test_check_snapshot_names_the_problem(tmp_path):
@@ -105,7 +90,7 @@ def test_check_snapshot_names_the_problem(tmp_path):
 
 def test_progress_bar_plain_stream():
     out = io.StringIO()
-    p = snap.Progress("groups", 3, out)
+    p = coll.Progress("groups", 3, out)
     p.update()
     p.update(2)
     p.close()
@@ -117,7 +102,6 @@ def test_progress_bar_plain_stream():
 def test_assignment_user_data_is_recorded():
     """A custom assignor's assignment user data (it blocks an online move to the KIP-848 consumer
     protocol) lands in ``assignment_user_data``; built-in assignors' null user data stays null."""
-    sub_dec, asg_dec = snap._fallback_decode_subscription, snap._fallback_decode_assignment
     with_ud = bytes.fromhex("000300000001000174000000010000000000000002abcd")
     base = {
         "member_id": "c-1",
@@ -126,9 +110,9 @@ def test_assignment_user_data_is_recorded():
         "client_host": "h",
         "member_metadata": SUB_V3,
     }
-    row = snap._member_row("k", "g", "stream", {**base, "member_assignment": with_ud}, sub_dec, asg_dec)
+    row = coll._member_row("k", "g", "stream", {**base, "member_assignment": with_ud})
     assert row["assignment_user_data"] == b"\xab\xcd"
     assert row["owned_partitions"] == [{"topic": "t", "partition": 0}]
-    row = snap._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3}, sub_dec, asg_dec)
+    row = coll._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3})
     assert row["assignment_user_data"] is None
     pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)

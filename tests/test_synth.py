@@ -1,4 +1,4 @@
-"""kassign.synth: a seeded, well-formed, realistic synthetic fleet."""
+"""kassign.fleet.synth: a seeded, well-formed, realistic synthetic fleet."""
 
 import subprocess
 import sys
@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import kassign
-from kassign import Member, snapshot, synth
+from kassign import Member
+from kassign.fleet import snapshot, synth
 
 
 @pytest.fixture(scope="module")

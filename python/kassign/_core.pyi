@@ -1,6 +1,6 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, final
 
 from ._types import TopicPartition
@@ -127,3 +127,21 @@ def members_from_wire(
 
 def encode_assignments(result: Mapping[str, list[TopicPartition]]) -> dict[str, bytes]:
     """ConsumerProtocolAssignment v3 bytes per member (grouped, sorted, null user data)."""
+
+# -- the fleet job's per-group evaluation (rust/src/py/fleet.rs) ---------------------------------
+
+def fleet_evaluate(
+    cluster: str,
+    group_id: str,
+    members: Any,
+    parts: Any,
+    strategies: list[str],
+    *,
+    churn_rounds: int,
+    churn_seed: int,
+    with_assignment: bool,
+    auto_offset_reset: str,
+    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
+    member_class: type,
+    inputs_class: type,
+) -> Any: ...

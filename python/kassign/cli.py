@@ -56,7 +56,7 @@ def _add_assign(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _add_fleet_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from kassign.spark.cli import add_fleet, add_snapshot, add_synth
+    from kassign.fleet.cli import add_fleet, add_snapshot, add_synth
 
     add_fleet(sub)
     add_synth(sub)
@@ -66,7 +66,7 @@ def _add_fleet_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 #: Subcommand registrars, in help order. Each adds its parser and sets ``func``.
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     _add_assign,
-    _add_fleet_commands,  # fleet, synth, snapshot (kassign.spark.cli)
+    _add_fleet_commands,  # fleet, synth, snapshot (kassign.fleet.cli)
 ]
 
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from heapq import heappop, heappush, heapreplace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._types import TopicPartition
+    from .._types import Member, TopicPartition
 
 
 class _Pool:
@@ -149,6 +149,61 @@ def build_result(
     lists = _core.result_lists(TopicPartition, len(sorted_ids), topics, [owners[t] for t in topics])
     rank = {m: k for k, m in enumerate(sorted_ids)}
     return {m: lists[rank[m]] for m in members}
+
+
+class Inputs:
+    """A Python strategy's arguments with what every strategy derives from them, computed once.
+
+    ``kassign.assign`` builds one per call. The fleet job builds one per member set and hands the
+    same object to every Python strategy of that churn round, so the sorted ids, the subscribers
+    of each topic and the per-topic lag arrays are derived once per round instead of once per
+    strategy. Derived values are read-only for the strategies (they return new owner lists).
+    ``history`` is the members with their owned partitions and generations when they differ from
+    ``members``; ``previous`` (set by :meth:`with_previous`) is what the sticky strategies read of
+    that history, already derived: topic -> {member index: [partition]} for the partitions whose
+    previous owner (the highest generation's claim; a tie between members leaves none) is that
+    member, over the subscribed topics (``subs``) and partitions in range. The fleet job passes
+    ``previous`` from the core instead of members that carry their owned partitions.
+    """
+
+    __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous")
+
+    def __init__(
+        self,
+        members: dict[str, Member],
+        partitions_per_topic: dict[str, int],
+        lags: dict[tuple[str, int], int] | None = None,
+        history: dict[str, Member] | None = None,
+    ) -> None:
+        self.members = members
+        self.partitions_per_topic = partitions_per_topic
+        self.lags = lags
+        self.history = members if history is None else history
+        self.ids = sorted(members)
+        self._subs: dict[str, tuple[int, ...]] | None = None
+        #: Values a strategy derives from these inputs alone, by name (e.g. lag arrays).
+        self.memo: dict[str, Any] = {}
+        self.previous: dict[str, dict[int, list[int]]] | None = None
+
+    @property
+    def subs(self) -> dict[str, tuple[int, ...]]:
+        """:func:`subscribers_by_topic` of the members (ids sorted)."""
+        if self._subs is None:
+            m = self.members
+            self._subs = subscribers_by_topic(self.ids, [m[i].topics for i in self.ids], self.partitions_per_topic)
+        return self._subs
+
+    def with_previous(self, previous: dict[str, dict[int, list[int]]]) -> Inputs:
+        """The same inputs with the members' history given as ``previous`` (see the class)."""
+        out = Inputs.__new__(Inputs)
+        out.members, out.partitions_per_topic, out.lags, out.history = (
+            self.members,
+            self.partitions_per_topic,
+            self.lags,
+            self.history,
+        )
+        out.ids, out._subs, out.memo, out.previous = self.ids, self.subs, self.memo, previous
+        return out
 
 
 def subscribers_by_topic(

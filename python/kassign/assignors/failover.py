@@ -26,7 +26,7 @@ import struct
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import build_result, subscribers_by_topic
+from ._greedy import Inputs, build_result
 
 NAME = "failover"
 
@@ -46,6 +46,39 @@ def _rank_key(user_data: bytes | None) -> tuple[int, int]:
     return (0, 0) if p is None else (1, p)
 
 
+def reads_history(options: dict[str, Any]) -> bool:
+    """The result does not depend on owned partitions or generations (priorities decide)."""
+    return False
+
+
+def owners(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: dict[tuple[str, int], int] | None = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[int]]:
+    """The ``failover`` placement as owner arrays: topic -> the owner of each partition, as an
+    index into ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+
+
+def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
+    if options:
+        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
+    members, partitions_per_topic = inputs.members, inputs.partitions_per_topic
+    keys = [_rank_key(members[m].user_data) for m in inputs.ids]
+    own: dict[str, list[int]] = {}
+    for t, s in inputs.subs.items():
+        # Highest key wins; among equal keys the smallest index (member id), since max() keeps
+        # the first maximum and ``s`` is ascending.
+        winner = max(s, key=keys.__getitem__)
+        own[t] = [winner] * partitions_per_topic[t]
+    return own
+
+
 def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
@@ -55,15 +88,5 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """The ``failover`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    if options:
-        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    ids = sorted(members)
-    keys = [_rank_key(members[m].user_data) for m in ids]
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    owners: dict[str, list[int]] = {}
-    for t, s in subs.items():
-        # Highest key wins; among equal keys the smallest index (member id), since max() keeps
-        # the first maximum and ``s`` is ascending.
-        winner = max(s, key=keys.__getitem__)
-        owners[t] = [winner] * partitions_per_topic[t]
-    return build_result(list(members), ids, owners)
+    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    return build_result(list(members), sorted(members), own)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import build_result, deal_global, subscribers_by_topic
+from ._greedy import Inputs, build_result, deal_global, subscribers_by_topic
 
 NAME = "fair"
 
@@ -32,6 +32,31 @@ def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]
     return sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
 
 
+def reads_history(options: dict[str, Any]) -> bool:
+    """The result does not depend on owned partitions or generations."""
+    return False
+
+
+def owners(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: dict[tuple[str, int], int] | None = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[int]]:
+    """The ``fair`` placement as owner arrays: topic -> the owner of each partition, as an index
+    into ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+
+
+def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
+    if options:
+        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
+    return deal_global(len(inputs.ids), inputs.subs, inputs.partitions_per_topic, {})
+
+
 def assign(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
@@ -41,9 +66,5 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """The ``fair`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    if options:
-        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    ids = sorted(members)
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
-    owners = deal_global(len(ids), subs, partitions_per_topic, {})
-    return build_result(list(members), ids, owners)
+    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    return build_result(list(members), sorted(members), own)

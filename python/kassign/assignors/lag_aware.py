@@ -84,7 +84,7 @@ from heapq import heapify, heappop, heappush, heapreplace
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import Balancer, build_result, deal_global, subscribers_by_topic
+from ._greedy import Balancer, Inputs, build_result, deal_global
 
 NAME = "lag-aware"
 MODES = ("proposal", "per-topic", "global")
@@ -209,6 +209,29 @@ def assign(
     return solve(members, partitions_per_topic, lags=lags, **options).assignment
 
 
+def reads_history(options: dict[str, Any]) -> bool:
+    """Whether the result depends on owned partitions and generations: only with ``sticky=True``."""
+    return bool(options.get("sticky"))
+
+
+def owners(
+    members: dict[str, Member],
+    partitions_per_topic: dict[str, int],
+    *,
+    lags: Lags = None,
+    partition_racks: Any = None,
+    **options: Any,
+) -> dict[str, list[int]]:
+    """The placement as owner arrays: topic -> the owner of each partition, as an index into
+    ``sorted(members)`` (what :func:`assign` turns into lists)."""
+    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+
+
+def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
+    return _solve(inputs, options)[1]
+
+
 def solve(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
@@ -218,19 +241,27 @@ def solve(
     **options: Any,
 ) -> LagAwareResult:
     """The ``lag-aware`` strategy with its distance from the lower bound (inputs already validated)."""
+    ids, own, stats = _solve(Inputs(members, partitions_per_topic, lags), options)
+    return LagAwareResult(assignment=build_result(list(members), ids, own), **stats)
+
+
+def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
     opts = parse_options(options)
-    ids = sorted(members)
-    subs = subscribers_by_topic(ids, [members[m].topics for m in ids], partitions_per_topic)
+    ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
-        if lags is not None:
+        if inputs.lags is not None:
             raise ValueError("lag-aware: pass lags or lag_provider, not both")
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
-    arrays = _lag_arrays(subs, partitions_per_topic, lags)
+        arrays: dict[str, list[int]] = _lag_arrays(subs, partitions_per_topic, lags)
+    elif "lag-aware:arrays" in inputs.memo:
+        arrays = inputs.memo["lag-aware:arrays"]  # the same for every mode: derived once, read-only
+    else:
+        arrays = inputs.memo["lag-aware:arrays"] = _lag_arrays(subs, partitions_per_topic, inputs.lags)
     n = len(ids)
     kept = 0
     frozen: dict[str, list[bool]] | None = None
     if opts.sticky:
-        owners, kept, frozen = _sticky(members, ids, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
+        owners, kept, frozen = _sticky(inputs, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
     elif opts.mode == "proposal":
         owners = _carried(n, subs, partitions_per_topic, arrays, opts.max_skew)
     elif opts.mode == "per-topic":
@@ -261,15 +292,18 @@ def solve(
                 moved += imp.run(limit, need_rel=opts.min_gain, frozen=None)  # phase 2: kept ones too
         load = imp.load
     best = max(load, default=0)
-    return LagAwareResult(
-        assignment=build_result(list(members), ids, owners),
-        max_member_lag=best,
-        lower_bound=bound,
-        ratio=best / bound if bound > 0 else None,
-        greedy_max_member_lag=greedy_max,
-        improvement_moves=moved,
-        kept=kept,
-        mode=opts.mode,
+    return (
+        ids,
+        owners,
+        dict(
+            max_member_lag=best,
+            lower_bound=bound,
+            ratio=best / bound if bound > 0 else None,
+            greedy_max_member_lag=greedy_max,
+            improvement_moves=moved,
+            kept=kept,
+            mode=opts.mode,
+        ),
     )
 
 
@@ -544,9 +578,25 @@ def _hottest_first(tl: list[int] | None) -> Any:
     return lambda p: (-tl[p], p)
 
 
+def _owned_by_topic(inputs: Inputs) -> dict[str, dict[int, list[int]]]:
+    """topic -> {member index: partitions it previously owned}, subscribed topics and partitions
+    in range only (``inputs.previous`` when the caller derived it already)."""
+    if inputs.previous is not None:
+        return inputs.previous
+    subs, partitions_per_topic = inputs.subs, inputs.partitions_per_topic
+    index = {m: i for i, m in enumerate(inputs.ids)}
+    prev = _previous_owners(inputs.history, index)
+    by_topic: dict[str, dict[int, list[int]]] = {}
+    for (t, p), i in prev.items():
+        s = subs.get(t)
+        if s is None or not 0 <= p < partitions_per_topic[t]:
+            continue
+        by_topic.setdefault(t, {}).setdefault(i, []).append(p)
+    return by_topic
+
+
 def _sticky(
-    members: dict[str, Member],
-    ids: list[str],
+    inputs: Inputs,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
     arrays: dict[str, list[int]],
@@ -555,14 +605,8 @@ def _sticky(
 ) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
     """Keep owned partitions within the per-topic quota, place the rest by the mode's rule.
     Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
-    index = {m: i for i, m in enumerate(ids)}
-    prev = _previous_owners(members, index)
-    by_topic: dict[str, dict[int, list[int]]] = {}
-    for (t, p), i in prev.items():
-        s = subs.get(t)
-        if s is None or not 0 <= p < partitions_per_topic[t]:
-            continue
-        by_topic.setdefault(t, {}).setdefault(i, []).append(p)
+    ids = inputs.ids
+    by_topic = _owned_by_topic(inputs)
     preset: dict[str, list[int]] = {}
     frozen: dict[str, list[bool]] = {}
     load = [0] * len(ids)

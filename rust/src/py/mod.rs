@@ -12,6 +12,7 @@
 
 mod assign;
 mod errors;
+pub(crate) mod fleet;
 mod member;
 mod objects;
 mod protocol;
@@ -44,6 +45,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rust_strategies, m)?)?;
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     protocol::register(m)?;
+    fleet::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import kassign
-from kassign import Member, TopicPartition, quality
+from kassign import Member, TopicPartition
+
+from . import quality
 
 MAX_FOLLOW_UPS = 3
 

@@ -6,8 +6,10 @@ Data flow::
     members.topics ⋈ partitions ⟕ offsets  ∪  group markers ┘ .cogroup(...).applyInArrow(evaluate)
         -> results.parquet (one row per group and strategy) -> HTML report, console summary
 
-The per-group function is :func:`kassign.spark.group.evaluate_group`; it runs
-:func:`kassign.assign` and measures with :mod:`kassign.quality`. Group markers (one row per
+The per-group function is :func:`kassign.fleet.evaluate.evaluate_group_table`: the group's Arrow
+tables go to the Rust core, which builds the problem once, runs every strategy, measures the
+results and replays churn, and returns the result rows as Arrow (the Python reference it is tested
+against is :func:`kassign.fleet.group.evaluate_group`). Group markers (one row per
 (cluster, group_id) seen in members, offsets or the groups table) make sure a group without members
 still reaches the function and comes out as an error row.
 """
@@ -24,8 +26,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
+import kassign
+
 from .group import result_schema
+from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
 DEFAULT_FLEET_GROUPS = 300
 DEFAULT_FLEET_SEED = 0
@@ -39,7 +43,8 @@ class FleetError(ValueError):
 class FleetConfig:
     snapshot: str | None = None
     strategies: Sequence[str] = ()
-    master: str = "local[*]"
+    #: Spark master URL; None: the one spark-submit was given, else local[*].
+    master: str | None = None
     out: str = "fleet-report"
     churn: int = 0
     with_assignment: bool = False
@@ -50,10 +55,11 @@ class FleetConfig:
     spark_conf: dict[str, str] = field(default_factory=dict)
     progress: bool = True
     report: bool = True
+    ship_kassign: bool = False
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
-    """The requested strategies, or every label of :func:`kassign.spark.group.strategy_labels`
+    """The requested strategies, or every label of :func:`kassign.fleet.group.strategy_labels`
     (kassign.STRATEGIES and lag-aware's modes); unknown names are a FleetError."""
     from .group import strategy_labels
 
@@ -98,7 +104,7 @@ def _is_local_path(path: str) -> bool:
 def default_fleet(out: str, log: Any = None) -> str:
     """The bundled default fleet: ``DEFAULT_FLEET_GROUPS`` synthetic groups (seed 0), generated
     once under ``<out>/default-fleet``."""
-    from ..synth import synth
+    from .synth import synth
 
     path = os.path.join(out, "default-fleet")
     marker = os.path.join(path, "snapshot.json")
@@ -151,19 +157,66 @@ def quiet_spark_env(master: str) -> list[tuple[str, str]]:
     ]
 
 
+#: Directory name of the shipped package in the executors' working directory (``--ship-kassign``).
+SHIPPED_PACKAGE = "kassign-package"
+
+
+def package_archive(out: str) -> str:
+    """Pack the kassign package this process runs (Python code and the compiled extension) as
+    ``<out>/kassign-package.tar.gz`` for ``spark.archives``; returns its absolute path."""
+    import tarfile
+
+    pkg = os.path.dirname(os.path.abspath(kassign.__file__))
+    path = os.path.join(os.path.abspath(out), f"{SHIPPED_PACKAGE}.tar.gz")
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        return None if "__pycache__" in info.name or info.name.endswith(".pyc") else info
+
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(pkg, arcname="kassign", filter=keep)
+    return path
+
+
+def ship_conf(archive: str, conf: dict[str, str]) -> dict[str, str]:
+    """Spark settings that send ``archive`` to every executor, unpacked as ``kassign-package/`` in
+    its working directory, and put it first on the Python workers' path."""
+    archives = [a for a in conf.get("spark.archives", "").split(",") if a]
+    path = [p for p in conf.get("spark.executorEnv.PYTHONPATH", "").split(os.pathsep) if p]
+    return {
+        "spark.archives": ",".join([*archives, f"{archive}#{SHIPPED_PACKAGE}"]),
+        "spark.executorEnv.PYTHONPATH": os.pathsep.join([SHIPPED_PACKAGE, *path]),
+    }
+
+
+def effective_master(cfg: FleetConfig) -> str | None:
+    """``cfg.master``; without one, None under spark-submit (its ``--master`` stands), else
+    ``local[*]``."""
+    if cfg.master:
+        return cfg.master
+    return None if "PYSPARK_GATEWAY_PORT" in os.environ else "local[*]"
+
+
 def spark_session(cfg: FleetConfig) -> Any:
     from pyspark.sql import SparkSession
 
-    quiet = quiet_spark_env(cfg.master)
+    master = effective_master(cfg)
+    quiet = quiet_spark_env(master or "")
+    conf = dict(cfg.spark_conf)
+    if cfg.ship_kassign:
+        conf.update(ship_conf(package_archive(cfg.out), conf))
+    b = SparkSession.builder
+    if master:
+        b = b.master(master)
     b = (
-        SparkSession.builder.master(cfg.master)
-        .appName("kassign-fleet")
+        b.appName("kassign-fleet")
         .config("spark.driver.memory", cfg.driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
+        # keep the per-group stage's task count (progress moves task by task; the accumulator of
+        # groups done reaches the driver when a task ends): no AQE coalescing of shuffle partitions
         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
     )
-    for k, v in [*quiet, *cfg.spark_conf.items()]:
+    for k, v in [*quiet, *conf.items()]:
         b = b.config(k, v)
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -209,21 +262,23 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     group_topics = (
         members_again.select(*key, F.explode("topics").alias("topic")).where(F.col("topic").isNotNull()).distinct()
     )
+    # The partition side travels compactly: one row per (group, subscribed topic) carrying the
+    # topic's partitions and the group's committed offsets as lists (tens of thousands of rows for
+    # 10,000 groups instead of millions); the core expands them (rust/src/py/fleet.rs).
+    parts_by_topic = partitions.groupBy("cluster", "topic").agg(
+        F.collect_list(F.struct("partition", "replica_racks", "beginning_offset", "end_offset")).alias("parts")
+    )
+    offsets_by_topic = offsets.groupBy(*key, "topic").agg(
+        F.collect_list(F.struct("partition", F.col("offset").alias("committed"))).alias("offsets")
+    )
     gp = (
-        group_topics.join(partitions, ["cluster", "topic"], "inner")
-        .join(
-            offsets.select(*key, "topic", "partition", F.col("offset").alias("committed")),
-            [*key, "topic", "partition"],
-            "left",
-        )
+        group_topics.join(parts_by_topic, ["cluster", "topic"], "inner")
+        .join(offsets_by_topic, [*key, "topic"], "left")
         .select(
             *key,
             "topic",
-            "partition",
-            "replica_racks",
-            "beginning_offset",
-            "end_offset",
-            "committed",
+            "parts",
+            "offsets",
             F.lit(None).cast("string").alias("state"),
             F.lit(None).cast("string").alias("protocol"),
             F.lit(None).cast("string").alias("group_protocol"),
@@ -253,11 +308,8 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     markers = markers.select(
         *key,
         F.lit(None).cast("string").alias("topic"),
-        F.lit(None).cast("int").alias("partition"),
-        F.lit(None).cast("array<string>").alias("replica_racks"),
-        F.lit(None).cast("long").alias("beginning_offset"),
-        F.lit(None).cast("long").alias("end_offset"),
-        F.lit(None).cast("long").alias("committed"),
+        F.lit(None).cast(gp.schema["parts"].dataType).alias("parts"),
+        F.lit(None).cast(gp.schema["offsets"].dataType).alias("offsets"),
         "state",
         "protocol",
         "group_protocol",
@@ -284,9 +336,9 @@ def fleet_dataframe(
     strategies = tuple(strategies)
 
     def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
-        from kassign.spark.group import evaluate_group, rows_to_table
+        from kassign.fleet.evaluate import evaluate_group_table
 
-        rows = evaluate_group(
+        table = evaluate_group_table(
             key[0].as_py(),
             key[1].as_py(),
             left,
@@ -299,7 +351,7 @@ def fleet_dataframe(
         )
         if counter is not None:
             counter.add(1)
-        return rows_to_table(rows, with_assignment)
+        return table
 
     return (
         members.groupBy("cluster", "group_id")
@@ -387,7 +439,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     own_spark = spark is None
     t_spark = time.perf_counter()
     if own_spark:
-        say(f"starting Spark ({cfg.master})")
+        say(f"starting Spark ({effective_master(cfg) or 'spark-submit master'})")
         spark = spark_session(cfg)
     sc = spark.sparkContext
     shuffle = cfg.shuffle_partitions or default_partitions(snapshot, sc.defaultParallelism)
@@ -432,5 +484,6 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         from .report import write_report
 
         run.report_path = write_report(run, cfg.out)
+        say(f"report written {time.perf_counter() - t_spark:.1f}s after Spark start -> {run.report_path}")
     run.seconds = time.perf_counter() - t_start
     return run

@@ -24,7 +24,7 @@ def _err(cmd: str, msg: str) -> None:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
-    from kassign.synth import main_summary, synth
+    from kassign.fleet.synth import main_summary, synth
 
     if args.groups < 1:
         _err("synth", f"--groups: expected >= 1, got {args.groups}")
@@ -47,7 +47,7 @@ def add_synth(sub: Any) -> None:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from kassign.snapshot import snapshot
+    from kassign.fleet.collect import snapshot
 
     try:
         import kafka  # noqa: F401
@@ -98,8 +98,8 @@ def _strategies(values: list[str] | None) -> list[str]:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    from kassign.snapshot import SnapshotError
-    from kassign.spark.job import FleetConfig, FleetError, check_strategies
+    from kassign.fleet.job import FleetConfig, FleetError, check_strategies
+    from kassign.fleet.snapshot import SnapshotError
 
     conf: dict[str, str] = {}
     for kv in args.conf or []:
@@ -118,8 +118,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     except ImportError:
         _err("fleet", "needs PySpark: pip install 'kassign[spark]'")
         return EXIT_FAILURE
-    from kassign.spark.job import run_fleet
-    from kassign.spark.report import console_table, summarize
+    from kassign.fleet.job import run_fleet
+    from kassign.fleet.report import console_table, summarize
 
     cfg = FleetConfig(
         snapshot=args.snapshot,
@@ -134,6 +134,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         driver_memory=args.driver_memory,
         spark_conf=conf,
         progress=not args.quiet,
+        ship_kassign=args.ship_kassign,
     )
 
     def log(msg: str) -> None:
@@ -147,7 +148,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     print(console_table(summarize(run.results, run.strategies)))
     if any(s.startswith("server-") for s in run.strategies):
-        from kassign.spark.migration import console_lines, migration_view
+        from kassign.fleet.migration import console_lines, migration_view
 
         print()
         print("\n".join(console_lines(migration_view(run.results.to_pandas()))))
@@ -181,7 +182,7 @@ def add_fleet(sub: Any) -> None:
         help="strategies to compare (space or comma separated; default: all this build has, plus "
         "lag-aware's other modes lag-aware:per-topic, lag-aware:global, lag-aware:sticky)",
     )
-    p.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
+    p.add_argument("--master", help="Spark master URL (default: spark-submit's when run by it, else local[*])")
     p.add_argument("--out", default="fleet-report", help="output directory (default ./fleet-report)")
     p.add_argument(
         "--churn",
@@ -207,5 +208,11 @@ def add_fleet(sub: Any) -> None:
     )
     p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
+    p.add_argument(
+        "--ship-kassign",
+        action="store_true",
+        help="send this kassign package (code and compiled extension) to the executors with "
+        "spark.archives, for clusters whose Python has pyarrow but not kassign",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_fleet)

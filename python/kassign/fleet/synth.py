@@ -36,20 +36,17 @@ The shape of the fleet:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .snapshot import (
     GROUPS_SCHEMA,
     MEMBERS_SCHEMA,
     OFFSETS_SCHEMA,
     PARTITIONS_SCHEMA,
-    write_meta,
+    write,
 )
 
 _NICE_COUNTS = np.array(
@@ -458,14 +455,6 @@ def generate(groups: int, seed: int = 0) -> dict[str, pa.Table]:
         schema=GROUPS_SCHEMA,
     )
     return {"members": members, "partitions": partitions, "offsets": offsets, "groups": groups_t}
-
-
-def write(tables: dict[str, pa.Table], out: str, *, source: dict[str, Any]) -> None:
-    """Write snapshot tables as ``<out>/<name>.parquet`` plus ``<out>/snapshot.json``."""
-    os.makedirs(out, exist_ok=True)
-    for name, table in tables.items():
-        pq.write_table(table, os.path.join(out, f"{name}.parquet"), row_group_size=256 * 1024)
-    write_meta(out, source=source, counts={name: t.num_rows for name, t in tables.items()})
 
 
 def synth(groups: int, out: str, seed: int = 0) -> SynthStats:

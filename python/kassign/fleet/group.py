@@ -1,9 +1,11 @@
-"""One consumer group of a fleet snapshot: build kassign inputs, run strategies, measure.
+"""One consumer group of a fleet snapshot, in Python: the reference evaluation, and the schema.
 
-This module has no Spark in it: the fleet job calls :func:`evaluate_group` once per
-(cluster, group_id) from ``applyInArrow``, and the tests call it directly. All assignments come
-from :func:`kassign.assign`; this module only converts inputs and measures the results with
-:mod:`kassign.quality`.
+:func:`evaluate_group` is the fleet job's per-group evaluation written with kassign's public API:
+rows -> ``kassign.Member`` objects (:func:`build_group`), :func:`kassign.assign` for each strategy,
+:mod:`kassign.fleet.quality` for the metrics, :mod:`kassign.fleet.churn` for the replay. The job
+runs the Rust core's evaluation (:mod:`kassign.fleet.evaluate`), which follows the same rules at a
+fraction of the cost; this module is the reference the tests compare it with, row by row. It has
+no Spark in it.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any
 import pyarrow as pa
 
 import kassign
-from kassign import Member, TopicPartition, quality
+from kassign import Member, TopicPartition
 
+from . import quality
 from .churn import replay
 
 #: Columns of the member side of a group (the snapshot's members table).
@@ -58,7 +61,7 @@ RESULT_SCHEMA = pa.schema(
         pa.field("state", pa.string()),  # from the groups table, when present
         pa.field("current_protocol", pa.string()),
         # KIP-848 migration inputs: the group protocol ("classic" / "consumer", groups table) and the
-        # number of members whose current assignment carries user data (kassign.spark.migration).
+        # number of members whose current assignment carries user data (kassign.fleet.migration).
         pa.field("group_protocol", pa.string()),
         pa.field("custom_user_data", pa.int32()),
         pa.field("members", pa.int32()),
@@ -127,7 +130,7 @@ def _local_partition_lag(
 def lag_function() -> tuple[Callable[..., int], str]:
     """The per-partition lag function ``fn(committed, beginning, end, auto_offset_reset)`` and
     where it comes from."""
-    return _local_partition_lag, "kassign.spark.group._local_partition_lag"
+    return _local_partition_lag, "kassign.fleet.group._local_partition_lag"
 
 
 @dataclass

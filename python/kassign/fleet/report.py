@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..quality import IMBALANCE_THRESHOLD
+from .quality import IMBALANCE_THRESHOLD
 
 #: Columns of the summary table, in order, with their headers.
 SUMMARY_COLUMNS = [
@@ -427,7 +427,7 @@ def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int 
 
 
 def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str, str] | None]:
-    """HTML of the "moving to the consumer protocol" view (kassign.spark.migration); the full
+    """HTML of the "moving to the consumer protocol" view (kassign.fleet.migration); the full
     per-group view goes to migration.csv."""
     from . import migration as M
 

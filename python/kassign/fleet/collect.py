@@ -1,186 +1,23 @@
-"""The fleet snapshot format (Parquet) and ``kassign snapshot``, which collects one from Kafka.
+"""``kassign snapshot``: collect a fleet snapshot from a live Kafka cluster (kafka-python's admin
+client; confluent-kafka's for groups on the KIP-848 consumer protocol). The format is
+:mod:`kassign.fleet.snapshot`'s (docs/fleet.md).
 
-A snapshot is a directory (documented in docs/fleet.md)::
-
-    members.parquet     one row per group member
-    partitions.parquet  one row per topic partition
-    offsets.parquet     one row per committed offset of a group
-    groups.parquet      optional: one row per group (lists groups without members, e.g. Empty)
-    snapshot.json       optional: format version, source, row counts
-
-Each ``.parquet`` may also be a directory of Parquet files (as Spark writes them). Columns are
-checked by :func:`check_snapshot` before the fleet job starts; extra columns are ignored.
+Member metadata and assignments are read from the raw DescribeGroups bytes with
+:mod:`kassign.protocol`'s decoders (every ConsumerProtocol version, the rack field included).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import os
-import struct
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
-FORMAT_VERSION = 1
-
-OWNED_TYPE = pa.list_(pa.struct([pa.field("topic", pa.string()), pa.field("partition", pa.int32())]))
-
-MEMBERS_SCHEMA = pa.schema(
-    [
-        pa.field("cluster", pa.string(), nullable=False),
-        pa.field("group_id", pa.string(), nullable=False),
-        pa.field("member_id", pa.string()),
-        pa.field("group_instance_id", pa.string()),
-        pa.field("client_id", pa.string()),
-        pa.field("host", pa.string()),
-        pa.field("rack", pa.string()),
-        pa.field("topics", pa.list_(pa.string())),
-        pa.field("owned_partitions", OWNED_TYPE),
-        pa.field("generation", pa.int32()),
-        pa.field("user_data", pa.binary()),
-        # User data of the member's current assignment (classic protocol). Built-in assignors leave
-        # it null; a custom assignor's user data blocks an online move to the consumer protocol.
-        pa.field("assignment_user_data", pa.binary()),
-    ]
-)
-PARTITIONS_SCHEMA = pa.schema(
-    [
-        pa.field("cluster", pa.string(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("partition", pa.int32(), nullable=False),
-        pa.field("replica_racks", pa.list_(pa.string())),
-        pa.field("beginning_offset", pa.int64()),
-        pa.field("end_offset", pa.int64()),
-    ]
-)
-OFFSETS_SCHEMA = pa.schema(
-    [
-        pa.field("cluster", pa.string(), nullable=False),
-        pa.field("group_id", pa.string(), nullable=False),
-        pa.field("topic", pa.string(), nullable=False),
-        pa.field("partition", pa.int32(), nullable=False),
-        pa.field("offset", pa.int64()),
-    ]
-)
-GROUPS_SCHEMA = pa.schema(
-    [
-        pa.field("cluster", pa.string(), nullable=False),
-        pa.field("group_id", pa.string(), nullable=False),
-        pa.field("state", pa.string()),
-        pa.field("protocol_type", pa.string()),
-        pa.field("protocol", pa.string()),
-        # The group protocol: "classic" (JoinGroup/SyncGroup, client-side assignors) or "consumer"
-        # (KIP-848, the broker assigns); from ListGroups v5+ (Kafka 4.0+), null when unknown.
-        pa.field("group_protocol", pa.string()),
-    ]
-)
-
-TABLES: dict[str, pa.Schema] = {
-    "members": MEMBERS_SCHEMA,
-    "partitions": PARTITIONS_SCHEMA,
-    "offsets": OFFSETS_SCHEMA,
-    "groups": GROUPS_SCHEMA,
-}
-REQUIRED_TABLES = ("members", "partitions", "offsets")
-#: Columns a snapshot must have (the rest are optional and read as null when absent).
-REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "members": ("cluster", "group_id", "member_id", "topics"),
-    "partitions": ("cluster", "topic", "partition"),
-    "offsets": ("cluster", "group_id", "topic", "partition", "offset"),
-    "groups": ("cluster", "group_id"),
-}
-
-
-class SnapshotError(ValueError):
-    """A snapshot directory is missing a table or a column, or a column has the wrong type."""
-
-
-def table_path(snapshot_dir: str, name: str) -> str:
-    return os.path.join(snapshot_dir, f"{name}.parquet")
-
-
-def _type_family(t: pa.DataType) -> str:
-    if pa.types.is_integer(t):
-        return "integer"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "string"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return "binary"
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return "list<" + _type_family(t.value_type) + ">"
-    if pa.types.is_struct(t):
-        return "struct<" + ",".join(f"{f.name}:{_type_family(f.type)}" for f in t) + ">"
-    if pa.types.is_dictionary(t):
-        return _type_family(t.value_type)
-    return str(t)
-
-
-def read_schema(path: str) -> pa.Schema:
-    import pyarrow.dataset as ds
-
-    return ds.dataset(path, format="parquet").schema
-
-
-def check_snapshot(snapshot_dir: str) -> dict[str, pa.Schema | None]:
-    """Check that ``snapshot_dir`` holds a readable snapshot; return each table's file schema
-    (None for an absent optional table).
-
-    Raises:
-        SnapshotError: naming the missing table, missing column or wrongly typed column.
-    """
-    if not os.path.isdir(snapshot_dir):
-        raise SnapshotError(f"snapshot {snapshot_dir!r}: not a directory")
-    found: dict[str, pa.Schema | None] = {}
-    for name, schema in TABLES.items():
-        path = table_path(snapshot_dir, name)
-        if not os.path.exists(path):
-            if name in REQUIRED_TABLES:
-                raise SnapshotError(f"snapshot {snapshot_dir!r}: missing table {name}.parquet")
-            found[name] = None
-            continue
-        try:
-            file_schema = read_schema(path)
-        except Exception as e:  # pyarrow raises several types for unreadable files
-            raise SnapshotError(f"snapshot table {path!r}: not readable as Parquet: {e}") from None
-        missing = [c for c in REQUIRED_COLUMNS[name] if c not in file_schema.names]
-        if missing:
-            raise SnapshotError(
-                f"snapshot table {name}.parquet: missing required column(s) {', '.join(missing)} "
-                f"(has: {', '.join(file_schema.names)})"
-            )
-        for f in schema:
-            if f.name in file_schema.names:
-                got = _type_family(file_schema.field(f.name).type)
-                want = _type_family(f.type)
-                if got != want:
-                    raise SnapshotError(
-                        f"snapshot table {name}.parquet: column {f.name} has type "
-                        f"{file_schema.field(f.name).type}, expected {f.type}"
-                    )
-        found[name] = file_schema
-    return found
-
-
-def write_meta(out: str, *, source: dict[str, Any], counts: dict[str, int]) -> None:
-    meta = {
-        "format": "kassign-fleet-snapshot",
-        "version": FORMAT_VERSION,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "source": source,
-        "rows": counts,
-    }
-    with open(os.path.join(out, "snapshot.json"), "w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=2)
-        f.write("\n")
-
-
-# ------------------------------------------------------------------------------------------
-# Collecting a snapshot from a Kafka cluster (kafka-python's admin client)
-# ------------------------------------------------------------------------------------------
+from ..protocol import decode_assignment, decode_generation, decode_sticky_user_data, decode_subscription
+from .snapshot import GROUPS_SCHEMA, MEMBERS_SCHEMA, OFFSETS_SCHEMA, PARTITIONS_SCHEMA, SnapshotError, write
 
 
 class Progress:
@@ -221,112 +58,18 @@ class Progress:
             self.stream.flush()
 
 
-def _decoders() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any]]:
-    """kassign.protocol's decoders when that module is present, else the local fallback."""
-    try:
-        from kassign.protocol import decode_assignment, decode_subscription
-
-        return decode_subscription, decode_assignment
-    except ImportError:
-        return _fallback_decode_subscription, _fallback_decode_assignment
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise ValueError("truncated")
-        b = self.data[self.pos : self.pos + n]
-        self.pos += n
-        return b
-
-    def i16(self) -> int:
-        return int(struct.unpack(">h", self.take(2))[0])
-
-    def i32(self) -> int:
-        return int(struct.unpack(">i", self.take(4))[0])
-
-    def string(self) -> str | None:
-        n = self.i16()
-        return None if n < 0 else self.take(n).decode("utf-8")
-
-    def bytes_(self) -> bytes | None:
-        n = self.i32()
-        return None if n < 0 else self.take(n)
-
-    def partitions(self) -> list[tuple[str, int]]:
-        out = []
-        for _ in range(self.i32()):
-            topic = self.string() or ""
-            for _ in range(self.i32()):
-                out.append((topic, self.i32()))
-        return out
-
-    def at_end(self) -> bool:
-        return self.pos >= len(self.data)
-
-
-class _Decoded:
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
-
-
-def _fallback_decode_subscription(data: bytes) -> Any:
-    """ConsumerProtocol subscription v0-v3 (docs/wire.md); used only when
-    kassign.protocol is not available."""
-    r = _Reader(data)
-    version = r.i16()
-    if version < 0:
-        raise ValueError(f"negative subscription version {version}")
-    topics = [r.string() or "" for _ in range(r.i32())]
-    user_data = r.bytes_()
-    owned: list[tuple[str, int]] = []
-    generation, rack = -1, None
-    if version >= 1 and not r.at_end():
-        owned = r.partitions()
-    if version >= 2 and not r.at_end():
-        generation = r.i32()
-    if version >= 3 and not r.at_end():
-        rack = r.string() or None
-    return _Decoded(
-        version=version, topics=topics, user_data=user_data, owned_partitions=owned, generation=generation, rack=rack
-    )
-
-
-def _fallback_decode_assignment(data: bytes) -> Any:
-    r = _Reader(data)
-    version = r.i16()
-    if version < 0:
-        raise ValueError(f"negative assignment version {version}")
-    partitions = r.partitions()
-    user_data = r.bytes_() if not r.at_end() else None
-    return _Decoded(version=version, partitions=partitions, user_data=user_data)
-
-
 def _user_data_generation(protocol: str, user_data: bytes | None) -> int:
     """The generation carried in user data by cooperative-sticky (int32) and sticky (v1), decoded
-    with kassign.protocol when present; -1 when absent or undecodable (as Java does)."""
+    with kassign.protocol; -1 when absent or undecodable (as Java does)."""
     if not user_data:
         return -1
     try:
-        from kassign.protocol import decode_generation, decode_sticky_user_data
-    except ImportError:  # the fallback decoders below; kassign.protocol ships with the package
-        decode_generation = decode_sticky_user_data = None  # type: ignore[assignment]
-    try:
         if protocol == "cooperative-sticky":
-            if decode_generation is not None:
-                return int(decode_generation(user_data))
-            return int(struct.unpack(">i", user_data[:4])[0]) if len(user_data) >= 4 else -1
+            return int(decode_generation(user_data))
         if protocol == "sticky":
-            if decode_sticky_user_data is not None:
-                gen = decode_sticky_user_data(user_data)[1]
-                return -1 if gen is None else int(gen)
-            r = _Reader(user_data)
-            r.partitions()
-            return r.i32() if not r.at_end() else -1
-    except (ValueError, struct.error, UnicodeDecodeError):
+            gen = decode_sticky_user_data(user_data)[1]
+            return -1 if gen is None else int(gen)
+    except ValueError:
         return -1
     return -1
 
@@ -395,7 +138,6 @@ def collect(
     from kafka.protocol.consumer import OffsetSpec
     from kafka.structs import TopicPartition as KTP
 
-    decode_subscription, decode_assignment = _decoders()
     admin = _admin_client(bootstrap_servers, **(admin_config or {}))
     stream = sys.stderr if progress else open(os.devnull, "w")
     try:
@@ -433,9 +175,7 @@ def collect(
                     }
                 )
                 for m in d.get("members", []):
-                    member_rows.append(
-                        _member_row(cluster_name, gid, protocol, m, decode_subscription, decode_assignment)
-                    )
+                    member_rows.append(_member_row(cluster_name, gid, protocol, m))
             bar.update(len(chunk))
         bar.close()
         if modern:
@@ -572,14 +312,7 @@ def _describe_consumer_protocol_groups(
     return group_rows, member_rows
 
 
-def _member_row(
-    cluster: str,
-    group_id: str,
-    protocol: str,
-    m: dict[str, Any],
-    decode_subscription: Callable[[bytes], Any],
-    decode_assignment: Callable[[bytes], Any],
-) -> dict[str, Any]:
+def _member_row(cluster: str, group_id: str, protocol: str, m: dict[str, Any]) -> dict[str, Any]:
     topics: list[str] = []
     owned: list[dict[str, Any]] = []
     generation, rack, user_data, assignment_user_data = -1, None, None, None
@@ -624,8 +357,6 @@ def _member_row(
 
 def snapshot(bootstrap_servers: str, out: str, **kwargs: Any) -> dict[str, int]:
     """Collect a snapshot (see :func:`collect`) and write it to ``out``; return row counts."""
-    from .synth import write
-
     tables = collect(bootstrap_servers, **kwargs)
     write(tables, out, source={"kind": "kafka", "bootstrap_servers": bootstrap_servers})
     return {name: t.num_rows for name, t in tables.items()}

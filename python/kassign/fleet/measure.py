@@ -1,6 +1,6 @@
 """Wall time and peak memory of a command's whole process tree (the fleet job's scale run).
 
-``python -m kassign.spark.measure [--interval S] [--json FILE] -- COMMAND ...`` runs COMMAND and
+``python -m kassign.fleet.measure [--interval S] [--json FILE] -- COMMAND ...`` runs COMMAND and
 samples ``/proc`` every ``--interval`` seconds (default 0.5): the resident set size (VmRSS) of
 every process in the tree, summed, and split into the Spark JVM (``java``), the Python workers
 (``pyspark.daemon`` / ``pyspark.worker``) and the rest (the driver's Python). It prints, at the
@@ -10,7 +10,7 @@ bound of the tree's real memory use.
 
 Used for docs/fleet.md's scale numbers::
 
-    python -m kassign.spark.measure -- kassign fleet --snapshot fleet10k --out out/fleet10k
+    python -m kassign.fleet.measure -- kassign fleet --snapshot fleet10k --out out/fleet10k
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ def _kind(pid: int) -> str:
 
 def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
     """Run ``cmd``; return its exit code, wall time and peak RSS of its process tree (a JSON record)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd)
     peak = {"total": 0, "jvm": 0, "python_workers": 0, "other": 0}
@@ -96,7 +99,14 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
         samples += 1
         time.sleep(interval)
     wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU of the processes of the tree that were waited for (reaped): the command itself and what it
+    # reaped; a Spark JVM that its launcher does not wait for is NOT included
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    load = os.getloadavg()
     return {
+        "cpu_s": round(cpu, 1),
+        "load_average_at_end": [round(x, 2) for x in load],
         "command": cmd,
         "exit_code": proc.returncode,
         "wall_s": round(wall, 1),
@@ -108,7 +118,7 @@ def measure(cmd: list[str], interval: float = 0.5) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kassign.spark.measure", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m kassign.fleet.measure", description=__doc__.split("\n\n")[0])
     p.add_argument("--interval", type=float, default=0.5)
     p.add_argument("--json", help="also write the result as JSON to this file")
     p.add_argument("command", nargs=argparse.REMAINDER)
@@ -119,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     r = measure(cmd, a.interval)
     peak = r["peak_rss_mib"]
     print(
-        f"[measure] wall {r['wall_s']}s, exit {r['exit_code']}; peak RSS of the process tree "
+        f"[measure] wall {r['wall_s']}s, CPU of reaped processes {r['cpu_s']}s "
+        f"(load average at the end {r['load_average_at_end']}), "
+        f"exit {r['exit_code']}; peak RSS of the process tree "
         f"{peak['total']} MiB (JVM {peak['jvm']}, Python workers {peak['python_workers']}, "
         f"driver Python and other {peak['other']}); up to {r['peak_processes']} processes",
         file=sys.stderr,

@@ -1,0 +1,116 @@
+"""One group of the fleet job, evaluated in the Rust core: Arrow in, Arrow out.
+
+The job's ``applyInArrow`` function hands the group's two pyarrow tables (members, partition side)
+to :func:`evaluate_group_table`, which passes them to ``kassign._core.fleet_evaluate`` through the
+Arrow C stream interface: no ``to_pylist``, no Python object per row. The core builds the group's
+interned problem once, validates it once, runs the Rust strategies on it (range, roundrobin,
+sticky, cooperative-sticky) with the GIL released, measures every result and replays churn,
+reusing the problem for every strategy and round. The Python strategies (lag-aware, fair,
+failover) are called back with ``kassign.Member`` objects built once per member from the decoded
+rows, wrapped in one :class:`kassign.assignors._greedy.Inputs` per member set (every Python
+strategy of a churn round shares its sorted ids, subscribers per topic and lag arrays), and return
+owner arrays (:data:`kassign.assignors.PYTHON_OWNERS`), which the core measures the same way; the
+sticky ones get the previous owners the core derives instead of members carrying owned partitions.
+The result is a pyarrow table in :func:`kassign.fleet.group.result_schema`.
+
+The rules (which rows count, lags, metrics, error rows and their messages, the churn events) are
+those of the Python reference, :func:`kassign.fleet.group.evaluate_group`; the tests compare the
+two row by row.
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from .. import _core
+from .._types import Member
+from ..assignors import PYTHON_OWNERS
+from ..assignors._greedy import Inputs
+
+
+def churn_seed(cluster: str, group_id: str, seed: int) -> int:
+    """A per-group seed that is the same in every process (Python's hash() is not)."""
+    return zlib.crc32(f"{cluster}\x00{group_id}\x00{seed}".encode())
+
+
+def python_strategies(labels: Sequence[str]) -> dict[str, tuple[Callable[..., Any], bool]]:
+    """The requested fleet labels whose strategy is written in Python: label -> (``owners_of`` with
+    the label's options bound, whether the result reads owned partitions/generations)."""
+    from .group import strategy_call
+
+    out = {}
+    for label in labels:
+        name, options = strategy_call(label)
+        if name in PYTHON_OWNERS:
+            fn, reads = PYTHON_OWNERS[name]
+            out[label] = (functools.partial(fn, **options) if options else fn, reads(options))
+    return out
+
+
+def evaluate_group_table(
+    cluster: str,
+    group_id: str,
+    members_tbl: pa.Table,
+    parts_tbl: pa.Table,
+    strategies: Sequence[str],
+    *,
+    churn_rounds: int = 0,
+    with_assignment: bool = False,
+    auto_offset_reset: str = "latest",
+    seed: int = 0,
+) -> pa.Table:
+    """One row per strategy for this group (in ``strategies``' order): metrics, or status "error"
+    with the reason. Same contract as :func:`kassign.fleet.group.evaluate_group`, as a table."""
+    if churn_rounds < 0:
+        raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
+    strategies = list(strategies)
+    table = _core.fleet_evaluate(
+        cluster,
+        group_id,
+        members_tbl,
+        parts_tbl,
+        strategies,
+        churn_rounds=churn_rounds,
+        churn_seed=churn_seed(cluster, group_id, seed),
+        with_assignment=with_assignment,
+        auto_offset_reset=auto_offset_reset,
+        python_strategies=python_strategies(strategies),
+        member_class=Member,
+        inputs_class=Inputs,
+    )
+    # busiest member lag / its lower bound (kassign.fleet.group's lag_vs_bound)
+    import pyarrow.compute as pc
+
+    ratio = pc.divide(table.column("lag_ratio"), table.column("lag_ratio_bound"))
+    table = table.add_column(
+        table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio
+    )
+    # The KIP-848 migration inputs (kassign.fleet.group.migration_meta), with pyarrow compute.
+    group_protocol, custom = _migration_meta(members_tbl, parts_tbl)
+    at = table.schema.get_field_index("current_protocol") + 1
+    n = table.num_rows
+    table = table.add_column(at, pa.field("group_protocol", pa.string()), pa.array([group_protocol] * n, pa.string()))
+    return table.add_column(at + 1, pa.field("custom_user_data", pa.int32()), pa.array([custom] * n, pa.int32()))
+
+
+def _migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> tuple[str | None, int]:
+    """(group protocol of the first marker row that has one, members whose current assignment
+    carries user data)."""
+    import pyarrow.compute as pc
+
+    gp = None
+    if "group_protocol" in parts_tbl.column_names and "topic" in parts_tbl.column_names:
+        col = parts_tbl.column("group_protocol")
+        keep = pc.and_(pc.is_null(parts_tbl.column("topic")), pc.fill_null(pc.not_equal(col, ""), False))
+        found = pc.filter(col, keep)
+        gp = found[0].as_py() if len(found) else None
+    custom = 0
+    if "assignment_user_data" in members_tbl.column_names:
+        lengths = pc.binary_length(members_tbl.column("assignment_user_data"))
+        custom = int(pc.sum(pc.fill_null(pc.greater(lengths, 0), False).cast(pa.int32())).as_py() or 0)
+    return gp, custom
