@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import contenders  # noqa: E402
-import scenarios  # noqa: E402
+import contenders
+import scenarios
 
 
 def main(argv: list[str] | None = None) -> None:
