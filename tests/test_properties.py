@@ -9,10 +9,15 @@ still run a meaningful number. The all-strategy tests share weights 0.5 + 0.25 +
 strategies present, so ``make test-long`` (HYPOTHESIS_PROFILE=long) runs >= 100k cases in total
 whatever the build has, plus the sticky-only tests (0.08 + 0.08 + 0.04 + 0.04 each). Set
 ``KASSIGN_CASE_LOG=path`` to append the per-test case counts actually run (JSON lines).
+
+Speed: the generators reuse strategy objects built once (``ints``, ``pick``, ``subset`` below);
+``python tests/compare_property_inputs.py REV`` checks that a rewrite of this file still hands
+kassign exactly the same inputs as revision REV under a fixed seed.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -89,6 +94,33 @@ GHOST = "ghost"  # subscribed, never has metadata
 GONE = "gone"  # owned in the past, deleted
 
 
+# Strategy objects are built once and reused (the helpers below are cached on their arguments):
+# building and validating a new ``st.lists(st.sampled_from(...))`` for every draw cost more than
+# drawing from it. A cached strategy is the same strategy, so every draw and the distribution of
+# generated inputs are exactly what building it in place would give.
+
+
+@functools.cache
+def ints(lo: int, hi: int):
+    return st.integers(lo, hi)
+
+
+@functools.cache
+def pick(options: tuple):
+    """``st.sampled_from(options)``, built once per options tuple."""
+    return st.sampled_from(options)
+
+
+@functools.cache
+def subset(options: tuple, min_size: int = 0, max_size: int | None = None):
+    """``st.lists(st.sampled_from(options), unique=True)`` (a random ordered subset), built once."""
+    return st.lists(pick(options), min_size=min_size, max_size=max_size, unique=True)
+
+
+BOOLS = st.booleans()
+
+
+@functools.cache
 def user_data():
     return st.one_of(
         st.none(),
@@ -100,22 +132,22 @@ def user_data():
 
 @st.composite
 def topic_table(draw, max_topics=5, max_partitions=10):
-    n = draw(st.integers(1, max_topics))
-    return {TOPIC_NAMES[i]: draw(st.integers(0, max_partitions)) for i in range(n)}
+    n = draw(ints(1, max_topics))
+    return {TOPIC_NAMES[i]: draw(ints(0, max_partitions)) for i in range(n)}
 
 
 @st.composite
 def owned_history(draw, topics, subs, max_claims=12):
     """Arbitrary, possibly invalid history: real claims, out-of-range indexes, deleted topics,
     unsubscribed topics, duplicates."""
-    names = sorted(topics) + [GONE]
-    claims = draw(
-        st.lists(
-            st.tuples(st.sampled_from(names), st.integers(0, draw(st.integers(1, 12)))),
-            max_size=max_claims,
-        )
-    )
+    names = tuple(sorted(topics)) + (GONE,)
+    claims = draw(_claims(names, draw(ints(1, 12)), max_claims))
     return claims
+
+
+@functools.cache
+def _claims(names: tuple, hi: int, max_claims: int):
+    return st.lists(st.tuples(pick(names), ints(0, hi)), max_size=max_claims)
 
 
 @st.composite
@@ -123,17 +155,17 @@ def groups(draw, uniform=None, max_members=8, max_topics=5, max_partitions=10, h
     """(members, partitions_per_topic). ``uniform``: True / False / None (either)."""
     topics = draw(topic_table(max_topics, max_partitions))
     if uniform is None:
-        uniform = draw(st.booleans())
-    names = sorted(topics) + [GHOST]
-    n = draw(st.integers(1, max_members))
-    ids = draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=n, max_size=n, unique=True))
-    common = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        uniform = draw(BOOLS)
+    names = tuple(sorted(topics)) + (GHOST,)
+    n = draw(ints(1, max_members))
+    ids = draw(subset(tuple(MEMBER_IDS), n, n))
+    common = draw(subset(names, 1))
     members = {}
     for mid in ids:
-        subs = common if uniform else draw(st.lists(st.sampled_from(names), unique=True))
-        owned = draw(owned_history(topics, subs)) if history and draw(st.booleans()) else []
-        gen = draw(st.integers(-1, 6)) if owned or draw(st.booleans()) else -1
-        gid = draw(st.sampled_from([None, None, "i-a", "i-b", "i-c"])) if statics else None
+        subs = common if uniform else draw(subset(names))
+        owned = draw(owned_history(topics, subs)) if history and draw(BOOLS) else []
+        gen = draw(ints(-1, 6)) if owned or draw(BOOLS) else -1
+        gid = draw(pick((None, None, "i-a", "i-b", "i-c"))) if statics else None
         members[mid] = Member(subs, owned, gen, group_instance_id=gid, user_data=draw(user_data()))
     # Static instance ids are unique within a group.
     seen = set()
@@ -145,13 +177,16 @@ def groups(draw, uniform=None, max_members=8, max_topics=5, max_partitions=10, h
     return members, topics
 
 
+LAG_VALUES = st.sampled_from([0, 1, 7, 100, 5000, 10**6]) | st.integers(0, 10**9)
+
+
 @st.composite
 def lags_for(draw, topics):
     lags = {}
     for t, n in topics.items():
         for p in range(n):
-            if draw(st.integers(0, 3)):
-                lags[(t, p)] = draw(st.sampled_from([0, 1, 7, 100, 5000, 10**6]) | st.integers(0, 10**9))
+            if draw(ints(0, 3)):
+                lags[(t, p)] = draw(LAG_VALUES)
     return lags
 
 
@@ -210,7 +245,7 @@ def test_one_round_all_oracles(strategy, data):
     note(f"result={result}")
     check_round(strategy, members, topics, result)
     O.check_deterministic(
-        _fn(strategy, **kw), members, topics, random.Random(data.draw(st.integers(0, 2**32))), baseline=result, tries=1
+        _fn(strategy, **kw), members, topics, random.Random(data.draw(ints(0, 2**32))), baseline=result, tries=1
     )
     if strategy in STICKY:
         O.check_convergence(_fn(strategy, **kw), members, topics, result, 100)
@@ -253,6 +288,7 @@ def test_sticky_uniform_moves_equal_lower_bound(strategy, group):
 # --------------------------------------------------------------------------------------------
 
 EVENTS = ["join", "leave", "resubscribe", "grow", "add_topic", "delete_topic", "stale", "none"]
+EVENT_LISTS = st.lists(st.sampled_from(EVENTS), max_size=2)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -263,11 +299,11 @@ def test_churn_sequences(strategy, data):
     rejoin with a stale generation and old history; each round's result is fed back as the next
     round's owned partitions with generation + 1."""
     topics = data.draw(topic_table(4, 8), label="topics")
-    live_names = lambda: sorted(topics) + [GHOST]  # noqa: E731
+    live_names = lambda: tuple(sorted(topics)) + (GHOST,)  # noqa: E731
     subs: dict[str, list[str]] = {}
-    for mid in data.draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=1, max_size=6, unique=True), label="ids"):
-        subs[mid] = data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True))
-    uniform = data.draw(st.booleans(), label="uniform")
+    for mid in data.draw(subset(tuple(MEMBER_IDS), 1, 6), label="ids"):
+        subs[mid] = data.draw(subset(live_names(), 1))
+    uniform = data.draw(BOOLS, label="uniform")
     if uniform:
         common = subs[next(iter(subs))]
         subs = {m: list(common) for m in subs}
@@ -276,43 +312,39 @@ def test_churn_sequences(strategy, data):
     gen = 1
     lags = data.draw(lags_for({t: 12 for t in TOPIC_NAMES})) if strategy == "lag-aware" else None
     kw = {"lags": lags} if lags is not None else {}
-    rounds = data.draw(st.integers(2, 7), label="rounds")
+    rounds = data.draw(ints(2, 7), label="rounds")
     for rnd in range(rounds):
-        events = data.draw(st.lists(st.sampled_from(EVENTS), max_size=2), label=f"events{rnd}")
+        events = data.draw(EVENT_LISTS, label=f"events{rnd}")
         stale = set()
         for ev in events:
             if ev == "join":
                 free = [m for m in MEMBER_IDS if m not in subs]
                 if free:
-                    m = data.draw(st.sampled_from(free))
-                    subs[m] = (
-                        list(subs[next(iter(subs))])
-                        if uniform and subs
-                        else data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True))
-                    )
+                    m = data.draw(pick(tuple(free)))
+                    subs[m] = list(subs[next(iter(subs))]) if uniform and subs else data.draw(subset(live_names(), 1))
                     owned[m], history[m] = [], []
             elif ev == "leave" and len(subs) > 1:
-                m = data.draw(st.sampled_from(sorted(subs)))
+                m = data.draw(pick(tuple(sorted(subs))))
                 del subs[m], owned[m], history[m]
             elif ev == "resubscribe":
-                new = data.draw(st.lists(st.sampled_from(live_names()), min_size=1, unique=True))
+                new = data.draw(subset(live_names(), 1))
                 if uniform:
                     subs = {m: list(new) for m in subs}
                 else:
-                    subs[data.draw(st.sampled_from(sorted(subs)))] = new
+                    subs[data.draw(pick(tuple(sorted(subs))))] = new
             elif ev == "grow":
-                t = data.draw(st.sampled_from(sorted(topics)))
-                topics[t] += data.draw(st.integers(1, 5))
+                t = data.draw(pick(tuple(sorted(topics))))
+                topics[t] += data.draw(ints(1, 5))
             elif ev == "add_topic":
                 free = [t for t in TOPIC_NAMES if t not in topics]
                 if free:
-                    topics[free[0]] = data.draw(st.integers(1, 6))
+                    topics[free[0]] = data.draw(ints(1, 6))
             elif ev == "delete_topic" and len(topics) > 1:
-                del topics[data.draw(st.sampled_from(sorted(topics)))]
+                del topics[data.draw(pick(tuple(sorted(topics))))]
             elif ev == "stale":
                 cands = sorted(m for m in subs if len(history[m]) >= 2)
                 if cands:
-                    stale.add(data.draw(st.sampled_from(cands)))
+                    stale.add(data.draw(pick(tuple(cands))))
         members = {}
         for m in subs:
             if m in stale:
@@ -347,23 +379,23 @@ def test_churn_sequences(strategy, data):
 def conflicted_groups(draw):
     """Every partition of a small table claimed by 1-3 members at close generations."""
     topics = draw(topic_table(3, 6))
-    n = draw(st.integers(2, 6))
-    ids = draw(st.lists(st.sampled_from(MEMBER_IDS), min_size=n, max_size=n, unique=True))
-    uniform = draw(st.booleans())
+    n = draw(ints(2, 6))
+    ids = draw(subset(tuple(MEMBER_IDS), n, n))
+    uniform = draw(BOOLS)
     names = sorted(topics)
-    subs = {m: (names if uniform else draw(st.lists(st.sampled_from(names), min_size=1, unique=True))) for m in ids}
-    gens = {m: draw(st.integers(3, 5)) for m in ids}
+    subs = {m: (names if uniform else draw(subset(tuple(names), 1))) for m in ids}
+    gens = {m: draw(ints(3, 5)) for m in ids}
     owned = {m: [] for m in ids}
     for t, c in topics.items():
-        for p in range(c + draw(st.integers(0, 1))):  # sometimes one out-of-range index too
-            for m in draw(st.lists(st.sampled_from(ids), max_size=3, unique=True)):
+        for p in range(c + draw(ints(0, 1))):  # sometimes one out-of-range index too
+            for m in draw(subset(tuple(ids), 0, 3)):
                 owned[m].append((t, p))
     return {m: Member(subs[m], owned[m], gens[m]) for m in ids}, topics
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @budget(0.25, len(STRATEGIES))
-@given(group=conflicted_groups(), seed=st.integers(0, 2**32))
+@given(group=conflicted_groups(), seed=ints(0, 2**32))
 def test_generation_conflicts(strategy, group, seed):
     members, topics = group
     kw = {"lags": {}} if strategy == "lag-aware" else {}
@@ -390,14 +422,10 @@ RACKS = ["r0", "r1", "r2"]
 def test_racks_keep_balance_and_validity(strategy, data):
     members, topics = data.draw(groups(max_members=6, max_topics=3, max_partitions=8))
     members = {
-        m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
+        m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(pick((*RACKS, None))))
         for m, x in members.items()
     }
-    racks = {
-        (t, p): data.draw(st.lists(st.sampled_from(RACKS), min_size=0, max_size=2, unique=True))
-        for t, n in topics.items()
-        for p in range(n)
-    }
+    racks = {(t, p): data.draw(subset(tuple(RACKS), 0, 2)) for t, n in topics.items() for p in range(n)}
     result = assign(strategy, members, topics, partition_racks=racks)
     O.check_validity(members, topics, result)
     withheld = O.check_withholding_justified(members, topics, result) if strategy in COOPERATIVE else set()
@@ -423,10 +451,10 @@ def test_racks_on_every_partition_change_nothing(strategy, data):
     """KIP-881: rack logic applies only if not every partition has a replica on every rack."""
     members, topics = data.draw(groups(max_members=6, max_topics=3, max_partitions=8))
     members = {
-        m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(st.sampled_from(RACKS + [None])))
+        m: Member(x.topics, x.owned_partitions, x.generation, rack=data.draw(pick((*RACKS, None))))
         for m, x in members.items()
     }
-    everywhere = data.draw(st.lists(st.sampled_from(RACKS), min_size=1, unique=True))
+    everywhere = data.draw(subset(tuple(RACKS), 1))
     racks = {(t, p): list(everywhere) for t, n in topics.items() for p in range(n)}
     plain = assign(strategy, members, topics)
     with_racks = assign(strategy, members, topics, partition_racks=racks)
