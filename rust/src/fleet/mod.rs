@@ -21,7 +21,7 @@ pub mod pyrandom;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
-use crate::model::{PartId, Problem, NO_OWNER};
+use crate::model::{py_repr, PartId, Problem, NO_OWNER};
 
 /// A fast non-cryptographic hasher (the Fx hash of rustc) for the per-group maps: topic and rack
 /// names, partition keys. A group's maps are small and short-lived; SipHash dominated their cost.
@@ -260,34 +260,6 @@ impl AssignInputError {
             ),
         }
     }
-}
-
-/// A simple stand-in for Python's `repr()` of a str (for messages outside Python; the boundary
-/// passes the real one).
-pub fn simple_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 /// Where a member of a (churn-round) problem comes from: a snapshot member (its row), or a member
@@ -667,12 +639,12 @@ pub fn evaluate_rows(
     opts: &EvalOptions,
 ) -> Vec<ResultRow> {
     match Group::build(rows, reset) {
-        Err(e) => error_rows(strategies, &e.message(&simple_repr), rows.members.len()),
+        Err(e) => error_rows(strategies, &e.message(&py_repr), rows.members.len()),
         Ok(group) => {
             let input_error = group
                 .input_error
                 .as_ref()
-                .map(|e| e.message(&simple_repr))
+                .map(|e| e.message(&py_repr))
                 .map(|(t, m)| (t.to_string(), m));
             strategies
                 .iter()

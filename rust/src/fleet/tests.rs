@@ -86,7 +86,7 @@ fn group_errors_in_the_reference_order() {
         GroupError::NullTopicName { id: "b".into() }
     );
     let e = GroupError::DuplicateMember { id: "it's".into() };
-    assert_eq!(e.message(&simple_repr), "member \"it's\": duplicate member_id");
+    assert_eq!(e.message(&py_repr), "member \"it's\": duplicate member_id");
 }
 
 #[test]

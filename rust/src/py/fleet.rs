@@ -858,7 +858,7 @@ fn fleet_evaluate<'py>(
         PyString::new(py, s)
             .repr()
             .map(|r| r.to_string())
-            .unwrap_or_else(|_| fleet::simple_repr(s))
+            .unwrap_or_else(|_| crate::model::py_repr(s))
     };
     let member_ids: Vec<Option<String>> = rows.members.iter().map(|m| m.id.clone()).collect();
     let result_rows: Vec<ResultRow> = match &built {
