@@ -299,10 +299,14 @@ impl ProblemBuilder {
         self.topic_index.get(name).copied()
     }
 
-    /// `Some(t)` when topic `t` exists and is named `name` (a cheap check before a lookup).
+    /// The TopicId of a topic name given as bytes, trying topic `hint` first (one comparison;
+    /// callers resolving names in topic order pass the topic after the last one they found).
     #[inline]
-    pub fn topic_bytes_at(&self, t: usize, name: &[u8]) -> Option<TopicId> {
-        (self.topics.get(t)?.as_bytes() == name).then_some(t as TopicId)
+    pub fn topic_bytes_near(&self, hint: usize, name: &[u8]) -> Option<TopicId> {
+        match self.topics.get(hint) {
+            Some(t) if t.as_bytes() == name => Some(hint as TopicId),
+            _ => self.topic_bytes(name),
+        }
     }
 
     /// Topic `t`'s first flat id and partition count.

@@ -200,21 +200,18 @@ impl<'p> Encoder<'p> {
         }
     }
 
-    /// Append one member's assignment; `parts` are sorted flat ids.
+    /// Append one member's assignment; `parts` are sorted flat ids. On an error the buffer holds
+    /// a partial member and must be dropped (every caller fails as a whole).
     fn push(&mut self, parts: &[PartId]) -> Result<(), EncodeError> {
         let base = self.topic_base;
-        let Some(&first) = parts.first() else {
-            self.out.bytes.extend_from_slice(&protocol::MAX_VERSION.to_be_bytes());
-            self.out.bytes.extend_from_slice(&0i32.to_be_bytes());
-            self.out.bytes.extend_from_slice(&(-1i32).to_be_bytes());
-            self.out.ends.push(self.out.bytes.len());
-            return Ok(());
-        };
-        // Pass 1: count the groups and size the bytes (and find an unencodable name before
-        // anything is written).
-        let mut size = 2 + 4 + 4 + 4 * parts.len();
-        let mut groups = 0usize;
-        let mut t = topic_from(base, 0, first);
+        let bytes = &mut self.out.bytes;
+        bytes.reserve(2 + 4 + 4 + 4 * parts.len());
+        bytes.extend_from_slice(&protocol::MAX_VERSION.to_be_bytes());
+        // The group count is known at the end; its slot is filled in then.
+        let count_at = bytes.len();
+        bytes.extend_from_slice(&0i32.to_be_bytes());
+        let mut groups = 0i32;
+        let mut t = 0usize;
         let mut i = 0;
         while i < parts.len() {
             t = topic_from(base, t, parts[i]);
@@ -223,38 +220,21 @@ impl<'p> Encoder<'p> {
                 // Only a name over the int16 limit has no bytes; Writer words the error.
                 Writer::new().write_string(&self.topics[t], "partitions")?;
             }
-            size += b - a + 4;
-            groups += 1;
-            let limit = base[t + 1];
-            i += 1;
-            while i < parts.len() && parts[i] < limit {
-                i += 1;
-            }
-        }
-        // Pass 2: write.
-        let (names, spans) = (&self.names, &self.spans);
-        let bytes = &mut self.out.bytes;
-        bytes.reserve(size);
-        bytes.extend_from_slice(&protocol::MAX_VERSION.to_be_bytes());
-        // Counts fit: a member holds at most MAX_PARTITIONS (< 2^31) partitions.
-        bytes.extend_from_slice(&(groups as i32).to_be_bytes());
-        let mut t = topic_from(base, 0, first);
-        let mut i = 0;
-        while i < parts.len() {
-            t = topic_from(base, t, parts[i]);
-            let (a, b) = spans[t];
             let (limit, first) = (base[t + 1], base[t]);
             let mut end = i + 1;
             while end < parts.len() && parts[end] < limit {
                 end += 1;
             }
-            bytes.extend_from_slice(&names[a..b]);
+            bytes.extend_from_slice(&self.names[a..b]);
             bytes.extend_from_slice(&((end - i) as i32).to_be_bytes());
             for &p in &parts[i..end] {
                 bytes.extend_from_slice(&((p - first) as i32).to_be_bytes());
             }
+            // Counts fit: a member holds at most MAX_PARTITIONS (< 2^31) partitions.
+            groups += 1;
             i = end;
         }
+        bytes[count_at..count_at + 4].copy_from_slice(&groups.to_be_bytes());
         // Null user data.
         bytes.extend_from_slice(&(-1i32).to_be_bytes());
         self.out.ends.push(bytes.len());
@@ -406,10 +386,7 @@ fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartI
             protocol::utf8(name)?;
             continue;
         };
-        let topic = match b.topic_bytes_at(hint, name) {
-            Some(t) => Some(t),
-            None => b.topic_bytes(name),
-        };
+        let topic = b.topic_bytes_near(hint, name);
         let Some(t) = topic else {
             // Not a topic of this group: checked, then ignored as history.
             protocol::utf8(name)?;

@@ -191,7 +191,7 @@ impl TopicLookup {
             }
         }
         let name = topic.to_str()?.as_bytes();
-        let t = b.topic_bytes_at(self.hint, name).or_else(|| b.topic_bytes(name));
+        let t = b.topic_bytes_near(self.hint, name);
         if let Some(t) = t {
             self.hint = t as usize + 1;
         }
