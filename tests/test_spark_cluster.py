@@ -29,7 +29,6 @@ DAEMON = os.path.join(SPARK_HOME, "sbin", "spark-daemon.sh")
 MASTER = "org.apache.spark.deploy.master.Master"
 WORKER = "org.apache.spark.deploy.worker.Worker"
 START_TIMEOUT = 180.0
-JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 STOP_TIMEOUT = 30.0
 
 
@@ -72,8 +71,6 @@ class Cluster:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_NICENESS": "10",
             "SPARK_DAEMON_MEMORY": "384m",
-            # small, short-lived JVMs on a small machine: the JIT's first tier, the serial collector
-            "SPARK_DAEMON_JAVA_OPTS": JVM_OPTIONS,
         }
         self.env.pop("SPARK_NO_DAEMONIZE", None)
         self.started: list[tuple[str, int]] = []
@@ -196,8 +193,6 @@ def test_fleet_on_a_standalone_cluster_equals_local_mode(standalone, fleet_cli_r
             "spark.executor.memory=512m",
             "--conf",
             "spark.executor.cores=1",
-            "--conf",
-            f"spark.executor.extraJavaOptions={JVM_OPTIONS}",
         ],
         cluster_env,
     )
