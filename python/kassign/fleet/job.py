@@ -152,6 +152,8 @@ def quiet_spark_env(master: str) -> list[tuple[str, str]]:
     import warnings
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    # spark-submit's launcher (a JVM that only builds the driver's command line) too
+    os.environ.setdefault("SPARK_LAUNCHER_OPTS", DRIVER_JVM_OPTIONS)
     if master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
