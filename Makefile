@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: bench-fleet venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -96,6 +96,15 @@ bench-fleet: develop
 # Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmark-shapes.md (no Python).
 bench-core:
 	cargo bench --bench core
+
+# The leader's wire path (kassign::wire::assign) with no Python in the loop, whole and by phase, on
+# the 1M-partition round 2 (WIRE_SCENARIO, WIRE_STRATEGY to change it).
+WIRE_SCENARIO ?= java-large-uniform/round2
+WIRE_STRATEGY ?= sticky
+bench-wire: develop
+	mkdir -p out
+	$(PY) benches/wire_dump.py $(WIRE_SCENARIO) $(WIRE_STRATEGY) out/wire.bin
+	cargo bench --bench wire -- out/wire.bin $(WIRE_STRATEGY)
 
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via tests/test_bench_smoke.py).

@@ -22,6 +22,26 @@ def test_member_normalises_iterables():
     assert isinstance(m.owned_partitions[0], TopicPartition)
 
 
+def test_member_topics_are_interned_and_str_subclasses_kept():
+    # Names parsed separately (e.g. from JSON) become one shared object per name, so that
+    # kassign.assign compares equal subscriptions by identity.
+    a = Member(json.loads('["orders", "payments"]'))
+    b = Member(json.loads('["payments", "orders"]'))
+    assert a.topics == b.topics == ("orders", "payments")
+    assert all(x is y for x, y in zip(a.topics, b.topics))
+    assert a.topics[0] is sys.intern("orders")
+
+    class Name(str):
+        pass
+
+    m = Member([Name("t")])
+    assert type(m.topics[0]) is Name
+    # Equal subscriptions with distinct objects (a subclass is never interned) are still one
+    # subscription: the group is treated as uniformly subscribed (same answer either way here).
+    r = kassign.assign("sticky", {"a": m, "b": Member(["t"])}, {"t": 2})
+    assert sorted(map(len, r.values())) == [1, 1]
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, field",
     [

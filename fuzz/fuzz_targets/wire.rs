@@ -4,12 +4,13 @@
 //! Checks, besides "never panics": every strategy answers every member (an undecodable member
 //! gets an empty assignment and a warning, never an error); every answer decodes as a
 //! ConsumerProtocolAssignment; no partition is given twice, and each given one exists and is
-//! subscribed by its member when that member's subscription decodes.
+//! subscribed by its member when that member's subscription decodes; and the resolving decoder
+//! gives the same bytes and warnings as decoding every member with `wire::member`.
 #![no_main]
 
 use kassign::protocol::{Assignment, Subscription};
 use kassign::strategy::Strategy;
-use kassign::wire::{assign, WireInput};
+use kassign::wire::{assign, assign_unresolved, WireInput};
 use libfuzzer_sys::fuzz_target;
 
 const TOPICS: [(&str, i64); 3] = [("t", 4), ("u", 2), ("", 1)];
@@ -43,7 +44,11 @@ fuzz_target!(|data: &[u8]| {
         .collect();
     let topics: Vec<(String, i64)> = TOPICS.iter().map(|(t, c)| (t.to_string(), *c)).collect();
     for strategy in Strategy::ALL {
-        let (out, _warnings) = assign(strategy, &members, topics.clone(), false, &[]).expect("never an error");
+        let (out, warnings) = assign(strategy, &members, topics.clone(), false, &[]).expect("never an error");
+        // The resolving decoder changes nothing: same bytes and warnings as decoding every
+        // member with `wire::member`.
+        let reference = assign_unresolved(strategy, &members, topics.clone(), false, &[]).expect("never an error");
+        assert_eq!((&out, &warnings), (&reference.0, &reference.1), "{strategy:?}: resolved != unresolved");
         assert_eq!(out.len(), n);
         let mut seen = std::collections::HashSet::new();
         for (bytes, chunk) in out.iter().zip(&chunks) {

@@ -207,7 +207,8 @@ pub struct ProblemBuilder {
     topics: Vec<String>,
     topic_len: Vec<u32>,
     topic_base: Vec<PartId>,
-    topic_index: FastMap<String, TopicId>,
+    /// Topic name bytes => TopicId (byte keys: the wire path resolves names before checking UTF-8).
+    topic_index: FastMap<Box<[u8]>, TopicId>,
     /// The caller's topic order => TopicId.
     given_topic: Vec<TopicId>,
     subs: Vec<Vec<TopicId>>,
@@ -266,7 +267,7 @@ impl ProblemBuilder {
         let topic_index = topics
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.clone(), i as TopicId))
+            .map(|(i, n)| (n.as_bytes().into(), i as TopicId))
             .collect();
         Ok(ProblemBuilder {
             topics,
@@ -288,7 +289,26 @@ impl ProblemBuilder {
     /// The TopicId of a topic name, if the topic exists.
     #[inline]
     pub fn topic(&self, name: &str) -> Option<TopicId> {
+        self.topic_bytes(name.as_bytes())
+    }
+
+    /// The TopicId of a topic name given as bytes, if the topic exists. A name that resolves is
+    /// valid UTF-8 (it equals a `String`), so decoders may skip that check for it.
+    #[inline]
+    pub fn topic_bytes(&self, name: &[u8]) -> Option<TopicId> {
         self.topic_index.get(name).copied()
+    }
+
+    /// `Some(t)` when topic `t` exists and is named `name` (a cheap check before a lookup).
+    #[inline]
+    pub fn topic_bytes_at(&self, t: usize, name: &[u8]) -> Option<TopicId> {
+        (self.topics.get(t)?.as_bytes() == name).then_some(t as TopicId)
+    }
+
+    /// Topic `t`'s first flat id and partition count.
+    #[inline]
+    pub fn topic_span(&self, t: TopicId) -> (PartId, u32) {
+        (self.topic_base[t as usize], self.topic_len[t as usize])
     }
 
     /// The TopicId of the `i`-th topic in the order given to [`ProblemBuilder::new`].

@@ -172,6 +172,19 @@ impl std::error::Error for EncodeError {}
 // Reader / writer
 // ------------------------------------------------------------------------------------------------
 
+/// `bytes` as `str` if valid UTF-8. Topic names are almost always ASCII, and checking that
+/// first is several times cheaper than the general validator on short strings (it showed as a
+/// fifth of the leader's wire path on 1M partitions).
+#[inline]
+pub fn utf8(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes).ok()
+    }
+}
+
 /// A bounds-checked big-endian reader over a byte slice.
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
@@ -224,7 +237,7 @@ impl<'a> Reader<'a> {
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn str_body(&mut self, offset: usize, len: usize, expected: &'static str) -> Result<&'a str, DecodeError> {
+    fn str_bytes(&mut self, offset: usize, len: usize, expected: &'static str) -> Result<&'a [u8], DecodeError> {
         // The whole item (prefix + body) starts at `offset`; report truncation there.
         let available = self.remaining();
         if len > available {
@@ -235,12 +248,18 @@ impl<'a> Reader<'a> {
                 available: 2 + available,
             });
         }
-        let body = self.take_at(offset, len, expected)?;
-        std::str::from_utf8(body).map_err(|_| DecodeError::InvalidUtf8 { offset, expected })
+        self.take_at(offset, len, expected)
     }
 
-    /// A non-nullable string, borrowed from the input.
-    pub fn read_str(&mut self, expected: &'static str) -> Result<&'a str, DecodeError> {
+    fn str_body(&mut self, offset: usize, len: usize, expected: &'static str) -> Result<&'a str, DecodeError> {
+        let body = self.str_bytes(offset, len, expected)?;
+        utf8(body).ok_or(DecodeError::InvalidUtf8 { offset, expected })
+    }
+
+    /// The body of a non-nullable string, every check of [`Reader::read_str`] made except
+    /// UTF-8 validity (for callers that resolve the bytes against known names first), and the
+    /// offset at which the string starts (for [`DecodeError::InvalidUtf8`]).
+    pub fn read_str_bytes(&mut self, expected: &'static str) -> Result<(&'a [u8], usize), DecodeError> {
         let offset = self.pos;
         let len = self.read_i16(expected)?;
         match len {
@@ -250,8 +269,14 @@ impl<'a> Reader<'a> {
                 expected,
                 length: n as i32,
             }),
-            n => self.str_body(offset, n as usize, expected),
+            n => Ok((self.str_bytes(offset, n as usize, expected)?, offset)),
         }
+    }
+
+    /// A non-nullable string, borrowed from the input.
+    pub fn read_str(&mut self, expected: &'static str) -> Result<&'a str, DecodeError> {
+        let (body, offset) = self.read_str_bytes(expected)?;
+        utf8(body).ok_or(DecodeError::InvalidUtf8 { offset, expected })
     }
 
     /// A non-nullable string.

@@ -5,8 +5,8 @@
 //! apply to decoded metadata (docs/wire.md): a member whose bytes cannot be decoded never fails
 //! the leader; it gets an empty assignment and a warning.
 
-use crate::model::{InputError, PartId, ProblemBuilder};
-use crate::protocol::{self, EncodeError, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
+use crate::model::{InputError, PartId, ProblemBuilder, SubId};
+use crate::protocol::{self, EncodeError, Reader, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
 use crate::strategy::Strategy;
 
 /// The leader's view of one member, from its subscription bytes, with the history rules of the
@@ -118,36 +118,152 @@ pub fn encode_member_assignment(
     topic_base: &[PartId],
     parts: &[PartId],
 ) -> Result<Vec<u8>, EncodeError> {
-    // Groups are runs of one topic in the sorted ids: count them, then write.
-    let mut groups = 0usize;
-    let mut t = 0usize;
-    for (i, &p) in parts.iter().enumerate() {
-        if i == 0 || p >= topic_base[t + 1] {
-            while topic_base[t + 1] <= p {
-                t += 1;
+    let mut out = Encoder::new(problem_topics, topic_base);
+    out.push(parts)?;
+    Ok(out.finish().bytes)
+}
+
+/// Every member's `ConsumerProtocolAssignment`, back to back in one buffer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Encoded {
+    pub bytes: Vec<u8>,
+    /// `ends[i]` is where member `i`'s bytes end (they start where member `i - 1`'s end).
+    pub ends: Vec<usize>,
+}
+
+impl Encoded {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Member `i`'s bytes.
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+}
+
+/// The topic of flat id `p` (`base` as [`crate::model::Problem::topic_base`]), searching from
+/// topic `t` on (ids come sorted): the same and the next topic are checked first, then a binary
+/// search over the rest.
+#[inline]
+fn topic_from(base: &[PartId], t: usize, p: PartId) -> usize {
+    if base[t + 1] > p {
+        t
+    } else if base[t + 2] > p {
+        t + 1
+    } else {
+        t + base[t + 1..].partition_point(|&b| b <= p)
+    }
+}
+
+/// Writes assignments (v3, null user data) into one buffer. Each topic's name is encoded once
+/// (its int16 length and bytes); a member's sorted flat ids are cut into per-topic runs as they
+/// are written.
+struct Encoder<'p> {
+    topics: &'p [String],
+    topic_base: &'p [PartId],
+    /// The encoded names (2-byte length + bytes), back to back.
+    names: Vec<u8>,
+    /// Topic => its span in `names`; empty for a name over the int16 limit, which fails when a
+    /// member holds its topic.
+    spans: Vec<(usize, usize)>,
+    out: Encoded,
+}
+
+impl<'p> Encoder<'p> {
+    fn new(topics: &'p [String], topic_base: &'p [PartId]) -> Encoder<'p> {
+        let mut names = Vec::with_capacity(topics.iter().map(|t| t.len() + 2).sum());
+        let mut spans = Vec::with_capacity(topics.len());
+        for t in topics {
+            let start = names.len();
+            if let Ok(len) = i16::try_from(t.len()) {
+                names.extend_from_slice(&len.to_be_bytes());
+                names.extend_from_slice(t.as_bytes());
             }
+            spans.push((start, names.len()));
+        }
+        Encoder {
+            topics,
+            topic_base,
+            names,
+            spans,
+            out: Encoded::default(),
+        }
+    }
+
+    /// Append one member's assignment; `parts` are sorted flat ids.
+    fn push(&mut self, parts: &[PartId]) -> Result<(), EncodeError> {
+        let base = self.topic_base;
+        let Some(&first) = parts.first() else {
+            self.out.bytes.extend_from_slice(&protocol::MAX_VERSION.to_be_bytes());
+            self.out.bytes.extend_from_slice(&0i32.to_be_bytes());
+            self.out.bytes.extend_from_slice(&(-1i32).to_be_bytes());
+            self.out.ends.push(self.out.bytes.len());
+            return Ok(());
+        };
+        // Pass 1: count the groups and size the bytes (and find an unencodable name before
+        // anything is written).
+        let mut size = 2 + 4 + 4 + 4 * parts.len();
+        let mut groups = 0usize;
+        let mut t = topic_from(base, 0, first);
+        let mut i = 0;
+        while i < parts.len() {
+            t = topic_from(base, t, parts[i]);
+            let (a, b) = self.spans[t];
+            if a == b {
+                // Only a name over the int16 limit has no bytes; Writer words the error.
+                Writer::new().write_string(&self.topics[t], "partitions")?;
+            }
+            size += b - a + 4;
             groups += 1;
+            let limit = base[t + 1];
+            i += 1;
+            while i < parts.len() && parts[i] < limit {
+                i += 1;
+            }
         }
+        // Pass 2: write.
+        let (names, spans) = (&self.names, &self.spans);
+        let bytes = &mut self.out.bytes;
+        bytes.reserve(size);
+        bytes.extend_from_slice(&protocol::MAX_VERSION.to_be_bytes());
+        // Counts fit: a member holds at most MAX_PARTITIONS (< 2^31) partitions.
+        bytes.extend_from_slice(&(groups as i32).to_be_bytes());
+        let mut t = topic_from(base, 0, first);
+        let mut i = 0;
+        while i < parts.len() {
+            t = topic_from(base, t, parts[i]);
+            let (a, b) = spans[t];
+            let (limit, first) = (base[t + 1], base[t]);
+            let mut end = i + 1;
+            while end < parts.len() && parts[end] < limit {
+                end += 1;
+            }
+            bytes.extend_from_slice(&names[a..b]);
+            bytes.extend_from_slice(&((end - i) as i32).to_be_bytes());
+            for &p in &parts[i..end] {
+                bytes.extend_from_slice(&((p - first) as i32).to_be_bytes());
+            }
+            i = end;
+        }
+        // Null user data.
+        bytes.extend_from_slice(&(-1i32).to_be_bytes());
+        self.out.ends.push(bytes.len());
+        Ok(())
     }
-    let mut w = Writer::with_capacity(10 + groups * 8 + parts.len() * 4);
-    w.write_i16(protocol::MAX_VERSION);
-    w.write_array_len(groups, "partitions")?;
-    let mut t = 0usize;
-    let mut i = 0usize;
-    while i < parts.len() {
-        while topic_base[t + 1] <= parts[i] {
-            t += 1;
-        }
-        let end = parts[i..].partition_point(|&p| p < topic_base[t + 1]) + i;
-        w.write_string(&problem_topics[t], "partitions")?;
-        w.write_array_len(end - i, "partitions")?;
-        for &p in &parts[i..end] {
-            w.write_i32((p - topic_base[t]) as i32);
-        }
-        i = end;
+
+    fn finish(self) -> Encoded {
+        self.out
     }
-    w.write_nullable_bytes(None, "user_data")?;
-    Ok(w.into_bytes())
 }
 
 /// One member as the leader receives it.
@@ -156,6 +272,157 @@ pub struct WireInput<'a> {
     /// Its JoinGroup metadata: a ConsumerProtocolSubscription of any version.
     pub subscription: &'a [u8],
     pub group_instance_id: Option<String>,
+}
+
+/// A member resolved straight into the builder's ids.
+struct Resolved<'a> {
+    sub: SubId,
+    generation: i32,
+    rack: Option<&'a str>,
+}
+
+/// How many distinct topic arrays [`Resolver`] remembers.
+const RECENT_SUBSCRIPTIONS: usize = 8;
+
+/// The leader path's decoder for well-formed members: it reads a subscription straight into the
+/// builder's ids, with every check [`member`] makes, and gives up (`None`) on anything
+/// [`member`] would warn about, so that [`member`] words the warning. What it saves:
+/// - a topic array equal, byte for byte, to one of the last few distinct arrays is not parsed
+///   again (members usually share a handful of subscriptions);
+/// - owned topic names are resolved as bytes: a name that is a known topic needs no UTF-8 check;
+/// - owned partitions go straight to flat ids, with no intermediate list of groups.
+struct Resolver<'a> {
+    /// Raw topic arrays (count and names) already interned, oldest first.
+    recent: Vec<(&'a [u8], SubId)>,
+    owned: Vec<PartId>,
+    embedded: Vec<PartId>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new() -> Self {
+        Resolver {
+            recent: Vec::with_capacity(RECENT_SUBSCRIPTIONS),
+            owned: Vec::new(),
+            embedded: Vec::new(),
+        }
+    }
+
+    fn member(&mut self, b: &mut ProblemBuilder, data: &'a [u8], history: History) -> Option<Resolved<'a>> {
+        const E: &str = "";
+        let mut r = Reader::new(data);
+        let version = r.read_i16(E).ok()?;
+        if version < 0 {
+            return None;
+        }
+        let start = r.position();
+        let rest = &data[start..];
+        let sub = match self.recent.iter().rev().find(|(raw, _)| rest.starts_with(raw)) {
+            Some(&(raw, sub)) => {
+                r.read_slice(raw.len(), E).ok()?;
+                sub
+            }
+            None => {
+                let n = r.read_array_len(E, 2).ok()?;
+                let mut topics = Vec::with_capacity(n);
+                for _ in 0..n {
+                    topics.push(r.read_str(E).ok()?);
+                }
+                let sub = b.subscription(&topics);
+                if self.recent.len() == RECENT_SUBSCRIPTIONS {
+                    self.recent.remove(0);
+                }
+                self.recent.push((&data[start..r.position()], sub));
+                sub
+            }
+        };
+        let user_data = r.read_nullable_byte_slice(E).ok()?;
+        // Whether the owned-partitions field is the history (else it is only checked).
+        let field_is_history = match history {
+            History::None => false,
+            History::Cooperative => true,
+            History::Sticky => matches!(user_data, None | Some([])),
+        };
+        self.owned.clear();
+        let mut field_all_empty = true;
+        if version >= 1 {
+            field_all_empty = groups(&mut r, b, field_is_history.then_some(&mut self.owned))?;
+        }
+        let mut generation = if version >= 2 { r.read_i32(E).ok()? } else { -1 };
+        let rack = if version >= 3 {
+            r.read_nullable_str(E).ok()?
+        } else {
+            None
+        };
+        match history {
+            History::None => generation = -1,
+            History::Cooperative => {
+                if let Some(ud) = user_data {
+                    if generation < 0 {
+                        generation = protocol::decode_generation(ud).ok()?;
+                    }
+                    if field_all_empty && ud.len() > 4 {
+                        // The owned list kassign's aiokafka members append to the generation;
+                        // ignored unless it decodes whole.
+                        self.embedded.clear();
+                        let mut u = Reader::new(&ud[4..]);
+                        if groups(&mut u, b, Some(&mut self.embedded)).is_some() {
+                            std::mem::swap(&mut self.owned, &mut self.embedded);
+                        }
+                    }
+                }
+            }
+            History::Sticky => {
+                if !field_is_history {
+                    let ud = user_data.unwrap_or_default();
+                    let mut u = Reader::new(ud);
+                    groups(&mut u, b, Some(&mut self.owned))?;
+                    generation = if u.remaining() >= 4 { u.read_i32(E).ok()? } else { -1 };
+                }
+            }
+        }
+        Some(Resolved {
+            sub,
+            generation: if generation >= 0 { generation } else { -1 },
+            rack: rack.filter(|r| !r.is_empty()),
+        })
+    }
+}
+
+/// Read a `[]{topic string, partitions []int32}` array with the checks of the owned decoders;
+/// with `out`, push the flat ids of the partitions that exist. Returns whether every group's
+/// partition list was empty, or `None` where the owned decoders fail.
+fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartId>>) -> Option<bool> {
+    const E: &str = "";
+    let n = r.read_array_len(E, 6).ok()?;
+    let mut all_empty = true;
+    // Groups usually come in topic order: try the topic after the last one first.
+    let mut hint = 0;
+    for _ in 0..n {
+        let (name, _) = r.read_str_bytes(E).ok()?;
+        let m = r.read_array_len(E, 4).ok()?;
+        let bytes = r.read_slice(4 * m, E).ok()?;
+        all_empty &= m == 0;
+        let Some(out) = out.as_deref_mut() else {
+            protocol::utf8(name)?;
+            continue;
+        };
+        let topic = match b.topic_bytes_at(hint, name) {
+            Some(t) => Some(t),
+            None => b.topic_bytes(name),
+        };
+        let Some(t) = topic else {
+            // Not a topic of this group: checked, then ignored as history.
+            protocol::utf8(name)?;
+            continue;
+        };
+        hint = t as usize + 1;
+        let (first, len) = b.topic_span(t);
+        out.extend(bytes.chunks_exact(4).filter_map(|p| {
+            let p = i32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+            (p >= 0 && (p as u32) < len).then(|| first + p as u32)
+        }));
+    }
+    Some(all_empty)
 }
 
 /// Decode every member, assign with `strategy`, encode every assignment. Returns the
@@ -168,25 +435,60 @@ pub fn assign(
     topics: Vec<(String, i64)>,
     with_racks: bool,
     partition_racks: &[(String, i64, Vec<String>)],
-) -> Result<(Vec<Vec<u8>>, Vec<String>), InputError> {
+) -> Result<(Encoded, Vec<String>), InputError> {
+    run(strategy, members, topics, with_racks, partition_racks, true)
+}
+
+/// [`assign`] with every member decoded by [`member`] (no [`Resolver`]): the reference the
+/// tests and the `wire` fuzz target compare [`assign`] with, byte for byte.
+pub fn assign_unresolved(
+    strategy: Strategy,
+    members: &[WireInput<'_>],
+    topics: Vec<(String, i64)>,
+    with_racks: bool,
+    partition_racks: &[(String, i64, Vec<String>)],
+) -> Result<(Encoded, Vec<String>), InputError> {
+    run(strategy, members, topics, with_racks, partition_racks, false)
+}
+
+fn run(
+    strategy: Strategy,
+    members: &[WireInput<'_>],
+    topics: Vec<(String, i64)>,
+    with_racks: bool,
+    partition_racks: &[(String, i64, Vec<String>)],
+    resolve: bool,
+) -> Result<(Encoded, Vec<String>), InputError> {
     let history = History::of(strategy.name());
     let mut warnings = Vec::new();
     let mut b = ProblemBuilder::new(topics)?;
+    let mut fast = Resolver::new();
     for w in members {
-        let m = member(w.id, w.subscription, history, &mut warnings);
-        let sub = b.subscription(&m.topics);
-        let mut owned = Vec::new();
-        for g in &m.owned {
-            if let Some(t) = b.topic(g.topic) {
-                owned.extend(g.partitions.iter().filter_map(|p| b.partition(t, p as i64)));
+        let resolved = if resolve {
+            fast.member(&mut b, w.subscription, history)
+        } else {
+            None
+        };
+        let (sub, owned, generation, rack) = match resolved {
+            Some(m) => (m.sub, fast.owned.clone(), m.generation, m.rack),
+            None => {
+                let m = member(w.id, w.subscription, history, &mut warnings);
+                let sub = b.subscription(&m.topics);
+                let mut owned = Vec::new();
+                for g in &m.owned {
+                    if let Some(t) = b.topic(g.topic) {
+                        owned.extend(g.partitions.iter().filter_map(|p| b.partition(t, p as i64)));
+                    }
+                }
+                (sub, owned, m.generation, m.rack)
             }
-        }
+        };
         b.add_member(
             w.id.to_string(),
             sub,
             owned,
-            m.generation,
-            m.rack,
+            generation,
+            rack,
             w.group_instance_id.clone(),
         )?;
     }
@@ -201,15 +503,13 @@ pub fn assign(
     let problem = b.build()?;
     let assignment = strategy.run(&problem);
     let (starts, parts) = assignment.grouped(problem.members.len());
-    let mut encoded = Vec::with_capacity(problem.members.len());
+    let mut out = Encoder::new(&problem.topics, &problem.topic_base);
     for pos in 0..problem.members.len() {
         let m = problem.input_order[pos] as usize;
-        encoded.push(
-            encode_member_assignment(&problem.topics, &problem.topic_base, &parts[starts[m]..starts[m + 1]])
-                .map_err(|e| InputError::Invalid(e.to_string()))?,
-        );
+        out.push(&parts[starts[m]..starts[m + 1]])
+            .map_err(|e| InputError::Invalid(e.to_string()))?;
     }
-    Ok((encoded, warnings))
+    Ok((out.finish(), warnings))
 }
 
 #[cfg(test)]
@@ -254,7 +554,7 @@ mod tests {
         let (out, warnings) = assign(Strategy::Range, &members, vec![("t".into(), 2)], false, &[]).unwrap();
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("member a"));
-        let b = Assignment::decode(&out[0]).unwrap();
+        let b = Assignment::decode(out.get(0)).unwrap();
         assert_eq!(
             b.partitions,
             vec![TopicPartitions {
@@ -263,7 +563,7 @@ mod tests {
             }]
         );
         assert_eq!(b.user_data, None);
-        assert!(Assignment::decode(&out[1]).unwrap().partitions.is_empty());
+        assert!(Assignment::decode(out.get(1)).unwrap().partitions.is_empty());
     }
 
     #[test]
@@ -298,7 +598,7 @@ mod tests {
         ];
         let (out, warnings) = assign(Strategy::CooperativeSticky, &members, vec![("t".into(), 4)], false, &[]).unwrap();
         assert!(warnings.is_empty());
-        let parts = |i: usize| Assignment::decode(&out[i]).unwrap().partitions[0].partitions.clone();
+        let parts = |i: usize| Assignment::decode(out.get(i)).unwrap().partitions[0].partitions.clone();
         assert!(parts(0).contains(&0) && parts(0).contains(&1));
         assert!(parts(1).contains(&2));
     }
@@ -337,41 +637,82 @@ mod tests {
             0usize..40,
             any::<u8>(),
             0u8..4,
+            (
+                0u8..5,
+                0i16..4,
+                proptest::collection::vec((prop_oneof![Just("t"), Just("u"), Just("\u{e9}")], 0i32..6), 0..4),
+            ),
         )
-            .prop_map(|(topics, owned, generation, user_data, cut, flip, mode)| {
-                let mut by_topic: Vec<TopicPartitions> = Vec::new();
-                for (t, p) in owned {
-                    match by_topic.iter_mut().find(|g| g.topic == t) {
-                        Some(g) => g.partitions.push(p),
-                        None => by_topic.push(TopicPartitions {
-                            topic: t.into(),
-                            partitions: vec![p],
-                        }),
+            .prop_map(
+                |(topics, owned, generation, user_data, cut, flip, mode, (ud_mode, version, history))| {
+                    let group = |pairs: Vec<(&str, i32)>| {
+                        let mut by_topic: Vec<TopicPartitions> = Vec::new();
+                        for (t, p) in pairs {
+                            match by_topic.iter_mut().find(|g| g.topic == t) {
+                                Some(g) => g.partitions.push(p),
+                                None => by_topic.push(TopicPartitions {
+                                    topic: t.into(),
+                                    partitions: vec![p],
+                                }),
+                            }
+                        }
+                        by_topic
+                    };
+                    let by_topic = group(owned);
+                    // User data: random bytes, or real history (sticky v0/v1, or cooperative's
+                    // generation with the owned list kassign's aiokafka members append).
+                    let sticky = |generation: Option<i32>| {
+                        StickyUserData {
+                            partitions: group(history.clone()),
+                            generation,
+                        }
+                        .encode()
+                        .unwrap()
+                    };
+                    let user_data = match ud_mode {
+                        0 => user_data,
+                        1 => Some(sticky(None)),
+                        2 => Some(sticky(Some(generation))),
+                        3 => Some([generation.to_be_bytes().to_vec(), sticky(None)].concat()),
+                        _ => Some(generation.to_be_bytes().to_vec()),
+                    };
+                    let mut b = Subscription {
+                        version,
+                        topics: topics.iter().map(|t| t.to_string()).collect(),
+                        user_data,
+                        owned_partitions: by_topic,
+                        generation,
+                        rack: None,
                     }
-                }
-                let mut b = Subscription {
-                    version: 3,
-                    topics: topics.iter().map(|t| t.to_string()).collect(),
-                    user_data,
-                    owned_partitions: by_topic,
-                    generation,
-                    rack: None,
-                }
-                .encode()
-                .unwrap();
-                match mode {
-                    0 => b.truncate(cut.min(b.len())),
-                    1 if !b.is_empty() => {
-                        let i = cut % b.len();
-                        b[i] ^= flip;
+                    .encode()
+                    .unwrap();
+                    match mode {
+                        0 => b.truncate(cut.min(b.len())),
+                        1 if !b.is_empty() => {
+                            let i = cut % b.len();
+                            b[i] ^= flip;
+                        }
+                        _ => {}
                     }
-                    _ => {}
-                }
-                b
-            })
+                    b
+                },
+            )
     }
 
     proptest! {
+        /// The resolving decoder takes every member [`member`] decodes without a warning (it
+        /// only hands the ones [`member`] warns about back).
+        #[test]
+        fn resolver_takes_every_member_without_a_warning(bytes in member_bytes()) {
+            for history in [History::None, History::Cooperative, History::Sticky] {
+                let mut warnings = Vec::new();
+                member("m", &bytes, history, &mut warnings);
+                let mut b = ProblemBuilder::new(vec![("t".to_string(), 4), ("u".to_string(), 2)]).unwrap();
+                let resolved = Resolver::new().member(&mut b, &bytes, history);
+                prop_assert_eq!(resolved.is_some(), warnings.is_empty(), "{:?}: {:?}", history, warnings);
+            }
+        }
+
         #[test]
         fn any_bytes_give_a_valid_answer_for_every_member(members in proptest::collection::vec(member_bytes(), 0..6)) {
             let ids: Vec<String> = (0..members.len()).map(|i| format!("m{i}")).collect();
@@ -379,7 +720,10 @@ mod tests {
                 .map(|(id, m)| WireInput { id, subscription: m, group_instance_id: None })
                 .collect();
             for strategy in Strategy::ALL {
-                let (out, _) = assign(strategy, &input, vec![("t".into(), 4), ("u".into(), 2)], false, &[]).unwrap();
+                let (out, warnings) = assign(strategy, &input, vec![("t".into(), 4), ("u".into(), 2)], false, &[]).unwrap();
+                let reference = assign_unresolved(strategy, &input, vec![("t".into(), 4), ("u".into(), 2)], false, &[]).unwrap();
+                prop_assert_eq!(&out, &reference.0);
+                prop_assert_eq!(&warnings, &reference.1);
                 prop_assert_eq!(out.len(), members.len());
                 let mut seen = std::collections::HashSet::new();
                 for (bytes, m) in out.iter().zip(&members) {

@@ -102,8 +102,21 @@ fn same_topics(a: &Bound<'_, PyTuple>, b: &Bound<'_, PyTuple>) -> PyResult<bool>
     if a.len() != b.len() {
         return Ok(false);
     }
+    // Members hold tuples of str (checked when the Member was built): compare the UTF-8 bytes
+    // (CPython keeps them for ASCII names) rather than through rich comparison.
     for (x, y) in a.iter().zip(b.iter()) {
-        if !x.is(&y) && !x.eq(&y)? {
+        if x.is(&y) {
+            continue;
+        }
+        let equal = match (x.cast::<PyString>(), y.cast::<PyString>()) {
+            (Ok(xs), Ok(ys)) => match (xs.to_str(), ys.to_str()) {
+                (Ok(a), Ok(b)) => a == b,
+                // Not encodable as UTF-8 (lone surrogates): Python decides.
+                _ => x.eq(&y)?,
+            },
+            _ => x.eq(&y)?,
+        };
+        if !equal {
             return Ok(false);
         }
     }
@@ -153,21 +166,22 @@ impl<'py> SubInterner<'py> {
     }
 }
 
-/// Resolves topic str objects to TopicIds, by object identity first.
+/// Resolves topic str objects to TopicIds: the same object as last time costs a pointer
+/// comparison; otherwise the name is compared with the topic after the last one resolved (owned
+/// groups come in topic order), then looked up. Nothing is remembered by address: owned topic
+/// names are often a fresh str object per group (decoded or parsed input), and a map of a
+/// million addresses cost more than the lookups it saved.
 pub(crate) struct TopicLookup {
     last: Option<(usize, Option<TopicId>)>,
-    seen: FastMap<usize, Option<TopicId>>,
+    hint: usize,
 }
 
 impl TopicLookup {
     pub(crate) fn new() -> Self {
-        TopicLookup {
-            last: None,
-            seen: FastMap::default(),
-        }
+        TopicLookup { last: None, hint: 0 }
     }
 
-    /// `topic` must stay alive for the lookup's life (it is keyed by address).
+    /// `topic` must stay alive while it is the last one looked up (it is compared by address).
     #[inline]
     pub(crate) fn get(&mut self, b: &ProblemBuilder, topic: &Bound<'_, PyString>) -> PyResult<Option<TopicId>> {
         let key = topic.as_ptr() as usize;
@@ -176,14 +190,11 @@ impl TopicLookup {
                 return Ok(t);
             }
         }
-        let t = match self.seen.get(&key) {
-            Some(&t) => t,
-            None => {
-                let t = b.topic(topic.to_str()?);
-                self.seen.insert(key, t);
-                t
-            }
-        };
+        let name = topic.to_str()?.as_bytes();
+        let t = b.topic_bytes_at(self.hint, name).or_else(|| b.topic_bytes(name));
+        if let Some(t) = t {
+            self.hint = t as usize + 1;
+        }
         self.last = Some((key, t));
         Ok(t)
     }

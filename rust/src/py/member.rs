@@ -167,6 +167,22 @@ impl<'py> OwnedBuilder<'py> {
     }
 }
 
+/// The interned (canonical) object for an exact `str`, so that members built from separately
+/// parsed names share topic objects and `assign` compares subscriptions by identity; subclasses
+/// of `str` are kept as given.
+fn interned<'py>(s: &Bound<'py, PyString>) -> Bound<'py, PyString> {
+    if !s.is_exact_instance_of::<PyString>() {
+        return s.clone();
+    }
+    let mut ptr = s.clone().into_ptr();
+    // SAFETY: `ptr` is a new strong reference to an exact str; PyUnicode_InternInPlace replaces
+    // it with a strong reference to the interned object (or leaves it), and never fails.
+    unsafe {
+        pyo3::ffi::PyUnicode_InternInPlace(&mut ptr);
+        Bound::from_owned_ptr(s.py(), ptr).cast_into_unchecked()
+    }
+}
+
 fn optional_str<'py>(v: Option<&Bound<'py, PyAny>>, field: &str) -> PyResult<Option<Py<PyString>>> {
     match v {
         None => Ok(None),
@@ -296,7 +312,7 @@ impl Member {
             let s = t.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!("Member.topics: topic names must be str, got {}", repr(&t)))
             })?;
-            names.push((s.to_str()?.to_owned(), s.clone()));
+            names.push((s.to_str()?.to_owned(), interned(s)));
         }
         if !names.windows(2).all(|w| w[0].0 < w[1].0) {
             names.sort_by(|a, b| a.0.cmp(&b.0));

@@ -320,8 +320,8 @@ fn assign_wire<'py>(
     let (encoded, warnings) = outcome?;
     let out = PyDict::new(py);
     let mut gil = GilYield::new();
-    for (id, bytes) in ids.iter().zip(encoded) {
-        out.set_item(id, PyBytes::new(py, &bytes))?;
+    for (id, bytes) in ids.iter().zip(encoded.iter()) {
+        out.set_item(id, PyBytes::new(py, bytes))?;
         gil.tick(py, 1 + bytes.len() / 64);
     }
     Ok((out, warnings))
