@@ -140,7 +140,7 @@ logger.gateway.level = error
 #: JVM options of the driver (in local mode, the whole Spark side): the JIT's first tier only and the
 #: serial collector. The job's JVM work is short (reads, a few shuffles, Arrow hand-over); on a small
 #: machine the optimising compiler's and the parallel collector's threads took the cores from the
-#: Python workers: the demo's job went from 134 s to 60 s and its peak RSS from 1.7 to 1.2 GiB
+#: Python workers: the demo's job went from 134 s to 67 s and its peak RSS from 1.7 to 1.2 GiB
 #: (docs/fleet.md, "Measured"). ``--conf spark.driver.extraJavaOptions=...`` replaces them.
 DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
