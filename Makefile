@@ -78,15 +78,19 @@ bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
 
 # The fleet job at scale (docs/fleet.md, "Measured"): FLEET_GROUPS synthetic groups (default 10,000),
-# every strategy, 4 churn rounds, local[*]; wall time and peak RSS of the whole process tree.
+# 4 churn rounds, local[*]; wall time and peak RSS of the whole process tree, with the load average.
+# FLEET_STRATEGIES: comma-separated labels (default: every label the job runs). The demo's job is
+# `make bench-fleet FLEET_GROUPS=300`.
 FLEET_GROUPS ?= 10000
+FLEET_STRATEGIES ?=
 FLEET_DIR := out/fleet-bench-$(FLEET_GROUPS)
 bench-fleet: develop
 	mkdir -p $(FLEET_DIR)
 	test -e $(FLEET_DIR)/snap/snapshot.json || $(VENV)/bin/kassign synth --groups $(FLEET_GROUPS) --out $(FLEET_DIR)/snap
 	uptime
 	$(PY) -m kassign.fleet.measure --json $(FLEET_DIR)/measure.json -- \
-		$(VENV)/bin/kassign fleet --snapshot $(FLEET_DIR)/snap --out $(FLEET_DIR)/report --churn 4
+		$(VENV)/bin/kassign fleet --snapshot $(FLEET_DIR)/snap --out $(FLEET_DIR)/report --churn 4 \
+		$(if $(FLEET_STRATEGIES),--strategies $(FLEET_STRATEGIES))
 	uptime
 
 # Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmark-shapes.md (no Python).

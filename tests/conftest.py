@@ -26,6 +26,33 @@ pytest_plugins = ["kafka_broker"]
 BROKER_FIXTURES = frozenset({"kafka_broker", "numbered_topics", "java_consumer"})
 
 
+@pytest.fixture(scope="session")
+def fleet_cli_run(tmp_path_factory):
+    """``kassign fleet`` through its CLI in local mode (local[2]), once per test session, on a
+    24-group synthetic fleet with churn and assignments: test_spark_job checks its console output
+    and files, test_spark_cluster compares a standalone cluster's results with it. (Each run starts
+    a JVM; sharing it keeps ``make test`` within CI's time.)"""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from kassign.fleet.synth import synth
+
+    d = tmp_path_factory.mktemp("fleet-cli")
+    snap, out = d / "snap", d / "local"
+    synth(24, str(snap), seed=7)
+    args = ["--snapshot", str(snap), "--churn", "2", "--assignments", "--partitions", "4"]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kassign", "fleet", *args, "--master", "local[2]", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    return SimpleNamespace(proc=proc, snapshot=snap, out=out, groups=24, args=args, env=env)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())):

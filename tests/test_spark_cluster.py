@@ -171,15 +171,12 @@ def _rows(path):
     return sorted(rows, key=lambda r: (r["cluster"], r["group_id"], r["strategy"]))
 
 
-def test_fleet_on_a_standalone_cluster_equals_local_mode(standalone, tmp_path):
-    from kassign.fleet.synth import synth
-
-    snap = tmp_path / "snap"
-    synth(24, str(snap), seed=7)
-    common = ["--snapshot", str(snap), "--churn", "2", "--assignments", "--quiet", "--partitions", "4"]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    local = _fleet([*common, "--master", "local[2]", "--out", str(tmp_path / "local")], env)
+def test_fleet_on_a_standalone_cluster_equals_local_mode(standalone, fleet_cli_run, tmp_path):
+    # local mode: the session's CLI run (tests/conftest.py), on the same snapshot and options
+    local = fleet_cli_run.proc
     assert local.returncode == 0, local.stderr[-3000:]
+    common = [*fleet_cli_run.args, "--quiet"]
+    env = fleet_cli_run.env
 
     exec_python = _executor_python(tmp_path)
     cluster_env = {**env, "PYSPARK_PYTHON": exec_python, "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -208,8 +205,8 @@ def test_fleet_on_a_standalone_cluster_equals_local_mode(standalone, tmp_path):
     )
     assert len(unpacked) >= 2 and {p.split("/work-")[1][0] for p in unpacked} == {"1", "2"}, unpacked
 
-    got, want = _rows(out / "results.parquet"), _rows(tmp_path / "local" / "results.parquet")
+    got, want = _rows(out / "results.parquet"), _rows(fleet_cli_run.out / "results.parquet")
     from kassign.fleet.group import strategy_labels
 
-    assert len(got) == 24 * len(strategy_labels())
+    assert len(got) == fleet_cli_run.groups * len(strategy_labels())
     assert got == want

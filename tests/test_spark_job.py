@@ -262,37 +262,15 @@ def test_unknown_strategy_fails_before_spark(tmp_path):
     assert "Spark" not in r.stderr and time.monotonic() - t0 < 8
 
 
-def test_cli_end_to_end(tmp_path):
-    snap = tmp_path / "snap"
-    synth.synth(8, str(snap), seed=5)
-    out = tmp_path / "out"
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kassign",
-            "fleet",
-            "--snapshot",
-            str(snap),
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-            "--churn",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+def test_cli_end_to_end(fleet_cli_run):
+    """``kassign fleet`` as a user runs it (tests/conftest.py runs it once per session)."""
+    r, out = fleet_cli_run.proc, fleet_cli_run.out
     assert r.returncode == 0, r.stderr[-3000:]
     assert "groups ok" in r.stdout and "report:" in r.stdout
     assert "groups done" in r.stderr  # progress
     assert "Setting default log level" not in r.stderr and " INFO " not in r.stderr  # quiet Spark
     res = pq.read_table(out / "results.parquet")
-    assert res.num_rows == 8 * len(STRATEGIES)
+    assert res.num_rows == fleet_cli_run.groups * len(STRATEGIES)
     assert (out / "report.html").exists()
 
 
