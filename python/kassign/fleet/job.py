@@ -28,6 +28,7 @@ import pyarrow as pa
 
 import kassign
 
+from . import DEFAULT_DRIVER_MEMORY
 from .group import result_schema
 from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
@@ -51,7 +52,7 @@ class FleetConfig:
     auto_offset_reset: str = "latest"
     seed: int = 0
     shuffle_partitions: int | None = None
-    driver_memory: str = "2g"
+    driver_memory: str = DEFAULT_DRIVER_MEMORY
     spark_conf: dict[str, str] = field(default_factory=dict)
     progress: bool = True
     report: bool = True
