@@ -461,7 +461,42 @@ def _carried(
     preset: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
     """The proposal's rule (module docstring). ``preset`` (sticky mode) maps a topic to owners
-    already fixed (-1 = free); ``load`` is each member's lag from those."""
+    already fixed (-1 = free); ``load`` is each member's lag from those (updated).
+
+    With ``skew == 0`` the placement loops run in the Rust core (``_core.greedy_carried``, the
+    same rule, in :func:`_topic_order`'s order); :func:`_carried_py` is the Python implementation,
+    used for ``skew > 0`` and when a lag sum leaves int64 (tests compare the two).
+    """
+    if skew:
+        return _carried_py(n_members, subs, partitions_per_topic, arrays, skew, load, preset)
+    from .. import _core
+
+    start = load if load is not None else [0] * n_members
+    order = _topic_order(subs, partitions_per_topic, arrays)
+    get_fixed = preset.get if preset else None
+    args = [
+        (subs[t], partitions_per_topic[t], arrays.get(t), get_fixed(t) if get_fixed is not None else None)
+        for t in order
+    ]
+    try:
+        owned, after = _core.greedy_carried(args, start)
+    except (OverflowError, LookupError):
+        return _carried_py(n_members, subs, partitions_per_topic, arrays, skew, load, preset)
+    if load is not None:
+        load[:] = after
+    return dict(zip(order, owned))
+
+
+def _carried_py(
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    load: list[int] | None = None,
+    preset: dict[str, list[int]] | None = None,
+) -> dict[str, list[int]]:
+    """:func:`_carried` in Python (the reference of its kernel)."""
     load = load if load is not None else [0] * n_members
     owners: dict[str, list[int]] = {}
     pools = _Pools(n_members, subs, load) if skew == 0 else None
