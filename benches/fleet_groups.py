@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kassign.fleet.evaluate import evaluate_group_table
+from kassign.fleet.evaluate import evaluate_group_table, python_strategies
 from kassign.fleet.group import evaluate_group, strategy_labels
 from kassign.fleet.snapshot import table_path
 
@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     tables: list[pa.Table] = []
 
     def core() -> None:
+        prepared = python_strategies(labels)  # once, as the job's tasks do
         for c, g, m, p in groups:
-            tables.append(evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn))
+            tables.append(evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn, prepared=prepared))
 
     t0, c0 = time.perf_counter(), time.process_time()
     if args.profile:

@@ -164,9 +164,12 @@ class Inputs:
     previous owner (the highest generation's claim; a tie between members leaves none) is that
     member, over the subscribed topics (``subs``) and partitions in range. The fleet job passes
     ``previous`` from the core instead of members that carry their owned partitions.
+    ``shared`` holds values derived from ``partitions_per_topic`` and ``lags`` alone (e.g. the lag
+    array of each topic): the fleet job passes one dict to every ``Inputs`` of a group, since
+    those two are the same in every churn round.
     """
 
-    __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous")
+    __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous", "shared")
 
     def __init__(
         self,
@@ -174,6 +177,8 @@ class Inputs:
         partitions_per_topic: dict[str, int],
         lags: dict[tuple[str, int], int] | None = None,
         history: dict[str, Member] | None = None,
+        *,
+        shared: dict[str, Any] | None = None,
     ) -> None:
         self.members = members
         self.partitions_per_topic = partitions_per_topic
@@ -183,6 +188,8 @@ class Inputs:
         self._subs: dict[str, tuple[int, ...]] | None = None
         #: Values a strategy derives from these inputs alone, by name (e.g. lag arrays).
         self.memo: dict[str, Any] = {}
+        #: Values derived from ``partitions_per_topic`` and ``lags`` alone, by name.
+        self.shared: dict[str, Any] = {} if shared is None else shared
         self.previous: dict[str, dict[int, list[int]]] | None = None
 
     @property
@@ -203,6 +210,7 @@ class Inputs:
             self.history,
         )
         out.ids, out._subs, out.memo, out.previous = self.ids, self.subs, self.memo, previous
+        out.shared = self.shared
         return out
 
 
