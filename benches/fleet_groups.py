@@ -2,7 +2,8 @@
 (``kassign.fleet.evaluate``, what the job runs) against the Python reference
 (``kassign.fleet.group.evaluate_group``), on the groups of a snapshot.
 
-    python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 [--reference] [--profile]
+    python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 \
+        [--reference] [--profile] [--python-loops]
 
 The group tables are built with pyarrow the way the job's Spark plan builds them (members; the
 group's subscribed topics joined with partitions and committed offsets; a marker row with the
@@ -105,7 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--strategies", default="", help="comma-separated fleet labels (default: every label, as the job runs)"
     )
+    ap.add_argument(
+        "--python-loops",
+        action="store_true",
+        help="run fair's and lag-aware's placement loops in Python (the reference code the Rust kernels "
+        "_core.greedy_deal/greedy_carried replaced, also their fallback) instead of the core, to compare",
+    )
     args = ap.parse_args(argv)
+    if args.python_loops:
+        from kassign import _core
+
+        def fallback(*args: object, **kwargs: object) -> None:
+            raise OverflowError("--python-loops")  # the strategies then run their Python loops
+
+        _core.greedy_deal = _core.greedy_carried = fallback  # type: ignore[assignment]
     labels = tuple(s for s in args.strategies.split(",") if s) or strategy_labels()
     t0 = time.perf_counter()
     groups = group_tables(args.snapshot, args.groups)
