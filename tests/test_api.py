@@ -42,6 +42,45 @@ def test_member_topics_are_interned_and_str_subclasses_kept():
     assert sorted(map(len, r.values())) == [1, 1]
 
 
+class _Id(str):
+    """A str subclass member id (kept as given: never interned, compared by value)."""
+
+
+def _mapping_kinds(d):
+    """The same members as a dict, a read-only mapping proxy, and a dict with str-subclass ids."""
+    import types
+
+    return {
+        "dict": dict(d),
+        "proxy": types.MappingProxyType(dict(d)),
+        "subclass-ids": {_Id(k): v for k, v in d.items()},
+    }
+
+
+@pytest.mark.parametrize("kind", ["dict", "proxy", "subclass-ids"])
+def test_result_is_a_new_dict_in_input_order_for_any_mapping(kind):
+    from kassign import protocol
+
+    ids = [f"m-{i:03d}" for i in (5, 1, 9, 3, 7, 0)]
+    members = _mapping_kinds({i: Member(["t", "u"]) for i in ids})[kind]
+    r = kassign.assign("sticky", members, {"t": 4, "u": 3})
+    assert type(r) is dict and r is not members
+    assert list(r) == ids
+    assert all(type(k) is type(k0) for k, k0 in zip(r, members))
+    # every value was replaced: lists of TopicPartition, together all 7 partitions once
+    assert all(isinstance(v, list) and all(type(tp) is TopicPartition for tp in v) for v in r.values())
+    assert sorted(tp for v in r.values() for tp in v) == [("t", p) for p in range(4)] + [("u", p) for p in range(3)]
+    assert isinstance(members["m-005"], Member)  # the input is untouched
+
+    subs = {i: protocol.encode_subscription(["t"], version=3) for i in ids}
+    subs = _mapping_kinds(subs)[kind]
+    w = protocol.assign_wire("range", subs, {"t": 6})
+    assert type(w) is dict and w is not subs and list(w) == ids
+    got = {m: protocol.decode_assignment(b).partitions for m, b in w.items()}
+    assert sorted(tp for v in got.values() for tp in v) == [("t", p) for p in range(6)]
+    assert all(isinstance(subs[i], bytes) for i in ids)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, field",
     [

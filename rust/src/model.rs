@@ -389,6 +389,11 @@ impl ProblemBuilder {
         id
     }
 
+    /// Room for `n` more members (callers that know the group size avoid regrowing the list).
+    pub fn reserve_members(&mut self, n: usize) {
+        self.members.reserve(n.min(MAX_MEMBERS));
+    }
+
     /// Add a member, in the caller's order. `owned` holds flat ids from
     /// [`ProblemBuilder::partition`] in any order; duplicates are removed here.
     pub fn add_member(
@@ -462,22 +467,21 @@ impl ProblemBuilder {
         let mut input_order: Vec<MemberIdx> = (0..n as MemberIdx).collect();
         if !members.windows(2).all(|w| w[0].id < w[1].id) {
             // Sort positions by id, then permute the members into that order.
-            let mut by_id: Vec<MemberIdx> = (0..n as MemberIdx).collect();
-            by_id.sort_unstable_by(|&a, &b| members[a as usize].id.cmp(&members[b as usize].id));
-            if let Some(w) = by_id
-                .windows(2)
-                .find(|w| members[w[0] as usize].id == members[w[1] as usize].id)
-            {
-                return Err(InputError::DuplicateMember(members[w[0] as usize].id.clone()));
+            let by_id = positions_by_id(&members)?;
+            for (idx, &pos) in by_id.iter().enumerate() {
+                input_order[pos as usize] = idx as MemberIdx;
+            }
+            // In place, cycle by cycle: the member at position `pos` goes to `input_order[pos]`.
+            for start in 0..n {
+                while input_order[start] as usize != start {
+                    let to = input_order[start] as usize;
+                    members.swap(start, to);
+                    input_order.swap(start, to);
+                }
             }
             for (idx, &pos) in by_id.iter().enumerate() {
                 input_order[pos as usize] = idx as MemberIdx;
             }
-            let mut slots: Vec<Option<Member>> = members.into_iter().map(Some).collect();
-            members = by_id
-                .iter()
-                .map(|&pos| slots[pos as usize].take().expect("a permutation"))
-                .collect();
         }
         // Number subscriptions and racks by first appearance in member-id order (then partition
         // racks in the order given), so ids do not depend on the caller's member order.
@@ -529,6 +533,45 @@ impl ProblemBuilder {
             partition_racks,
         })
     }
+}
+
+/// Member positions sorted by id (byte order), or the first duplicate id.
+///
+/// Ids often share a long prefix (client ids such as `consumer-<group>-<n>-<uuid>`), so each id
+/// is keyed by the 8 bytes that follow the prefix common to all ids, big-endian and zero-padded:
+/// a smaller key means a smaller id, and only equal keys compare whole ids. This is the same
+/// order as sorting the ids themselves, in a fraction of the string comparisons.
+fn positions_by_id(members: &[Member]) -> Result<Vec<MemberIdx>, InputError> {
+    let first = members.first().map(|m| m.id.as_bytes()).unwrap_or_default();
+    let mut common = first.len();
+    for m in members.iter().skip(1) {
+        let id = m.id.as_bytes();
+        common = common.min(id.len());
+        common = first[..common].iter().zip(id).take_while(|(a, b)| a == b).count();
+    }
+    let key = |id: &[u8]| {
+        let tail = &id[common..];
+        let mut k = [0u8; 8];
+        let n = tail.len().min(8);
+        k[..n].copy_from_slice(&tail[..n]);
+        u64::from_be_bytes(k)
+    };
+    let mut keyed: Vec<(u64, MemberIdx)> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (key(m.id.as_bytes()), i as MemberIdx))
+        .collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| members[a.1 as usize].id.cmp(&members[b.1 as usize].id))
+    });
+    if let Some(w) = keyed
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && members[w[0].1 as usize].id == members[w[1].1 as usize].id)
+    {
+        return Err(InputError::DuplicateMember(members[w[0].1 as usize].id.clone()));
+    }
+    Ok(keyed.into_iter().map(|(_, i)| i).collect())
 }
 
 impl Problem {
@@ -781,6 +824,43 @@ pub(crate) mod tests {
     fn negative_count_is_an_error() {
         let e = Problem::build(topics(&[("a", -1)]), vec![], vec![]);
         assert!(matches!(e, Err(InputError::NegativePartitionCount(_, -1))));
+    }
+
+    proptest::proptest! {
+        /// The keyed sort orders positions exactly as sorting the ids does, and finds duplicates.
+        #[test]
+        fn positions_by_id_is_a_sort_by_id(
+            prefix in "(consumer-[a-z]{0,12}-)?",
+            tails in proptest::collection::vec("[a-c\\x00\u{e9}\u{1F600}]{0,11}", 0..40),
+        ) {
+            let members: Vec<Member> = tails
+                .iter()
+                .map(|t| Member {
+                    id: format!("{prefix}{t}"),
+                    group_instance_id: None,
+                    generation: -1,
+                    rack: None,
+                    sub: 0,
+                    owned: vec![],
+                })
+                .collect();
+            let mut expected: Vec<MemberIdx> = (0..members.len() as MemberIdx).collect();
+            expected.sort_by(|&a, &b| members[a as usize].id.cmp(&members[b as usize].id).then(a.cmp(&b)));
+            let duplicate = expected
+                .windows(2)
+                .any(|w| members[w[0] as usize].id == members[w[1] as usize].id);
+            match positions_by_id(&members) {
+                Ok(got) => {
+                    proptest::prop_assert!(!duplicate);
+                    proptest::prop_assert_eq!(got, expected);
+                }
+                Err(InputError::DuplicateMember(id)) => {
+                    proptest::prop_assert!(duplicate);
+                    proptest::prop_assert!(members.iter().filter(|m| m.id == id).count() > 1);
+                }
+                Err(e) => proptest::prop_assert!(false, "unexpected error {e:?}"),
+            }
+        }
     }
 
     #[test]

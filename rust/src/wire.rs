@@ -439,6 +439,7 @@ fn run(
     let history = History::of(strategy.name());
     let mut warnings = Vec::new();
     let mut b = ProblemBuilder::new(topics)?;
+    b.reserve_members(members.len());
     let mut fast = Resolver::new();
     for w in members {
         let resolved = if resolve {

@@ -4,6 +4,7 @@
 use std::str::FromStr;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
 
@@ -217,8 +218,42 @@ fn add_partition_racks(b: &mut ProblemBuilder, partition_racks: Option<&Bound<'_
     Ok(())
 }
 
+/// A dict to fill with one value per id, in the order of `ids`: a copy of `template` when its
+/// keys are exactly `ids` (the same objects in the same order, all exact `str`), so that filling
+/// it replaces values instead of inserting keys and regrowing the table; otherwise a new dict.
+/// Once every id is set, both give the same dict.
+pub(crate) fn dict_for<'py, T>(
+    py: Python<'py>,
+    template: &Bound<'py, PyAny>,
+    ids: &[Bound<'py, T>],
+) -> PyResult<Bound<'py, PyDict>> {
+    if let Ok(t) = template.cast_exact::<PyDict>() {
+        if t.len() == ids.len() {
+            let copy = t.copy()?;
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+            let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+            let mut same = true;
+            for id in ids {
+                // SAFETY: PyDict_Next on a dict we own; `key` is a borrowed reference, only
+                // compared by address (and its type read) while `copy` is alive.
+                let more = unsafe { ffi::PyDict_Next(copy.as_ptr(), &mut pos, &mut key, &mut value) } != 0;
+                if !more || key != id.as_ptr() || !id.as_any().is_exact_instance_of::<PyString>() {
+                    same = false;
+                    break;
+                }
+            }
+            if same {
+                return Ok(copy);
+            }
+        }
+    }
+    Ok(PyDict::new(py))
+}
+
 /// Per-member result lists in the caller's order, from the owner array (one pass to group, one
-/// to build objects; topic names are the caller's own str objects).
+/// to build objects; topic names are the caller's own str objects). `template` is the caller's
+/// mapping of `ids` (see [`dict_for`]).
 pub(crate) fn result_dict<'py>(
     py: Python<'py>,
     problem: &Problem,
@@ -226,25 +261,38 @@ pub(crate) fn result_dict<'py>(
     ids: &[Bound<'py, PyAny>],
     topic_names: &[Bound<'py, PyString>],
     tp_class: &Bound<'py, PyType>,
+    template: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (starts, parts) = assignment.grouped(problem.members.len());
     let longest = problem.topic_len.iter().copied().max().unwrap_or(0) as usize;
-    let factory = TpFactory::new(py, tp_class, longest)?;
-    let out = PyDict::new(py);
+    let mut factory = TpFactory::new(py, tp_class, longest)?;
+    let out = dict_for(py, template, ids)?;
     let mut gil = GilYield::new();
     for (pos, id) in ids.iter().enumerate() {
         let m = problem.input_order[pos] as usize;
         let mine: &[PartId] = &parts[starts[m]..starts[m + 1]];
-        let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(mine.len());
+        // SAFETY: a new list of `mine.len()` empty slots, each filled exactly once below with a
+        // new reference (PyList_SetItem steals it) before the list is seen by anyone.
+        let list = unsafe {
+            let l = ffi::PyList_New(mine.len() as ffi::Py_ssize_t);
+            if l.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            Bound::from_owned_ptr(py, l)
+        };
         let mut t = 0usize;
-        for &p in mine {
+        for (i, &p) in mine.iter().enumerate() {
             while problem.topic_base[t + 1] <= p {
                 t += 1;
             }
-            items.push(factory.make(py, &topic_names[t], (p - problem.topic_base[t]) as i64)?);
+            let item = factory.make(py, &topic_names[t], (p - problem.topic_base[t]) as i64)?;
+            // SAFETY: `i` is in range for the list made above; the reference is stolen.
+            if unsafe { ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, item.into_ptr()) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
         }
-        gil.tick(py, items.len() + 1);
-        out.set_item(id, PyList::new(py, items)?)?;
+        gil.tick(py, mine.len() + 1);
+        out.set_item(id, list)?;
     }
     Ok(out)
 }
@@ -280,6 +328,7 @@ pub(crate) fn assign<'py>(
     let items = mapping_items(members, "members: expected a mapping of member id to Member")?;
     let topics = read_topics(partitions_per_topic)?;
     let mut b = ProblemBuilder::new(topics.counts)?;
+    b.reserve_members(items.len());
     let mut subs = SubInterner::new();
     let mut lookup = TopicLookup::new();
     let mut ids: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
@@ -323,7 +372,7 @@ pub(crate) fn assign<'py>(
         let assignment = strategy.run(&problem);
         Ok::<_, crate::model::InputError>((problem, assignment))
     })??;
-    result_dict(py, &problem, &assignment, &ids, &names, tp_class)
+    result_dict(py, &problem, &assignment, &ids, &names, tp_class, members)
 }
 
 /// The model's checks of `partitions_per_topic` (types, counts, the partition cap) for the
@@ -360,7 +409,7 @@ pub(crate) fn result_lists<'py>(
             "result_lists: topics and owners differ in length",
         ));
     }
-    let factory = TpFactory::new(py, tp_class, 0)?;
+    let mut factory = TpFactory::new(py, tp_class, 0)?;
     let lists: Vec<Bound<'py, PyList>> = (0..n_members).map(|_| PyList::empty(py)).collect();
     let mut gil = GilYield::new();
     for (topic, own) in topics.iter().zip(owners) {

@@ -233,7 +233,7 @@ impl Member {
                 .copied()
                 .max()
                 .unwrap_or(0);
-            let factory = TpFactory::new(py, cls, usize::try_from(longest + 1).unwrap_or(0).min(1 << 17))?;
+            let mut factory = TpFactory::new(py, cls, usize::try_from(longest + 1).unwrap_or(0).min(1 << 17))?;
             let mut items = Vec::with_capacity(self.n_owned);
             for g in self.owned.iter() {
                 let topic = g.topic.bind(py);

@@ -67,9 +67,10 @@ pub(crate) struct TpFactory<'py> {
     cls: Bound<'py, PyType>,
     direct: bool,
     tuple_new: Bound<'py, PyAny>,
-    /// Partition index objects 0..n, shared by every result (ints above 256 are not cached by
-    /// CPython; a million results would otherwise allocate a million ints).
-    ints: Vec<Bound<'py, PyAny>>,
+    /// Partition index objects 0..n, made on first use and shared by every later result (ints
+    /// above 256 are not cached by CPython; a million results would otherwise allocate a million
+    /// ints, and making all n up front costs as much when each index is used once).
+    ints: Vec<Option<Bound<'py, PyAny>>>,
 }
 
 /// At most this many shared index objects (a topic with more partitions allocates the rest).
@@ -89,12 +90,7 @@ impl<'py> TpFactory<'py> {
             cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
         let direct = no_dict && plain_alloc;
         let n = if direct { longest_topic.min(MAX_SHARED_INTS) } else { 0 };
-        let ints = (0..n as u32)
-            .map(|i| match i.into_pyobject(py) {
-                Ok(o) => o.into_any(),
-                Err(never) => match never {},
-            })
-            .collect();
+        let ints = vec![None; n];
         Ok(TpFactory {
             cls: cls.clone(),
             direct,
@@ -105,7 +101,12 @@ impl<'py> TpFactory<'py> {
 
     /// One (topic, partition) instance.
     #[inline]
-    pub(crate) fn make(&self, py: Python<'py>, topic: &Bound<'py, PyString>, idx: i64) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn make(
+        &mut self,
+        py: Python<'py>,
+        topic: &Bound<'py, PyString>,
+        idx: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if !self.direct {
             let pair = PyTuple::new(py, [topic.clone().into_any(), idx.into_pyobject(py)?.into_any()])?;
             return self.tuple_new.call1((&self.cls, pair));
@@ -122,8 +123,15 @@ impl<'py> TpFactory<'py> {
             if ffi::PyTuple_SetItem(obj.as_ptr(), 0, topic.clone().into_ptr()) != 0 {
                 return Err(PyErr::fetch(py));
             }
-            let index = match usize::try_from(idx).ok().and_then(|i| self.ints.get(i)) {
-                Some(i) => i.clone().into_ptr(),
+            let index = match usize::try_from(idx).ok().and_then(|i| self.ints.get_mut(i)) {
+                Some(Some(i)) => i.clone().into_ptr(),
+                Some(slot) => {
+                    let i = ffi::PyLong_FromLongLong(idx);
+                    if !i.is_null() {
+                        *slot = Some(Bound::from_borrowed_ptr(py, i));
+                    }
+                    i
+                }
                 None => ffi::PyLong_FromLongLong(idx),
             };
             if index.is_null() || ffi::PyTuple_SetItem(obj.as_ptr(), 1, index) != 0 {

@@ -13,7 +13,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 
-use super::assign::{mapping_items, read_topics};
+use super::assign::{dict_for, mapping_items, read_topics};
 use super::errors::run_detached;
 use super::member::{hash_names, Member, OwnedGroup};
 use super::objects::{topic_partition_class, GilYield, TpFactory};
@@ -301,24 +301,22 @@ fn assign_wire<'py>(
         None => Vec::new(),
     };
     let has_racks = !racks.is_empty();
-    let names: Vec<String> = ids
-        .iter()
-        .map(|i| i.to_str().map(str::to_owned))
-        .collect::<PyResult<_>>()?;
+    // Member ids are read in place: the str objects are immutable and held by `ids`.
+    let names: Vec<&str> = ids.iter().map(|i| i.to_str()).collect::<PyResult<_>>()?;
     let counts = topics.counts;
     let members: Vec<wire::WireInput<'_>> = names
         .iter()
         .zip(&datas)
         .zip(instances)
         .map(|((id, data), instance)| wire::WireInput {
-            id: id.as_str(),
+            id,
             subscription: data.as_ref(),
             group_instance_id: instance,
         })
         .collect();
     let outcome = run_detached(py, move || wire::assign(strat, &members, counts, has_racks, &racks))?;
     let (encoded, warnings) = outcome?;
-    let out = PyDict::new(py);
+    let out = dict_for(py, subscriptions, &ids)?;
     let mut gil = GilYield::new();
     for (id, bytes) in ids.iter().zip(encoded.iter()) {
         out.set_item(id, PyBytes::new(py, bytes))?;
