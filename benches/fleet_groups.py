@@ -2,7 +2,8 @@
 (``kassign.fleet.evaluate``, what the job runs) against the Python reference
 (``kassign.fleet.group.evaluate_group``), on the groups of a snapshot.
 
-    python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 [--reference] [--profile]
+    python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 \
+        [--reference] [--profile] [--python-loops]
 
 The group tables are built with pyarrow the way the job's Spark plan builds them (members; the
 group's subscribed topics joined with partitions and committed offsets; a marker row with the
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kassign.fleet.evaluate import evaluate_group_table
+from kassign.fleet.evaluate import evaluate_group_table, python_strategies
 from kassign.fleet.group import evaluate_group, strategy_labels
 from kassign.fleet.snapshot import table_path
 
@@ -105,7 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--strategies", default="", help="comma-separated fleet labels (default: every label, as the job runs)"
     )
+    ap.add_argument(
+        "--python-loops",
+        action="store_true",
+        help="run fair's and lag-aware's placement loops in Python (the reference code the Rust kernels "
+        "_core.greedy_deal/greedy_carried replaced, also their fallback) instead of the core, to compare",
+    )
     args = ap.parse_args(argv)
+    if args.python_loops:
+        from kassign import _core
+
+        def fallback(*args: object, **kwargs: object) -> None:
+            raise OverflowError("--python-loops")  # the strategies then run their Python loops
+
+        _core.greedy_deal = _core.greedy_carried = fallback  # type: ignore[assignment]
     labels = tuple(s for s in args.strategies.split(",") if s) or strategy_labels()
     t0 = time.perf_counter()
     groups = group_tables(args.snapshot, args.groups)
@@ -120,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     tables: list[pa.Table] = []
 
     def core() -> None:
+        prepared = python_strategies(labels)  # once, as the job's tasks do
         for c, g, m, p in groups:
-            tables.append(evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn))
+            tables.append(evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn, prepared=prepared))
 
     t0, c0 = time.perf_counter(), time.process_time()
     if args.profile:

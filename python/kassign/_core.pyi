@@ -145,3 +145,15 @@ def fleet_evaluate(
     member_class: type,
     inputs_class: type,
 ) -> Any: ...
+
+# -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
+
+def greedy_deal(
+    n_members: int, eligible: list[tuple[int, ...]], sizes: list[int], lag_of: list[int] | None = None
+) -> list[int]:
+    """``kassign.assignors._greedy.deal_global``'s placement with skew 0 (owner per partition)."""
+
+def greedy_carried(
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
+) -> tuple[list[list[int]], list[int]]:
+    """``kassign.assignors.lag_aware._carried``'s placement with skew 0: (owners per topic, loads)."""

@@ -6,6 +6,7 @@
 //! the Python extension `kassign._core` on top.
 
 pub mod fleet;
+pub mod greedy;
 pub mod model;
 pub mod protocol;
 pub mod range;

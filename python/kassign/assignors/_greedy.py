@@ -164,9 +164,12 @@ class Inputs:
     previous owner (the highest generation's claim; a tie between members leaves none) is that
     member, over the subscribed topics (``subs``) and partitions in range. The fleet job passes
     ``previous`` from the core instead of members that carry their owned partitions.
+    ``shared`` holds values derived from ``partitions_per_topic`` and ``lags`` alone (e.g. the lag
+    array of each topic): the fleet job passes one dict to every ``Inputs`` of a group, since
+    those two are the same in every churn round.
     """
 
-    __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous")
+    __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous", "shared")
 
     def __init__(
         self,
@@ -174,6 +177,8 @@ class Inputs:
         partitions_per_topic: dict[str, int],
         lags: dict[tuple[str, int], int] | None = None,
         history: dict[str, Member] | None = None,
+        *,
+        shared: dict[str, Any] | None = None,
     ) -> None:
         self.members = members
         self.partitions_per_topic = partitions_per_topic
@@ -183,6 +188,8 @@ class Inputs:
         self._subs: dict[str, tuple[int, ...]] | None = None
         #: Values a strategy derives from these inputs alone, by name (e.g. lag arrays).
         self.memo: dict[str, Any] = {}
+        #: Values derived from ``partitions_per_topic`` and ``lags`` alone, by name.
+        self.shared: dict[str, Any] = {} if shared is None else shared
         self.previous: dict[str, dict[int, list[int]]] | None = None
 
     @property
@@ -203,6 +210,7 @@ class Inputs:
             self.history,
         )
         out.ids, out._subs, out.memo, out.previous = self.ids, self.subs, self.memo, previous
+        out.shared = self.shared
         return out
 
 
@@ -258,6 +266,50 @@ def deal_global(
     :meth:`Balancer.pick` chooses among its topic's subscribers. ``arrays`` holds the lag of each
     partition of the topics that have any (absent topics: all 0). Returns topic -> owner indices.
     With no lags this is KIP-49's ``fair``.
+
+    With ``skew == 0`` the placement loop runs in the Rust core (``_core.greedy_deal``, the same
+    rule); :func:`_deal_global_py` is the Python implementation, used for ``skew > 0`` and when a
+    lag sum leaves int64 (tests compare the two).
+    """
+    if skew:
+        return _deal_global_py(n_members, subs, partitions_per_topic, arrays, skew)
+    from .. import _core
+
+    topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
+    sizes = [partitions_per_topic[t] for t in topics]
+    lag_of: list[int] | None = None
+    if arrays:
+        lag_of = []
+        for t, size in zip(topics, sizes):
+            arr = arrays.get(t)
+            lag_of.extend(arr if arr is not None else [0] * size)
+    try:
+        owner_of = _core.greedy_deal(n_members, [subs[t] for t in topics], sizes, lag_of)
+    except OverflowError:
+        return _deal_global_py(n_members, subs, partitions_per_topic, arrays, skew)
+    out = {}
+    start = 0
+    for t, size in zip(topics, sizes):
+        out[t] = owner_of[start : start + size]
+        start += size
+    return out
+
+
+def _deal_global_py(
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int = 0,
+) -> dict[str, list[int]]:
+    """Place every partition of ``subs``' topics with counts and lags kept across all topics.
+
+    Order: topics with the fewest subscribers first, then lag descending, then topics with more
+    partitions, then topic name, then partition. Each partition goes to the member
+    :meth:`Balancer.pick` chooses among its topic's subscribers. ``arrays`` holds the lag of each
+    partition of the topics that have any (absent topics: all 0). Returns topic -> owner indices.
+    With no lags this is KIP-49's ``fair``. The Python implementation: the reference of
+    :func:`deal_global`'s kernel, and what runs with ``skew > 0``.
     """
     # Topic order of KIP-49: fewest subscribers, then more partitions, then name. Partitions are
     # numbered g = 0..G-1 in (topic rank, partition) order, so sorting by g is sorting by them.

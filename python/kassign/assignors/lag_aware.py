@@ -256,7 +256,8 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     elif "lag-aware:arrays" in inputs.memo:
         arrays = inputs.memo["lag-aware:arrays"]  # the same for every mode: derived once, read-only
     else:
-        arrays = inputs.memo["lag-aware:arrays"] = _lag_arrays(subs, partitions_per_topic, inputs.lags)
+        cache = inputs.shared.setdefault("lag-aware:topic-arrays", {})
+        arrays = inputs.memo["lag-aware:arrays"] = _lag_arrays(subs, partitions_per_topic, inputs.lags, cache)
     n = len(ids)
     kept = 0
     frozen: dict[str, list[bool]] | None = None
@@ -308,16 +309,28 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
 
 
 def _lag_arrays(
-    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], lags: Lags
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    lags: Lags,
+    cache: dict[str, list[int] | None] | None = None,
 ) -> dict[str, list[int]]:
-    """topic -> lag of each partition, for the placed topics that have some non-zero lag."""
+    """topic -> lag of each partition, for the placed topics that have some non-zero lag.
+    ``cache`` (topic -> array, or None without lag) keeps the arrays of earlier calls with the same
+    ``partitions_per_topic`` and ``lags`` (the arrays are read-only)."""
     if not lags:
         return {}
     arrays = {}
     get = lags.get
     for t in subs:
-        arr = [get((t, p), 0) for p in range(partitions_per_topic[t])]
-        if any(arr):
+        if cache is not None and t in cache:
+            arr = cache[t]
+        else:
+            arr = [get((t, p), 0) for p in range(partitions_per_topic[t])]
+            if not any(arr):
+                arr = None
+            if cache is not None:
+                cache[t] = arr
+        if arr is not None:
             arrays[t] = arr
     return arrays
 
@@ -461,7 +474,42 @@ def _carried(
     preset: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
     """The proposal's rule (module docstring). ``preset`` (sticky mode) maps a topic to owners
-    already fixed (-1 = free); ``load`` is each member's lag from those."""
+    already fixed (-1 = free); ``load`` is each member's lag from those (updated).
+
+    With ``skew == 0`` the placement loops run in the Rust core (``_core.greedy_carried``, the
+    same rule, in :func:`_topic_order`'s order); :func:`_carried_py` is the Python implementation,
+    used for ``skew > 0`` and when a lag sum leaves int64 (tests compare the two).
+    """
+    if skew:
+        return _carried_py(n_members, subs, partitions_per_topic, arrays, skew, load, preset)
+    from .. import _core
+
+    start = load if load is not None else [0] * n_members
+    order = _topic_order(subs, partitions_per_topic, arrays)
+    get_fixed = preset.get if preset else None
+    args = [
+        (subs[t], partitions_per_topic[t], arrays.get(t), get_fixed(t) if get_fixed is not None else None)
+        for t in order
+    ]
+    try:
+        owned, after = _core.greedy_carried(args, start)
+    except (OverflowError, LookupError):
+        return _carried_py(n_members, subs, partitions_per_topic, arrays, skew, load, preset)
+    if load is not None:
+        load[:] = after
+    return dict(zip(order, owned))
+
+
+def _carried_py(
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    load: list[int] | None = None,
+    preset: dict[str, list[int]] | None = None,
+) -> dict[str, list[int]]:
+    """:func:`_carried` in Python (the reference of its kernel)."""
     load = load if load is not None else [0] * n_members
     owners: dict[str, list[int]] = {}
     pools = _Pools(n_members, subs, load) if skew == 0 else None
@@ -611,16 +659,21 @@ def _sticky(
     frozen: dict[str, list[bool]] = {}
     load = [0] * len(ids)
     kept = 0
+    member_sets: dict[int, set[int]] = {}  # set(s) per eligible set (topics share them)
     for t, owned in by_topic.items():
         s = subs[t]
-        members_of_t = set(s)
+        members_of_t = member_sets.get(id(s))
+        if members_of_t is None:
+            members_of_t = member_sets[id(s)] = set(s)
         n = partitions_per_topic[t]
         q, r = divmod(n, len(s))
         tl = arrays.get(t)
-        claims = sorted(((len(ps), i) for i, ps in owned.items() if i in members_of_t), key=lambda c: (-c[0], c[1]))
+        # claims by partitions owned (descending), then member index
+        claims = sorted([(-len(ps), i) for i, ps in owned.items() if i in members_of_t])
         own = [-1] * n
         flags = [False] * n
-        for c, i in claims:
+        for neg_c, i in claims:
+            c = -neg_c
             quota = q
             if c > q and r > 0:
                 quota = q + 1
@@ -692,17 +745,22 @@ class _Improver:
         for ts in topics_of:
             f = frozenset(ts)
             self.subs_of.append(interned.setdefault(f, f))
-        # Counts: per (member, topic) in the per-topic modes, per member overall in global mode.
-        self.count: list[dict[str, int]] = [dict() for _ in range(n)]
+        # Counts: per (member, topic) in the per-topic modes, per member overall in global mode
+        # (each mode reads only its own).
+        self.count: list[dict[str, int]] = [] if overall else [{} for _ in range(n)]
         self.total = [0] * n
-        for t, own in owners.items():
-            if overall:
+        if overall:
+            total = self.total
+            for own in owners.values():
                 for i in own:
-                    self.total[i] += 1
-            elif t in arrays:
-                for i in own:
-                    c = self.count[i]
-                    c[t] = c.get(t, 0) + 1
+                    total[i] += 1
+        else:
+            count = self.count
+            for t, own in owners.items():
+                if t in arrays:
+                    for i in own:
+                        c = count[i]
+                        c[t] = c.get(t, 0) + 1
         self.held: list[dict[str, list[tuple[int, int]]]] = []
         self.topic_of: list[str] = []
         self.part_of: list[int] = []
@@ -717,31 +775,29 @@ class _Improver:
         # integer tuples, so lists sort and bisect without comparing strings.
         topic_of: list[str] = []
         part_of: list[int] = []
-        lag_of: list[int] = []
+        held: list[dict[str, list[tuple[int, int]]]] = [{} for _ in range(self.n)]
+        overall = self.overall
         # Idle (lag 0) partitions are tracked too: a busiest member may swap a partition for one.
         # In global mode that includes topics without any lag (cross-topic swaps).
-        topics = self.owners if self.overall else self.arrays
+        topics = self.owners if overall else self.arrays
+        g = 0
         for t in topics:
             arr = self.arrays.get(t)
             flags = frozen.get(t) if frozen is not None else None
-            for p in range(len(self.owners[t])):
+            key = "" if overall else t
+            for p, i in enumerate(self.owners[t]):
                 if flags is None or not flags[p]:
                     topic_of.append(t)
                     part_of.append(p)
-                    lag_of.append(arr[p] if arr is not None else 0)
-        count = len(lag_of)
-        held: list[dict[str, list[tuple[int, int]]]] = [dict() for _ in range(self.n)]
-        owners = self.owners
-        overall = self.overall
-        for g in range(count):
-            t = topic_of[g]
-            h = held[owners[t][part_of[g]]]
-            key = "" if overall else t
-            lst = h.get(key)
-            if lst is None:
-                h[key] = [(lag_of[g], g)]
-            else:
-                lst.append((lag_of[g], g))
+                    item = (arr[p] if arr is not None else 0, g)
+                    h = held[i]
+                    lst = h.get(key)
+                    if lst is None:
+                        h[key] = [item]
+                    else:
+                        lst.append(item)
+                    g += 1
+        count = g
         # One sort per member list (short C calls) rather than one sort of every partition, which
         # would hold the GIL for the whole sort on a million partitions.
         for h in held:

@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any
 
+from kassign.fleet import DEFAULT_DRIVER_MEMORY
+
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 
@@ -206,7 +208,11 @@ def add_fleet(sub: Any) -> None:
         type=int,
         help="Spark shuffle partitions (default 4 x cores, at least 8, and one per 20,000 member rows)",
     )
-    p.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
+    p.add_argument(
+        "--driver-memory",
+        default=DEFAULT_DRIVER_MEMORY,
+        help=f"spark.driver.memory when this command starts the JVM (default {DEFAULT_DRIVER_MEMORY})",
+    )
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark configuration (repeatable)")
     p.add_argument(
         "--ship-kassign",

@@ -63,9 +63,12 @@ def evaluate_group_table(
     with_assignment: bool = False,
     auto_offset_reset: str = "latest",
     seed: int = 0,
+    prepared: dict[str, tuple[Callable[..., Any], bool]] | None = None,
 ) -> pa.Table:
     """One row per strategy for this group (in ``strategies``' order): metrics, or status "error"
-    with the reason. Same contract as :func:`kassign.fleet.group.evaluate_group`, as a table."""
+    with the reason. Same contract as :func:`kassign.fleet.group.evaluate_group`, as a table.
+    ``prepared``: :func:`python_strategies` of ``strategies``, when the caller evaluates many
+    groups with the same strategies (computed here otherwise)."""
     if churn_rounds < 0:
         raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
     strategies = list(strategies)
@@ -79,7 +82,7 @@ def evaluate_group_table(
         churn_seed=churn_seed(cluster, group_id, seed),
         with_assignment=with_assignment,
         auto_offset_reset=auto_offset_reset,
-        python_strategies=python_strategies(strategies),
+        python_strategies=python_strategies(strategies) if prepared is None else prepared,
         member_class=Member,
         inputs_class=Inputs,
     )

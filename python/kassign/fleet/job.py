@@ -28,6 +28,7 @@ import pyarrow as pa
 
 import kassign
 
+from . import DEFAULT_DRIVER_MEMORY
 from .group import result_schema
 from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
@@ -51,7 +52,7 @@ class FleetConfig:
     auto_offset_reset: str = "latest"
     seed: int = 0
     shuffle_partitions: int | None = None
-    driver_memory: str = "2g"
+    driver_memory: str = DEFAULT_DRIVER_MEMORY
     spark_conf: dict[str, str] = field(default_factory=dict)
     progress: bool = True
     report: bool = True
@@ -379,9 +380,14 @@ def fleet_dataframe(
     schema = result_schema(with_assignment)
     strategies = tuple(strategies)
 
-    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
-        from kassign.fleet.evaluate import evaluate_group_table
+    # The Python strategies' callables, made once per task (the closure is unpickled per task).
+    prepared: dict[str, Any] = {}
 
+    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
+        from kassign.fleet.evaluate import evaluate_group_table, python_strategies
+
+        if "python" not in prepared:
+            prepared["python"] = python_strategies(strategies)
         table = evaluate_group_table(
             key[0].as_py(),
             key[1].as_py(),
@@ -392,6 +398,7 @@ def fleet_dataframe(
             with_assignment=with_assignment,
             auto_offset_reset=auto_offset_reset,
             seed=seed,
+            prepared=prepared["python"],
         )
         if counter is not None:
             counter.add(1)

@@ -84,60 +84,89 @@ def migration_view(df: Any) -> Any:
 
     if df.empty:
         return pd.DataFrame(columns=list(VIEW_COLUMNS))
-    by = {}
-    for (c, g, s), r in df.set_index(["cluster", "group_id", "strategy"]).iterrows():
-        by[(c, g, s)] = r
+    # Plain column lists (no pandas row objects: a fleet has hundreds of thousands of rows).
+    names = (
+        "cluster",
+        "group_id",
+        "strategy",
+        "status",
+        "current_protocol",
+        "group_protocol",
+        "custom_user_data",
+        "members",
+        "partitions",
+        "moves",
+        "kept",
+        "count_spread",
+        "max_member_lag",
+        "lag_ratio",
+    )
+    col = {n: df[n].tolist() for n in names}
+    cluster, group_id, strategy, status = col["cluster"], col["group_id"], col["strategy"], col["status"]
+    # (cluster, group, strategy) -> row (the last one, as a dict would keep); each group's first row
+    # in table order, groups with a null key left out (as pandas' groupby does).
+    by = {k: i for i, k in enumerate(zip(cluster, group_id, strategy))}
+    first_of: dict[tuple[Any, Any], int] = {}
+    for i, key in enumerate(zip(cluster, group_id)):
+        if key not in first_of and not (pd.isna(key[0]) or pd.isna(key[1])):
+            first_of[key] = i
+
+    def ok(r: int | None) -> bool:
+        return r is not None and status[r] == "ok"
+
+    def val(name: str, r: int | None) -> Any:
+        return col[name][r] if r is not None else None
+
     rows = []
-    for (c, g), d in df.groupby(["cluster", "group_id"], sort=True):
-        first = d.iloc[0]
-        proto = first.current_protocol if isinstance(first.current_protocol, str) else ""
-        gp = first.group_protocol if isinstance(first.group_protocol, str) else None
-        ud = int(first.custom_user_data) if pd.notna(first.custom_user_data) else 0
+    for c, g in sorted(first_of):
+        f = first_of[(c, g)]
+        proto = col["current_protocol"][f] if isinstance(col["current_protocol"][f], str) else ""
+        gp = col["group_protocol"][f] if isinstance(col["group_protocol"][f], str) else None
+        ud = int(col["custom_user_data"][f]) if pd.notna(col["custom_user_data"][f]) else 0
+        f_members, f_partitions = col["members"][f], col["partitions"][f]
         target = lands_on(proto)
-        before: Any = by.get((c, g, proto))
-        after: Any = by.get((c, g, f"server-{target}"))
-        sticky: Any = by.get((c, g, "sticky"))
-
-        def ok(r: Any) -> bool:
-            return r is not None and r.status == "ok"
-
+        before = by.get((c, g, proto))
+        after = by.get((c, g, f"server-{target}"))
+        sticky = by.get((c, g, "sticky"))
         if gp == "consumer":
-            status, online, reason = "already consumer", None, "the group already uses the consumer protocol"
-        elif not first.members:
-            status, online, reason = "no members", True, "no members: nothing to convert"
+            status_, online, reason = "already consumer", None, "the group already uses the consumer protocol"
+        elif not f_members:
+            status_, online, reason = "no members", True, "no members: nothing to convert"
         elif ud:
-            status, online = "blocked", False
+            status_, online = "blocked", False
             reason = (
                 f"custom user data in {ud} member(s)' current assignment: the broker refuses the online "
                 f'upgrade ("userData from a custom assignor would be lost")'
             )
         else:
-            status, online, reason = "online", True, ""
-        owned = float(after.moves + after.kept) if ok(after) else np.nan
+            status_, online, reason = "online", True, ""
+        a_ok, b_ok = ok(after), ok(before)
+        a_moves = val("moves", after)
+        owned = float(a_moves + val("kept", after)) if a_ok else np.nan
         rows.append(
             {
                 "cluster": c,
                 "group_id": g,
                 "current": proto,
                 "group_protocol": gp,
-                "members": int(first.members) if pd.notna(first.members) else 0,
-                "partitions": int(after.partitions)
-                if ok(after)
-                else (int(first.partitions) if pd.notna(first.partitions) else 0),
-                "status": status,
+                "members": int(f_members) if pd.notna(f_members) else 0,
+                "partitions": int(val("partitions", after))
+                if a_ok
+                else (int(f_partitions) if pd.notna(f_partitions) else 0),
+                "status": status_,
                 "online": online,
                 "reason": reason,
                 "lands_on": target if gp != "consumer" else "",
-                "moves": int(after.moves) if ok(after) else np.nan,
+                "moves": int(a_moves) if a_ok else np.nan,
                 "owned": owned,
-                "moved_pct": (after.moves / owned if owned else 0.0) if ok(after) else np.nan,
-                "sticky_moves": int(sticky.moves) if ok(sticky) else np.nan,
-                "spread_before": before.count_spread if ok(before) else np.nan,
-                "spread_after": after.count_spread if ok(after) else np.nan,
-                "busiest_lag_before": before.max_member_lag if ok(before) else np.nan,
-                "busiest_lag_after": after.max_member_lag if ok(after) else np.nan,
-                "lag_ratio_before": before.lag_ratio if ok(before) else np.nan,
-                "lag_ratio_after": after.lag_ratio if ok(after) else np.nan,
+                "moved_pct": (a_moves / owned if owned else 0.0) if a_ok else np.nan,
+                "sticky_moves": int(val("moves", sticky)) if ok(sticky) else np.nan,
+                "spread_before": val("count_spread", before) if b_ok else np.nan,
+                "spread_after": val("count_spread", after) if a_ok else np.nan,
+                "busiest_lag_before": val("max_member_lag", before) if b_ok else np.nan,
+                "busiest_lag_after": val("max_member_lag", after) if a_ok else np.nan,
+                "lag_ratio_before": val("lag_ratio", before) if b_ok else np.nan,
+                "lag_ratio_after": val("lag_ratio", after) if a_ok else np.nan,
                 "semantics_lost": semantics_lost(proto) if gp != "consumer" else "",
             }
         )

@@ -354,11 +354,12 @@ def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> str 
     if cur.empty:
         return None
     best = ok.sort_values(["max_member_lag", "count_spread", "moves"]).drop_duplicates(["cluster", "group_id"])
+    best_lag = dict(zip(zip(best.cluster.tolist(), best.group_id.tolist()), best.max_member_lag.tolist()))
     best = best.set_index(["cluster", "group_id"])
     cur = cur.assign(
         gain=[
-            cur_lag - best.loc[(c, g)].max_member_lag
-            for c, g, cur_lag in zip(cur.cluster, cur.group_id, cur.max_member_lag)
+            cur_lag - best_lag[(c, g)]
+            for c, g, cur_lag in zip(cur.cluster.tolist(), cur.group_id.tolist(), cur.max_member_lag.tolist())
         ]
     )
     top = cur[cur.gain > 0].sort_values("gain", ascending=False).head(limit)

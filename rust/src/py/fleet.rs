@@ -316,7 +316,10 @@ struct PyAssigner<'py, 'g> {
     /// `kassign.assignors._greedy.Inputs`, and one instance per member set seen (a churn round has
     /// the same members for every strategy): derived inputs are shared by every Python strategy.
     inputs_class: Bound<'py, PyAny>,
-    inputs: HashMap<Vec<(Origin, String)>, Bound<'py, PyAny>>,
+    inputs: FxHashMap<Vec<(Origin, String)>, Bound<'py, PyAny>>,
+    /// `Inputs.shared` of every instance: values derived from the group's partitions and lags
+    /// alone (e.g. per-topic lag arrays), the same in every churn round.
+    shared: Bound<'py, PyDict>,
 }
 
 impl<'py, 'g> PyAssigner<'py, 'g> {
@@ -373,7 +376,8 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             lags,
             topic_ids,
             inputs_class,
-            inputs: HashMap::new(),
+            inputs: FxHashMap::default(),
+            shared: PyDict::new(py),
         })
     }
 
@@ -519,7 +523,11 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                     let obj = self.history_free(*origin)?;
                     members.set_item(self.id(&m.id), obj)?;
                 }
-                let i = self.inputs_class.call1((members, &self.ppt, &self.lags))?;
+                let kwargs = PyDict::new(py);
+                kwargs.set_item("shared", &self.shared)?;
+                let i = self
+                    .inputs_class
+                    .call((members, &self.ppt, &self.lags), Some(&kwargs))?;
                 self.inputs.insert(key, i.clone());
                 i
             }

@@ -6,6 +6,7 @@
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
+//! * `fleet`, `greedy`: the fleet job's group evaluation; the Python strategies' placement loops.
 //!
 //! Heavy work runs with the GIL released, inside `catch_unwind`, so a consumer's heartbeat
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
@@ -13,6 +14,7 @@
 mod assign;
 mod errors;
 pub(crate) mod fleet;
+mod greedy;
 mod member;
 mod objects;
 mod protocol;
@@ -46,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     protocol::register(m)?;
     fleet::register(m)?;
+    greedy::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,119 @@
+//! The placement kernels of the Python strategies `fair` and `lag-aware` ([`crate::greedy`]):
+//! `_core.greedy_deal` and `_core.greedy_carried`. A lag sum beyond `i64` raises OverflowError
+//! and the caller runs its Python code instead.
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use super::errors::run_detached;
+use crate::greedy::{self, CarriedTopic, Overflow};
+
+fn overflow(_: Overflow) -> PyErr {
+    PyOverflowError::new_err("lag sum beyond int64")
+}
+
+/// Member indices of an eligible set (ascending ints in `0..n_members`).
+fn members_of(t: &Bound<'_, PyTuple>, n_members: usize) -> PyResult<Vec<u32>> {
+    let v: Vec<u32> = t.extract()?;
+    if v.is_empty() || v.iter().any(|&i| i as usize >= n_members) || v.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(PyValueError::new_err(
+            "an eligible set must be ascending member indices in range",
+        ));
+    }
+    Ok(v)
+}
+
+/// `kassign.assignors._greedy.deal_global` with skew 0, after its topic order: `eligible[r]` the
+/// subscribers (tuple) of the topic of rank `r` (equal sets may be the same object), `sizes[r]`
+/// its partitions, `lag_of` the lag of every partition in rank order (None: no lag). Returns the
+/// owner of each partition in rank order.
+#[pyfunction]
+#[pyo3(signature = (n_members, eligible, sizes, lag_of=None))]
+fn greedy_deal(
+    py: Python<'_>,
+    n_members: usize,
+    eligible: Vec<Bound<'_, PyTuple>>,
+    sizes: Vec<usize>,
+    lag_of: Option<Vec<i64>>,
+) -> PyResult<Vec<u32>> {
+    if eligible.len() != sizes.len() {
+        return Err(PyValueError::new_err("eligible and sizes differ in length"));
+    }
+    let total: usize = sizes.iter().sum();
+    if lag_of
+        .as_ref()
+        .is_some_and(|l| l.len() != total || l.iter().any(|&x| x < 0))
+    {
+        return Err(PyValueError::new_err("lag_of: one non-negative lag per partition"));
+    }
+    let mut pool_of_ptr: HashMap<usize, usize> = HashMap::new();
+    let mut pools: Vec<Vec<u32>> = Vec::new();
+    let mut idx = Vec::with_capacity(eligible.len());
+    for t in &eligible {
+        let key = t.as_ptr() as usize;
+        let k = match pool_of_ptr.get(&key) {
+            Some(&k) => k,
+            None => {
+                pools.push(members_of(t, n_members)?);
+                pool_of_ptr.insert(key, pools.len() - 1);
+                pools.len() - 1
+            }
+        };
+        idx.push(k);
+    }
+    run_detached(py, || {
+        greedy::deal_global(n_members, &pools, &idx, &sizes, lag_of.as_deref())
+    })?
+    .map_err(overflow)
+}
+
+type TopicArg<'py> = (Bound<'py, PyTuple>, usize, Option<Vec<i64>>, Option<Vec<i64>>);
+
+/// `kassign.assignors.lag_aware._carried` with skew 0, after its topic order: `topics` as
+/// `(subscribers, partitions, lags or None, fixed owners or None)` in placement order, `load`
+/// each member's total lag. Returns (owners of each topic, the loads after placement). A fixed
+/// owner that is not a subscriber of its topic raises LookupError (the Python code's KeyError).
+#[pyfunction]
+fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> PyResult<(Vec<Vec<i64>>, Vec<i64>)> {
+    let n_members = load.len();
+    let mut subs = Vec::with_capacity(topics.len());
+    for (s, n, tl, fixed) in &topics {
+        if tl.as_ref().is_some_and(|l| l.len() != *n || l.iter().any(|&x| x < 0))
+            || fixed.as_ref().is_some_and(|f| f.len() != *n)
+        {
+            return Err(PyValueError::new_err("lags and fixed owners: one per partition"));
+        }
+        subs.push(members_of(s, n_members)?);
+    }
+    if load.iter().any(|&x| x < 0) {
+        return Err(PyValueError::new_err("load: non-negative lags"));
+    }
+    let args: Vec<CarriedTopic<'_>> = topics
+        .iter()
+        .zip(&subs)
+        .map(|((_, n, tl, fixed), s)| CarriedTopic {
+            subscribers: s,
+            n: *n,
+            lags: tl.as_deref(),
+            fixed: fixed.as_deref(),
+        })
+        .collect();
+    let mut load = load;
+    let out = run_detached(py, || greedy::carried(&args, &mut load))?;
+    match out {
+        Ok(owners) => Ok((owners, load)),
+        Err(Some(o)) => Err(overflow(o)),
+        Err(None) => Err(pyo3::exceptions::PyLookupError::new_err(
+            "a fixed owner is not a subscriber of its topic",
+        )),
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(greedy_deal, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy_carried, m)?)?;
+    Ok(())
+}
