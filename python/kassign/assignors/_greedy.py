@@ -302,15 +302,7 @@ def _deal_global_py(
     arrays: dict[str, list[int]],
     skew: int = 0,
 ) -> dict[str, list[int]]:
-    """Place every partition of ``subs``' topics with counts and lags kept across all topics.
-
-    Order: topics with the fewest subscribers first, then lag descending, then topics with more
-    partitions, then topic name, then partition. Each partition goes to the member
-    :meth:`Balancer.pick` chooses among its topic's subscribers. ``arrays`` holds the lag of each
-    partition of the topics that have any (absent topics: all 0). Returns topic -> owner indices.
-    With no lags this is KIP-49's ``fair``. The Python implementation: the reference of
-    :func:`deal_global`'s kernel, and what runs with ``skew > 0``.
-    """
+    """:func:`deal_global` in Python (the reference of its kernel, and what runs with ``skew > 0``)."""
     # Topic order of KIP-49: fewest subscribers, then more partitions, then name. Partitions are
     # numbered g = 0..G-1 in (topic rank, partition) order, so sorting by g is sorting by them.
     topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
