@@ -10,7 +10,8 @@
 // cooperative owned partitions in the subscription), then decoded and re-encoded with
 // kmsg.ConsumerMemberMetadata only to add a rack or an explicit user_data_hex. One timed call is
 // what a franz-go leader does with the JoinGroup response: GroupBalancer.MemberBalancer(members)
-// (decodes every member's metadata) then Balance(topics). Partition racks are not supported: franz-go
+// (decodes every member's metadata), Balance(topics), then IntoSyncAssignment() (encodes every
+// member's assignment for the SyncGroup request): bytes in, bytes out. Partition racks are not supported: franz-go
 // reads them from a live client's metadata, which a harness without a client does not have.
 //
 // The time mode prints one JSON line per call ({"event": "warmup"|"sample", "seconds": x}) so a
@@ -126,14 +127,16 @@ func joinMembers(sc *scenarioDoc, bal kgo.GroupBalancer) ([]kmsg.JoinGroupRespon
 	return out, nil
 }
 
-// balanceOnce is one leader's work: decode members, balance, return member => topic => partitions.
-func balanceOnce(bal kgo.GroupBalancer, members []kmsg.JoinGroupResponseMember, all map[string]int32) (map[string]map[string][]int32, error) {
+// leaderOnce is one leader's work on the JoinGroup response, bytes in and bytes out: decode every
+// member's metadata (MemberBalancer), balance, and encode every member's SyncGroup assignment
+// (IntoSyncAssignment), as kassign's wire path does.
+func leaderOnce(bal kgo.GroupBalancer, members []kmsg.JoinGroupResponseMember, all map[string]int32) (kgo.IntoSyncAssignment, []kmsg.SyncGroupRequestGroupAssignment, error) {
 	// Fresh copies of the metadata bytes: a decoder may rewrite a short v1 header in place.
 	ms := make([]kmsg.JoinGroupResponseMember, len(members))
 	copy(ms, members)
 	mb, interests, err := bal.MemberBalancer(ms)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	topics := make(map[string]int32, len(interests))
 	for t := range interests {
@@ -145,17 +148,22 @@ func balanceOnce(bal kgo.GroupBalancer, members []kmsg.JoinGroupResponseMember, 
 	if be, ok := mb.(kgo.GroupMemberBalancerOrError); ok {
 		into, err = be.BalanceOrError(topics)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		into = mb.Balance(topics)
 	}
+	return into, into.IntoSyncAssignment(), nil
+}
+
+// planOf is the assignment leaderOnce produced, member => topic => partitions (not timed).
+func planOf(into kgo.IntoSyncAssignment, sync []kmsg.SyncGroupRequestGroupAssignment) (map[string]map[string][]int32, error) {
 	if plan, ok := into.(*kgo.BalancePlan); ok {
 		return plan.AsMemberIDMap(), nil
 	}
 	// Not a plan: decode the sync assignments as members would.
 	out := make(map[string]map[string][]int32)
-	for _, a := range into.IntoSyncAssignment() {
+	for _, a := range sync {
 		m, err := kgo.ParseConsumerSyncAssignment(a.MemberAssignment)
 		if err != nil {
 			return nil, err
@@ -163,6 +171,15 @@ func balanceOnce(bal kgo.GroupBalancer, members []kmsg.JoinGroupResponseMember, 
 		out[a.MemberID] = m
 	}
 	return out, nil
+}
+
+// balanceOnce is leaderOnce's assignment.
+func balanceOnce(bal kgo.GroupBalancer, members []kmsg.JoinGroupResponseMember, all map[string]int32) (map[string]map[string][]int32, error) {
+	into, sync, err := leaderOnce(bal, members, all)
+	if err != nil {
+		return nil, err
+	}
+	return planOf(into, sync)
 }
 
 func assignmentJSON(members []kmsg.JoinGroupResponseMember, plan map[string]map[string][]int32) []byte {
@@ -282,18 +299,19 @@ func main() {
 		out.Flush()
 	}
 	emit("{\"event\": \"ready\", \"setup_s\": %g}", time.Since(t0).Seconds())
-	var plan map[string]map[string][]int32
+	var into kgo.IntoSyncAssignment
+	var sync []kmsg.SyncGroupRequestGroupAssignment
 	var lastCPU float64
 	call := func() float64 {
 		c := processCPU()
 		s := time.Now()
-		p, err := balanceOnce(bal, members, sc.Topics)
+		i, a, err := leaderOnce(bal, members, sc.Topics)
 		d := time.Since(s).Seconds()
 		lastCPU = processCPU() - c
 		if err != nil {
 			die(1, "balance: %v", err)
 		}
-		plan = p
+		into, sync = i, a
 		return d
 	}
 	warmSpent, warmN := 0.0, 0
@@ -313,6 +331,10 @@ func main() {
 		emit("{\"event\": \"sample\", \"seconds\": %g, \"cpu\": %g}", d, lastCPU)
 	}
 	if *outFile != "" {
+		plan, err := planOf(into, sync)
+		if err != nil {
+			die(1, "balance: %v", err)
+		}
 		if err := os.WriteFile(*outFile, assignmentJSON(members, plan), 0o644); err != nil {
 			die(1, "out: %v", err)
 		}
