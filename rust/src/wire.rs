@@ -616,7 +616,7 @@ mod tests {
             any::<u8>(),
             0u8..4,
             (
-                0u8..5,
+                0u8..6,
                 0i16..4,
                 proptest::collection::vec((prop_oneof![Just("t"), Just("u"), Just("\u{e9}")], 0i32..6), 0..4),
             ),
@@ -652,6 +652,15 @@ mod tests {
                         1 => Some(sticky(None)),
                         2 => Some(sticky(Some(generation))),
                         3 => Some([generation.to_be_bytes().to_vec(), sticky(None)].concat()),
+                        // Sticky user data repeating the owned-partitions field byte for byte.
+                        4 => Some(
+                            StickyUserData {
+                                partitions: by_topic.clone(),
+                                generation: Some(generation),
+                            }
+                            .encode()
+                            .unwrap(),
+                        ),
                         _ => Some(generation.to_be_bytes().to_vec()),
                     };
                     let mut b = Subscription {
