@@ -207,6 +207,11 @@ impl<'a> Reader<'a> {
         self.buf.len() - self.pos
     }
 
+    /// The bytes not yet consumed (read them, then skip them with [`Reader::read_slice`]).
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
     fn take(&mut self, n: usize, expected: &'static str) -> Result<&'a [u8], DecodeError> {
         self.take_at(self.pos, n, expected)
     }

@@ -371,16 +371,35 @@ impl<'a> Resolver<'a> {
 /// Read a `[]{topic string, partitions []int32}` array with the checks of the owned decoders;
 /// with `out`, push the flat ids of the partitions that exist. Returns whether every group's
 /// partition list was empty, or `None` where the owned decoders fail.
+///
+/// This is the leader path's inner loop (a million groups in the largest groups): it reads the
+/// bytes with a local cursor rather than through [`Reader`]'s error-reporting reads, since a
+/// failure here only means "hand the member to [`member`]", which words the error.
 fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartId>>) -> Option<bool> {
-    const E: &str = "";
-    let n = r.read_array_len(E, 6).ok()?;
+    let buf = r.rest();
+    let mut at = 0usize;
+    let n = be_i32(buf, &mut at)?;
+    // Each group takes at least 6 bytes (name length, partition count).
+    if n < 0 || (n as usize).saturating_mul(6) > buf.len() - at {
+        return None;
+    }
     let mut all_empty = true;
     // Groups usually come in topic order: try the topic after the last one first.
     let mut hint = 0;
     for _ in 0..n {
-        let (name, _) = r.read_str_bytes(E).ok()?;
-        let m = r.read_array_len(E, 4).ok()?;
-        let bytes = r.read_slice(4 * m, E).ok()?;
+        let len = be_i16(buf, &mut at)?;
+        if len < 0 {
+            return None;
+        }
+        let name = buf.get(at..at + len as usize)?;
+        at += len as usize;
+        let m = be_i32(buf, &mut at)?;
+        if m < 0 {
+            return None;
+        }
+        let size = (m as usize).checked_mul(4)?;
+        let bytes = buf.get(at..at.checked_add(size)?)?;
+        at += size;
         all_empty &= m == 0;
         let Some(out) = out.as_deref_mut() else {
             protocol::utf8(name)?;
@@ -393,13 +412,33 @@ fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartI
             continue;
         };
         hint = t as usize + 1;
-        let (first, len) = b.topic_span(t);
-        out.extend(bytes.chunks_exact(4).filter_map(|p| {
-            let p = i32::from_be_bytes([p[0], p[1], p[2], p[3]]);
-            (p >= 0 && (p as u32) < len).then(|| first + p as u32)
-        }));
+        let (first, count) = b.topic_span(t);
+        out.reserve(m as usize);
+        for c in bytes.chunks_exact(4) {
+            let p = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
+            if p >= 0 && (p as u32) < count {
+                out.push(first + p as u32);
+            }
+        }
     }
+    r.read_slice(at, "").ok()?;
     Some(all_empty)
+}
+
+/// The big-endian int32 at `*at`, moving past it.
+#[inline]
+fn be_i32(buf: &[u8], at: &mut usize) -> Option<i32> {
+    let b = buf.get(*at..*at + 4)?;
+    *at += 4;
+    Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// The big-endian int16 at `*at`, moving past it.
+#[inline]
+fn be_i16(buf: &[u8], at: &mut usize) -> Option<i16> {
+    let b = buf.get(*at..*at + 2)?;
+    *at += 2;
+    Some(i16::from_be_bytes([b[0], b[1]]))
 }
 
 /// Decode every member, assign with `strategy`, encode every assignment. Returns the
