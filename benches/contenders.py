@@ -479,7 +479,9 @@ PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
 }
 PEER_CONTENDERS = {
     "java": "Apache Kafka Java assignors (kafka-clients), assign(cluster, groupSubscription)",
-    "franz-go": "franz-go kgo balancers, MemberBalancer(members) + Balance(topics)",
+    "franz-go": (
+        "franz-go kgo balancers, MemberBalancer(members) + Balance(topics) + IntoSyncAssignment() (the SyncGroup bytes)"
+    ),
 }
 ALL_CONTENDERS = tuple(PYTHON_CONTENDERS) + tuple(PEER_CONTENDERS)
 
