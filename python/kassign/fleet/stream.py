@@ -211,7 +211,7 @@ def pack_offsets(offsets: pa.Table) -> tuple[pa.Table, pa.Table]:
             "cluster": cluster.take(first).cast(pa.string()),
             "group_id": group.take(first).cast(pa.string()),
             "offsets_start": first,
-            "offsets_end": pa.array([*starts[1:], t.num_rows], pa.int64()),
+            "offsets_end": pa.array([*starts[1:], t.num_rows][: len(starts)], pa.int64()),
         }
     )
     return rows.combine_chunks(), keys
