@@ -218,13 +218,14 @@ def pack_offsets(offsets: pa.Table) -> tuple[pa.Table, pa.Table]:
 
 
 def write_arrow(table: pa.Table, path: str) -> None:
-    """``table`` as an Arrow IPC file at ``path`` (memory-mapped by the readers)."""
+    """``table`` as an Arrow IPC file at ``path``, one record batch (memory-mapped by the readers)."""
     with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table)
+        writer.write_table(table.combine_chunks(), max_chunksize=max(table.num_rows, 1))
 
 
 def _read_arrow(path: str) -> pa.Table:
-    return pa.ipc.open_file(pa.memory_map(path, "r")).read_all().combine_chunks()
+    """A :func:`write_arrow` file, memory-mapped (no copy: the pages are shared between processes)."""
+    return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
 
 
 class PartitionIndex:
@@ -237,6 +238,11 @@ class PartitionIndex:
         keys = zip(table.column("cluster").to_pylist(), table.column("topic").to_pylist())
         self.rows: dict[tuple[str, str], int] = {k: i for i, k in enumerate(keys)}
         self.offsets = _read_arrow(offsets_path) if offsets_path else None
+        #: topic name -> its code in the offsets file's topic dictionary (one dictionary: pack_offsets)
+        self.offset_topic_codes: dict[str, int] = {}
+        if self.offsets is not None and self.offsets.num_rows:
+            topics = self.offsets.column("topic").chunk(0).dictionary.to_pylist()
+            self.offset_topic_codes = {t: i for i, t in enumerate(topics) if t is not None}
 
 
 _INDEXES: dict[tuple[str, str | None], PartitionIndex] = {}
@@ -313,10 +319,12 @@ def group_inputs(group: pa.Table, index: PartitionIndex) -> tuple[str, str, pa.T
             if row is not None:
                 rows.append(row)
                 names.append(t)
-    parts = index.parts.take(pa.array(rows, pa.int64()))
+    k = len(names)
+    # slices joined (a take of nested lists costs ~10x more); the marker row last, null
+    parts = pa.concat_arrays([*(index.parts.slice(r, 1) for r in rows), pa.nulls(1, PARTS_TYPE)])
 
     # the group's committed offsets per topic, as lists (null for a topic without any)
-    offs = pa.nulls(len(names), OFFSETS_TYPE)
+    offs = pa.nulls(k + 1, OFFSETS_TYPE)
     if names and index.offsets is not None and offsets.num_rows:
         spans = [
             (s, e)
@@ -324,23 +332,23 @@ def group_inputs(group: pa.Table, index: PartitionIndex) -> tuple[str, str, pa.T
             if s is not None and e is not None and e > s
         ]
         if spans:
-            own = pa.concat_tables([index.offsets.slice(s, e - s) for s, e in spans])
-            topic = own.column("topic").cast(pa.string())
-            order = pc.sort_indices(topic)
-            topic = topic.take(order)
-            starts = _run_starts(pa.table({"t": topic}), ["t"])
-            first = topic.take(pa.array(starts, pa.int64())).to_pylist()
-            span = dict(zip(first, zip(starts, [*starts[1:], len(topic)])))
-            picks: list[int] = []
+            if len(spans) == 1:
+                own = index.offsets.slice(spans[0][0], spans[0][1] - spans[0][0])
+            else:
+                own = pa.concat_tables([index.offsets.slice(s, e - s) for s, e in spans])
+            # topics as codes of the file's one dictionary: no Python string per offset row
+            codes = own.column("topic").combine_chunks().indices.to_numpy(zero_copy_only=False)
+            pieces = []
             bounds = [0]
-            valid = []
+            missing = []
             for t in names:
-                s, e = span.get(t, (0, 0))
-                picks.extend(range(s, e))
-                bounds.append(len(picks))
-                valid.append(e > s)
-            if picks:
-                taken = pa.array(order.to_numpy()[picks], pa.int64())
+                code = index.offset_topic_codes.get(t)
+                found = np.flatnonzero(codes == code) if code is not None else np.empty(0, np.int64)
+                pieces.append(found)
+                bounds.append(bounds[-1] + len(found))
+                missing.append(len(found) == 0)
+            if bounds[-1]:
+                taken = pa.array(np.concatenate(pieces), pa.int64())
                 values = pa.StructArray.from_arrays(
                     [
                         own.column("partition").take(taken).combine_chunks(),
@@ -348,19 +356,20 @@ def group_inputs(group: pa.Table, index: PartitionIndex) -> tuple[str, str, pa.T
                     ],
                     fields=list(OFFSETS_TYPE.value_type),
                 )
-                mask = pa.array([not v for v in valid])
-                offs = pa.ListArray.from_arrays(pa.array(bounds, pa.int32()), values, mask=mask)
+                offs = pa.ListArray.from_arrays(
+                    pa.array([*bounds, bounds[-1]], pa.int32()), values, mask=pa.array([*missing, True])
+                )
 
     marker = [_first_valid(groups.column(c)) if groups.num_rows else None for c in _GROUP_FIELDS]
-    k = len(names)
+    nothing = [None] * k
     side = pa.Table.from_arrays(
         [
             pa.array([*names, None], pa.string()),
-            pa.concat_arrays([parts, pa.nulls(1, PARTS_TYPE)]),
-            pa.concat_arrays([offs.cast(OFFSETS_TYPE), pa.nulls(1, OFFSETS_TYPE)]),
-            pa.array([None] * k + [marker[0]], pa.string()),
-            pa.array([None] * k + [marker[1]], pa.string()),
-            pa.array([None] * k + [marker[2]], pa.string()),
+            parts,
+            offs,
+            pa.array([*nothing, marker[0]], pa.string()),
+            pa.array([*nothing, marker[1]], pa.string()),
+            pa.array([*nothing, marker[2]], pa.string()),
         ],
         schema=SIDE_SCHEMA,
     )
