@@ -254,7 +254,9 @@ def spark_session(cfg: FleetConfig) -> Any:
         # keep the per-group stage's task count (progress moves task by task; the accumulator of
         # groups done reaches the driver when a task ends): no AQE coalescing of shuffle partitions
         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+        # Arrow batches to Python: 10,000 rows (the stream plan's batches hold many groups; larger
+        # ones only grow the JVM's off-heap buffers)
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")
     )
     for k, v in [*quiet, *conf.items()]:
         b = b.config(k, v)
@@ -464,6 +466,8 @@ def stream_files(spark: Any, snapshot: str) -> StreamFiles:
     rows, keys = pack_offsets(read_driver_table(spark, snapshot, "offsets", ("cluster", "group_id", "topic")))
     write_arrow(rows, os.path.join(d, names[1]))
     del rows
+    # give the tables' memory back to the system now: the driver idles through the job
+    pa.default_memory_pool().release_unused()
     for name in names:
         spark.sparkContext.addFile(os.path.join(d, name))
     return StreamFiles(names[0], names[1], keys)
