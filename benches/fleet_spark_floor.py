@@ -1,8 +1,11 @@
-"""What Spark alone costs in the fleet job: the job's plan (kassign.fleet.job.build_inputs, the
-cogroup and applyInArrow, the Parquet write) with a per-group function that does nothing, and the
+"""What Spark alone costs in the fleet job: the job's plan (--plan stream: the driver-packed
+partitions/offsets files, one sorted exchange, mapInArrow cutting the batches into groups and
+building each group's inputs; --plan cogroup: kassign.fleet.job.build_inputs, cogroup and
+applyInArrow) and the Parquet write, with a per-group function that does nothing, and the
 executors' CPU time per stage from Spark's event log.
 
-    python benches/fleet_spark_floor.py --snapshot out/fleet-bench-10000/snap [--conf KEY=VALUE ...]
+    python benches/fleet_spark_floor.py --snapshot out/fleet-bench-10000/snap [--plan stream|cogroup] \\
+        [--conf KEY=VALUE ...]
 
 The difference between this and `kassign fleet` on the same snapshot is the per-group evaluation;
 what this takes is the floor no per-group speed-up can go below. Spark runs with the job's own
@@ -53,12 +56,20 @@ def stage_cpu(event_dir: str) -> list[tuple[int, float, float, int, float, float
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--snapshot", required=True)
+    ap.add_argument("--plan", choices=("stream", "cogroup"), default="stream", help="the job's plan (default: stream)")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark configuration")
     args = ap.parse_args(argv)
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from kassign.fleet.group import result_schema
-    from kassign.fleet.job import FleetConfig, build_inputs, default_partitions, spark_session
+    from kassign.fleet.job import (
+        FleetConfig,
+        build_inputs,
+        default_partitions,
+        sorted_stream,
+        spark_session,
+        stream_files,
+    )
 
     events = tempfile.mkdtemp(prefix="kassign-events-")
     conf = dict(c.split("=", 1) for c in args.conf)
@@ -71,21 +82,45 @@ def main(argv: list[str] | None = None) -> int:
         "spark.sql.shuffle.partitions", str(default_partitions(args.snapshot, spark.sparkContext.defaultParallelism))
     )
     t1 = time.perf_counter()
-    members, parts = build_inputs(spark, args.snapshot)
     schema = result_schema(False)
     empty = schema.empty_table()
-
-    def nothing(key: Any, left: Any, right: Any) -> Any:
-        return empty
-
     out = os.path.join(tempfile.mkdtemp(prefix="kassign-floor-"), "results.parquet")
-    members.groupBy("cluster", "group_id").cogroup(parts.groupBy("cluster", "group_id")).applyInArrow(
-        nothing, schema=from_arrow_schema(schema)
-    ).write.mode("overwrite").parquet(out)
+    if args.plan == "cogroup":
+        members, parts = build_inputs(spark, args.snapshot)
+
+        def nothing(key: Any, left: Any, right: Any) -> Any:
+            return empty
+
+        df = (
+            members.groupBy("cluster", "group_id")
+            .cogroup(parts.groupBy("cluster", "group_id"))
+            .applyInArrow(nothing, schema=from_arrow_schema(schema))
+        )
+    else:
+        t = time.perf_counter()
+        files = stream_files(spark, args.snapshot)
+        print(f"partitions and offsets files packed in {time.perf_counter() - t:.1f}s")
+
+        def split_only(batches: Any) -> Any:
+            # the stream plan's own Python work (cutting batches into groups, each group's inputs)
+            from pyspark import SparkFiles
+
+            from kassign.fleet.stream import group_inputs, group_tables, partition_index
+
+            index = partition_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
+            for group in group_tables(batches):
+                group_inputs(group, index)
+            yield from empty.to_batches()
+
+        df = sorted_stream(spark, args.snapshot, files).mapInArrow(split_only, schema=from_arrow_schema(schema))
+    df.write.mode("overwrite").parquet(out)
     t2 = time.perf_counter()
     spark.stop()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"Spark start {t1 - t0:.1f}s; the job with a no-op per-group function {t2 - t1:.1f}s; load average {load}")
+    print(
+        f"plan {args.plan}: Spark start {t1 - t0:.1f}s; the job with a no-op per-group function "
+        f"{t2 - t1:.1f}s; load average {load}"
+    )
     rows = stage_cpu(conf["spark.eventLog.dir"])
     for s, a, b, n, c, r in rows:
         print(f"  stage {s:3d} {a:7.1f}s -> {b:7.1f}s  {n:4d} tasks  executor CPU {c:6.1f}s  run {r:6.1f}s")

@@ -137,6 +137,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         spark_conf=conf,
         progress=not args.quiet,
         ship_kassign=args.ship_kassign,
+        plan=args.plan,
     )
 
     def log(msg: str) -> None:
@@ -172,8 +173,8 @@ def add_fleet(sub: Any) -> None:
     p = sub.add_parser(
         "fleet",
         help="the fleet report: every strategy on every group of a snapshot, on PySpark",
-        description="Run every strategy on every consumer group of a fleet snapshot (PySpark, "
-        "groupBy(cluster, group_id) + applyInArrow) and write results.parquet, report.html with PNG "
+        description="Run every strategy on every consumer group of a fleet snapshot (PySpark: one "
+        "exchange by (cluster, group_id) + mapInArrow) and write results.parquet, report.html with PNG "
         "plots and a console summary. Without --snapshot it runs on the bundled default fleet.",
     )
     p.add_argument("--snapshot", help="snapshot directory (docs/fleet.md); default: the bundled default fleet")
@@ -219,6 +220,15 @@ def add_fleet(sub: Any) -> None:
         action="store_true",
         help="send this kassign package (code and compiled extension) to the executors with "
         "spark.archives, for clusters whose Python has pyarrow but not kassign",
+    )
+    p.add_argument(
+        "--plan",
+        choices=["stream", "cogroup"],
+        default="stream",
+        help="stream (default): the driver packs the partitions and offsets tables into files sent to "
+        "the executors, the members go through one sorted exchange to mapInArrow; cogroup: every "
+        "table through Spark (aggregations, joins, cogroup.applyInArrow), slower, for partitions and "
+        "offsets tables too big for the driver's memory",
     )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_fleet)

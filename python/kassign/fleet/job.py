@@ -1,17 +1,25 @@
 """The fleet job on PySpark: every strategy on every consumer group of a snapshot.
 
-Data flow::
+Data flow of the default plan, "stream" (:mod:`kassign.fleet.stream`)::
 
-    members ──────────────────────────────────────────────┐ groupBy(cluster, group_id)
-    members.topics ⋈ partitions ⟕ offsets  ∪  group markers ┘ .cogroup(...).applyInArrow(evaluate)
-        -> results.parquet (one row per group and strategy) -> HTML report, console summary
+    partitions ─> driver: one row per (cluster, topic) with its partitions ─> Arrow file ┐ sc.addFile,
+    offsets    ─> driver: grouped by (cluster, group_id)                  ─> Arrow file ┘ memory-mapped
+    members ∪ (cluster, group_id, where its offsets are) ∪ groups
+        ─> repartition(cluster, group_id) ─> sortWithinPartitions ─> mapInArrow(cut into groups,
+           build each group's inputs, evaluate) ─> results.parquet -> HTML report, console summary
+
+The earlier plan, "cogroup" (``--plan cogroup``), keeps every table in Spark: members.topics ⋈
+partitions ⟕ offsets aggregated per (group, topic) with ``collect_list``, group markers, and
+``groupBy.cogroup.applyInArrow`` (:func:`build_inputs`); it is the reference the stream plan is
+tested against, and the choice when the partitions and offsets tables do not fit the driver's memory.
+On the 10,000-group fleet Spark alone (no-op per-group function) took 177-214 s with it and 67 s
+with the stream plan (docs/fleet.md).
 
 The per-group function is :func:`kassign.fleet.evaluate.evaluate_group_table`: the group's Arrow
 tables go to the Rust core, which builds the problem once, runs every strategy, measures the
 results and replays churn, and returns the result rows as Arrow (the Python reference it is tested
-against is :func:`kassign.fleet.group.evaluate_group`). Group markers (one row per
-(cluster, group_id) seen in members, offsets or the groups table) make sure a group without members
-still reaches the function and comes out as an error row.
+against is :func:`kassign.fleet.group.evaluate_group`). Every group with a member, an offset or a
+groups-table row reaches it; a group without members comes out as an error row.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +65,8 @@ class FleetConfig:
     progress: bool = True
     report: bool = True
     ship_kassign: bool = False
+    #: :data:`PLANS`: "stream" (default) or the earlier "cogroup".
+    plan: str = "stream"
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
@@ -87,15 +97,22 @@ def default_partitions(snapshot: str, parallelism: int) -> int:
     """``spark.sql.shuffle.partitions`` when ``--partitions`` is not given: 4 x cores (at least 8),
     or more for a big snapshot (one per ``MEMBER_ROWS_PER_PARTITION`` member rows, local paths)."""
     base = max(8, 4 * parallelism)
-    if not _is_local_path(snapshot):
+    rows = member_rows(snapshot)
+    if rows is None:
         return base
+    return max(base, min(MAX_DEFAULT_PARTITIONS, -(-rows // MEMBER_ROWS_PER_PARTITION)))
+
+
+def member_rows(snapshot: str | None) -> int | None:
+    """Rows of a local snapshot's members table (from the Parquet footers); None when unknown."""
+    if snapshot is None or not _is_local_path(snapshot):
+        return None
     try:
         import pyarrow.dataset as ds
 
-        rows = int(ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows())
+        return int(ds.dataset(table_path(snapshot.removeprefix("file://"), "members"), format="parquet").count_rows())
     except Exception:  # unreadable here: Spark reports it
-        return base
-    return max(base, min(MAX_DEFAULT_PARTITIONS, -(-rows // MEMBER_ROWS_PER_PARTITION)))
+        return None
 
 
 def _is_local_path(path: str) -> bool:
@@ -138,15 +155,27 @@ logger.gateway.level = error
 """
 
 
-#: JVM options of the driver (in local mode, the whole Spark side): the JIT's first tier only and the
-#: serial collector. The job's JVM work is short (reads, a few shuffles, Arrow hand-over); on a small
-#: machine the optimising compiler's and the parallel collector's threads took the cores from the
-#: Python workers: the demo's job went from 134 s to 67 s and its peak RSS from 1.7 to 1.2 GiB
+#: JVM options of the driver (in local mode, the whole Spark side) for a small snapshot: the JIT's
+#: first tier only and the serial collector. The JVM work of a small job is short; on a small machine
+#: the optimising compiler's and the parallel collector's threads took the cores from the Python
+#: workers: the demo's job went from 134 s to 67 s and its peak RSS from 1.7 to 1.2 GiB
 #: (docs/fleet.md, "Measured"). ``--conf spark.driver.extraJavaOptions=...`` replaces them.
 DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: ... and for a big one (:data:`BIG_SNAPSHOT_MEMBER_ROWS` member rows or more): the optimising
+#: compiler (C2) pays for itself on millions of rows (10,000-group fleet, no-op per-group function:
+#: 79 s with C1 only, 67 s with C2; executor CPU 38 s vs 17 s; docs/fleet.md).
+BIG_DRIVER_JVM_OPTIONS = "-XX:+UseSerialGC"
+BIG_SNAPSHOT_MEMBER_ROWS = 200_000
 
 
-def quiet_spark_env(master: str) -> list[tuple[str, str]]:
+def driver_jvm_options(snapshot: str | None) -> str:
+    """:data:`BIG_DRIVER_JVM_OPTIONS` for a local snapshot with at least
+    :data:`BIG_SNAPSHOT_MEMBER_ROWS` member rows, else :data:`DRIVER_JVM_OPTIONS`."""
+    rows = member_rows(snapshot)
+    return BIG_DRIVER_JVM_OPTIONS if rows is not None and rows >= BIG_SNAPSHOT_MEMBER_ROWS else DRIVER_JVM_OPTIONS
+
+
+def quiet_spark_env(master: str, jvm_options: str = DRIVER_JVM_OPTIONS) -> list[tuple[str, str]]:
     """Environment and JVM options for a quiet local run: workers use this interpreter, Spark
     logs errors only, and pandas-version FutureWarnings stay out of the console."""
     import tempfile
@@ -163,7 +192,7 @@ def quiet_spark_env(master: str) -> list[tuple[str, str]]:
     with open(path, "w", encoding="utf-8") as f:
         f.write(_LOG4J)
     return [
-        ("spark.driver.extraJavaOptions", f"{DRIVER_JVM_OPTIONS} -Dlog4j.configurationFile=file:{path}"),
+        ("spark.driver.extraJavaOptions", f"{jvm_options} -Dlog4j.configurationFile=file:{path}"),
         ("spark.executorEnv.PYTHONWARNINGS", "ignore::FutureWarning"),
     ]
 
@@ -211,7 +240,7 @@ def spark_session(cfg: FleetConfig) -> Any:
     from pyspark.sql import SparkSession
 
     master = effective_master(cfg)
-    quiet = quiet_spark_env(master or "")
+    quiet = quiet_spark_env(master or "", driver_jvm_options(cfg.snapshot))
     conf = dict(cfg.spark_conf)
     if cfg.ship_kassign:
         conf.update(ship_conf(package_archive(cfg.out), conf))
@@ -225,7 +254,9 @@ def spark_session(cfg: FleetConfig) -> Any:
         # keep the per-group stage's task count (progress moves task by task; the accumulator of
         # groups done reaches the driver when a task ends): no AQE coalescing of shuffle partitions
         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
+        # Arrow batches to Python: 10,000 rows (the stream plan's batches hold many groups; larger
+        # ones only grow the JVM's off-heap buffers)
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")
     )
     for k, v in [*quiet, *conf.items()]:
         b = b.config(k, v)
@@ -362,6 +393,139 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     return members, gp.unionByName(markers)
 
 
+#: How the job brings each group's rows together: "stream" (default): one exchange of the rows keyed
+#: by group, sorted, to ``mapInArrow``, and the partitions table shipped to the executors as a file
+#: (:mod:`kassign.fleet.stream`); "cogroup": the earlier plan (:func:`build_inputs`, then
+#: ``groupBy.cogroup.applyInArrow``), kept as the reference the tests compare the stream with.
+PLANS = ("stream", "cogroup")
+
+#: Columns of the stream's groups rows (beside cluster, group_id and kind).
+_GROUP_COLUMNS = ("state", "protocol", "group_protocol")
+
+
+def read_driver_table(spark: Any, snapshot: str, name: str, dictionary: Sequence[str] = ()) -> pa.Table:
+    """A snapshot table in the driver as pyarrow (every column of the format, absent optional ones
+    as nulls): read with pyarrow for a local snapshot (``dictionary`` columns as dictionaries, as
+    the Parquet dictionary pages hold them: a fraction of the memory of one string per row), through
+    Spark otherwise."""
+    if not _is_local_path(snapshot):
+        return _read_table(spark, snapshot, name).toArrow()
+    import pyarrow.parquet as pq
+
+    path = table_path(snapshot.removeprefix("file://"), name)
+    schema = TABLES[name]
+    names = [f.name for f in schema if f.name in pq.read_schema(_first_parquet(path)).names]
+    t = pq.read_table(path, columns=names, read_dictionary=list(dictionary))
+    cols = []
+    for f in schema:
+        if f.name not in names:
+            cols.append(pa.chunked_array([pa.nulls(t.num_rows, f.type)]))
+        elif pa.types.is_dictionary(t.schema.field(f.name).type) or f.name == "replica_racks":
+            cols.append(t.column(f.name))  # kassign.fleet.stream reads dictionaries as they are
+        else:
+            cols.append(t.column(f.name).cast(f.type))
+    return pa.Table.from_arrays(cols, names=[f.name for f in schema])
+
+
+def _first_parquet(path: str) -> str:
+    """``path``, or the first Parquet file under it when it is a directory (Spark's layout)."""
+    if not os.path.isdir(path):
+        return path
+    for root, _, files in sorted(os.walk(path)):
+        for name in sorted(files):
+            if name.endswith(".parquet") and not name.startswith((".", "_")):
+                return os.path.join(root, name)
+    raise SnapshotError(f"snapshot table {path!r}: no Parquet file in the directory")
+
+
+@dataclass
+class StreamFiles:
+    """The driver-packed tables of the stream plan, added to the Spark files (``sc.addFile``)."""
+
+    partitions: str  # file name: kassign.fleet.stream.compact_partitions
+    offsets: str  # file name: kassign.fleet.stream.pack_offsets' rows
+    offset_keys: pa.Table  # pack_offsets' keys: (cluster, group_id, offsets_start, offsets_end)
+
+
+def stream_files(spark: Any, snapshot: str) -> StreamFiles:
+    """Pack the snapshot's partitions (per topic) and committed offsets (per group) into Arrow IPC
+    files (:mod:`kassign.fleet.stream`) and add them to the Spark files."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from .stream import pack_offsets, write_arrow, write_compact_partitions
+
+    d = tempfile.mkdtemp(prefix="kassign-fleet-")
+    atexit.register(shutil.rmtree, d, True)
+    tag = f"{os.getpid()}-{int(time.time() * 1e6)}"
+    names = (f"kassign-partitions-{tag}.arrow", f"kassign-offsets-{tag}.arrow")
+    parts = read_driver_table(spark, snapshot, "partitions", ("cluster", "topic", *_RACK_LEAVES))
+    write_compact_partitions(parts, os.path.join(d, names[0]))
+    del parts
+    rows, keys = pack_offsets(read_driver_table(spark, snapshot, "offsets", ("cluster", "group_id", "topic")))
+    write_arrow(rows, os.path.join(d, names[1]))
+    del rows
+    # give the tables' memory back to the system now: the driver idles through the job
+    pa.default_memory_pool().release_unused()
+    for name in names:
+        spark.sparkContext.addFile(os.path.join(d, name))
+    return StreamFiles(names[0], names[1], keys)
+
+
+#: The Parquet leaf of the rack names (Spark and pyarrow name a list's element differently).
+_RACK_LEAVES = ("replica_racks.list.element", "replica_racks.list.item")
+
+
+def sorted_stream(spark: Any, snapshot: str, files: StreamFiles) -> Any:
+    """The rows keyed by group, as one DataFrame: member rows (the columns of
+    :data:`MEMBER_COLUMNS`), one row per group with committed offsets (where they are in the offsets
+    file: ``offsets_start``, ``offsets_end``) and the groups-table rows (state, protocol,
+    group_protocol), with ``kind`` (:data:`kassign.fleet.stream.KIND_MEMBER`, ...),
+    hash-partitioned by (cluster, group_id) into ``spark.sql.shuffle.partitions`` partitions and
+    sorted by group and kind within each (by a 64-bit hash of the key first: the sort compares
+    numbers, not the two strings, except on a hash collision)."""
+    from pyspark.sql import functions as F
+
+    from .stream import KIND_GROUP, KIND_MEMBER, KIND_OFFSET
+
+    local = _is_local_path(snapshot)
+    schemas = check_snapshot(snapshot.removeprefix("file://")) if local else {}
+
+    def read(name: str, columns: Sequence[str]) -> Any:
+        return _read_table(spark, snapshot, name, schemas.get(name), ("cluster", "group_id", *columns))
+
+    def kind(df: Any, k: int) -> Any:
+        return df.withColumn("kind", F.lit(k).cast("byte"))
+
+    keys = files.offset_keys
+    if keys.num_rows:
+        offset_rows = spark.createDataFrame(keys)
+    else:
+        offset_rows = spark.createDataFrame([], "cluster string, group_id string, offsets_start long, offsets_end long")
+    both = kind(read("members", MEMBER_COLUMNS), KIND_MEMBER).unionByName(
+        kind(offset_rows, KIND_OFFSET), allowMissingColumns=True
+    )
+    groups = None
+    if schemas.get("groups") is not None if local else True:
+        try:
+            groups = read("groups", _GROUP_COLUMNS)
+        except Exception as e:  # an absent optional table on a remote filesystem
+            if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
+                raise
+    if groups is not None:
+        both = both.unionByName(kind(groups, KIND_GROUP), allowMissingColumns=True)
+    else:
+        both = both.select("*", *(F.lit(None).cast("string").alias(c) for c in _GROUP_COLUMNS))
+    columns = both.columns
+    return (
+        both.repartition("cluster", "group_id")
+        .withColumn("_key_hash", F.xxhash64("cluster", "group_id"))
+        .sortWithinPartitions("_key_hash", "cluster", "group_id", "kind")
+        .select(*columns)
+    )
+
+
 def fleet_dataframe(
     spark: Any,
     snapshot: str,
@@ -372,11 +536,13 @@ def fleet_dataframe(
     auto_offset_reset: str = "latest",
     seed: int = 0,
     counter: Any = None,
+    plan: str = "stream",
 ) -> Any:
     """The result DataFrame (lazy): one row per (cluster, group_id, strategy)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    members, parts = build_inputs(spark, snapshot)
+    if plan not in PLANS:
+        raise FleetError(f"plan: expected one of {', '.join(PLANS)}, got {plan!r}")
     schema = result_schema(with_assignment)
     strategies = tuple(strategies)
 
@@ -404,11 +570,40 @@ def fleet_dataframe(
             counter.add(1)
         return table
 
-    return (
-        members.groupBy("cluster", "group_id")
-        .cogroup(parts.groupBy("cluster", "group_id"))
-        .applyInArrow(evaluate, schema=from_arrow_schema(schema))
-    )
+    if plan == "cogroup":
+        members, parts = build_inputs(spark, snapshot)
+        return (
+            members.groupBy("cluster", "group_id")
+            .cogroup(parts.groupBy("cluster", "group_id"))
+            .applyInArrow(evaluate, schema=from_arrow_schema(schema))
+        )
+
+    files = stream_files(spark, snapshot)
+
+    def evaluate_stream(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import SparkFiles
+
+        from kassign.fleet.stream import group_inputs, group_tables, partition_index
+
+        index = partition_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
+        done: list[pa.Table] = []
+        rows = 0
+        for group in group_tables(batches):
+            cluster, group_id, members_tbl, side_tbl = group_inputs(group, index)
+            table = evaluate((pa.scalar(cluster), pa.scalar(group_id)), members_tbl, side_tbl)
+            done.append(table)
+            rows += table.num_rows
+            if rows >= RESULT_ROWS_PER_BATCH:
+                yield from pa.concat_tables(done).combine_chunks().to_batches()
+                done, rows = [], 0
+        if done:
+            yield from pa.concat_tables(done).combine_chunks().to_batches()
+
+    return sorted_stream(spark, snapshot, files).mapInArrow(evaluate_stream, schema=from_arrow_schema(schema))
+
+
+#: Result rows the stream plan's function gathers before it hands a batch back to Spark.
+RESULT_ROWS_PER_BATCH = 2_000
 
 
 class _ProgressThread(threading.Thread):
@@ -506,6 +701,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         auto_offset_reset=cfg.auto_offset_reset,
         seed=cfg.seed,
         counter=counter,
+        plan=cfg.plan,
     )
     results_path = os.path.join(cfg.out, "results.parquet")
     progress = _ProgressThread(spark, counter, sys.stderr) if cfg.progress else None
