@@ -103,19 +103,34 @@ fn same_topics(a: &Bound<'_, PyTuple>, b: &Bound<'_, PyTuple>) -> PyResult<bool>
     if a.len() != b.len() {
         return Ok(false);
     }
-    // Members hold tuples of str (checked when the Member was built): compare the UTF-8 bytes
-    // (CPython keeps them for ASCII names) rather than through rich comparison.
-    for (x, y) in a.iter().zip(b.iter()) {
-        if x.is(&y) {
+    for i in 0..a.len() {
+        // Borrowed items: no reference count traffic in this loop (a subscription can have
+        // thousands of topics, compared once per member).
+        let x = a.get_borrowed_item(i)?;
+        let y = b.get_borrowed_item(i)?;
+        if x.is(y) {
             continue;
         }
-        let equal = match (x.cast::<PyString>(), y.cast::<PyString>()) {
-            (Ok(xs), Ok(ys)) => match (xs.to_str(), ys.to_str()) {
-                (Ok(a), Ok(b)) => a == b,
-                // Not encodable as UTF-8 (lone surrogates): Python decides.
-                _ => x.eq(&y)?,
-            },
-            _ => x.eq(&y)?,
+        // SAFETY: both pointers are live items of live tuples.
+        let exact = unsafe { ffi::PyUnicode_CheckExact(x.as_ptr()) != 0 && ffi::PyUnicode_CheckExact(y.as_ptr()) != 0 };
+        let equal = if exact {
+            // Exact str: CPython's equality compares lengths, kinds and bytes.
+            // SAFETY: as above; -1 (an error) is turned into the raised exception.
+            match unsafe { ffi::PyObject_RichCompareBool(x.as_ptr(), y.as_ptr(), ffi::Py_EQ) } {
+                -1 => return Err(PyErr::fetch(a.py())),
+                r => r == 1,
+            }
+        } else {
+            // Members hold tuples of str (checked when the Member was built); a subclass is
+            // compared by its UTF-8 bytes, as an exact str is.
+            match (x.cast::<PyString>(), y.cast::<PyString>()) {
+                (Ok(xs), Ok(ys)) => match (xs.to_str(), ys.to_str()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    // Not encodable as UTF-8 (lone surrogates): Python decides.
+                    _ => x.eq(y)?,
+                },
+                _ => x.eq(y)?,
+            }
         };
         if !equal {
             return Ok(false);
