@@ -42,6 +42,22 @@ def test_member_topics_are_interned_and_str_subclasses_kept():
     assert sorted(map(len, r.values())) == [1, 1]
 
 
+def test_subscriptions_differing_in_one_subclass_name_stay_distinct():
+    # Subscriptions are compared name by name (str subclasses are never interned, so by value):
+    # equal lengths and a shared first name must not make two subscriptions one.
+    class Name(str):
+        pass
+
+    members = {"a": Member([Name("t"), Name("u")]), "b": Member([Name("t"), "v"]), "c": Member(["t", "u"])}
+    r = kassign.assign("range", members, {"t": 3, "u": 2, "v": 2})
+    got = {m: sorted(tuple(tp) for tp in tps) for m, tps in r.items()}
+    assert got == {
+        "a": [("t", 0), ("u", 0)],
+        "b": [("t", 1), ("v", 0), ("v", 1)],
+        "c": [("t", 2), ("u", 1)],
+    }
+
+
 class _Id(str):
     """A str subclass member id (kept as given: never interned, compared by value)."""
 
