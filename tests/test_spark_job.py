@@ -17,21 +17,10 @@ import kassign
 from kassign import Member
 from kassign.fleet import quality, synth
 from kassign.fleet.snapshot import MEMBERS_SCHEMA, OFFSETS_SCHEMA, SnapshotError
+from spark_env import require_spark
 
-# PySpark is an optional extra and Spark needs Java 17+: without them these tests skip on a
-# developer's machine, but in CI (requirements-dev.txt has pyspark, the machine has Java) a missing
-# one is a failure, never a silent skip.
-_missing = []
-try:
-    import pyspark  # noqa: F401
-except ImportError:
-    _missing.append("pyspark (pip install 'kassign[spark]')")
-if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    _missing.append("Java 17+")
-if _missing:
-    if os.environ.get("CI"):
-        raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
-    pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
+# PySpark and Java 17+: skipped without them on a developer's machine, a failure in CI
+require_spark()
 
 from kassign.fleet.group import strategy_call, strategy_labels  # noqa: E402
 from kassign.fleet.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402

@@ -4,9 +4,7 @@ synthetic fleets with bad and odd rows in every table (groups without members, n
 member ids, duplicate partitions, offsets of unsubscribed topics and missing partitions, groups-table
 rows only, a snapshot without groups.parquet, partitions not grouped by topic)."""
 
-import os
 import random
-import shutil
 from collections import defaultdict
 
 import pyarrow as pa
@@ -15,20 +13,10 @@ import pytest
 
 from kassign.fleet import synth
 from kassign.fleet.snapshot import GROUPS_SCHEMA, MEMBERS_SCHEMA, OFFSETS_SCHEMA, PARTITIONS_SCHEMA
+from spark_env import require_spark
 
-# PySpark and Java: as in tests/test_spark_job.py, a missing one skips on a developer's machine and
-# fails in CI.
-_missing = []
-try:
-    import pyspark  # noqa: F401
-except ImportError:
-    _missing.append("pyspark (pip install 'kassign[spark]')")
-if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    _missing.append("Java 17+")
-if _missing:
-    if os.environ.get("CI"):
-        raise RuntimeError(f"the Spark tests need {' and '.join(_missing)}")
-    pytest.skip(f"the Spark tests need {' and '.join(_missing)}", allow_module_level=True)
+# PySpark and Java 17+: skipped without them on a developer's machine, a failure in CI
+require_spark()
 
 from kassign.fleet.job import FleetConfig, run_fleet, spark_session  # noqa: E402
 

@@ -36,7 +36,7 @@ import pyarrow as pa
 
 import kassign
 
-from . import DEFAULT_DRIVER_MEMORY
+from . import DEFAULT_DRIVER_MEMORY, stream
 from .group import result_schema
 from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
@@ -265,20 +265,9 @@ def spark_session(cfg: FleetConfig) -> Any:
     return spark
 
 
-#: The members columns the per-group evaluation reads (kassign.fleet.evaluate); client_id and host
-#: stay out of the shuffle.
-MEMBER_COLUMNS = (
-    "cluster",
-    "group_id",
-    "member_id",
-    "group_instance_id",
-    "rack",
-    "topics",
-    "owned_partitions",
-    "generation",
-    "user_data",
-    "assignment_user_data",
-)
+#: The members columns the job reads: the group's key and those the per-group evaluation reads
+#: (kassign.fleet.evaluate); client_id and host stay out of the shuffle.
+MEMBER_COLUMNS = ("cluster", "group_id", *stream.MEMBER_COLUMNS)
 
 
 def _read_table(

@@ -25,6 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from .snapshot import MEMBERS_SCHEMA
+
 #: ``kind`` of a member row, a group's committed-offsets row (where its offsets are in the offsets
 #: file) and a groups-table row in the stream.
 KIND_MEMBER = 0
@@ -265,17 +267,9 @@ def partition_index(path: str, offsets_path: str | None = None) -> PartitionInde
 
 # -- one group's inputs ---------------------------------------------------------------------------
 
-#: The member columns the Rust core reads (kassign.fleet.evaluate).
-MEMBER_COLUMNS = (
-    "member_id",
-    "group_instance_id",
-    "rack",
-    "topics",
-    "owned_partitions",
-    "generation",
-    "user_data",
-    "assignment_user_data",
-)
+#: The member columns the Rust core reads (kassign.fleet.evaluate): every column of the members
+#: table but the group's key and the two it does not use (client_id, host).
+MEMBER_COLUMNS = tuple(f.name for f in MEMBERS_SCHEMA if f.name not in ("cluster", "group_id", "client_id", "host"))
 SIDE_SCHEMA = pa.schema(
     [
         pa.field("topic", pa.string()),
