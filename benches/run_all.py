@@ -733,7 +733,7 @@ def render_server(data: dict, w: Any) -> None:
                 core_ok = ok(core) and java["median"] >= 3 * core["median"]
                 kas_ok = ok(kas) and kas["median"] <= java["median"]
                 goals.append(
-                    f"{sc} {st}: core {'≥' if core_ok else '**<**'} 3× faster than Java "
+                    f"{sc} {st}: `kassign-core` {'≥' if core_ok else '**<**'} 3× faster than Java "
                     f"({ratio(java, core) or 'n/a'}); kassign.assign end to end "
                     f"{'no slower than' if kas_ok else '**slower than**'} Java's assign() "
                     f"({ratio(java, kas) or 'n/a'})"
@@ -742,7 +742,10 @@ def render_server(data: dict, w: Any) -> None:
     if goals:
         w(
             "Goals on the 1M-partition shapes (Rust core ≥ 3× faster than Java's `assign()`; "
-            "`kassign.assign` end to end no slower than Java's `assign()` alone):"
+            "`kassign.assign` end to end no slower than Java's `assign()` alone). `kassign-core` is "
+            "the extension call, Python objects in and out; the Rust core alone, with no Python "
+            "object, is timed by `cargo bench --bench core` (docs/server_assignors.md, "
+            '"Performance"):'
         )
         w("")
         for g in goals:
