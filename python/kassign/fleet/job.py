@@ -301,6 +301,19 @@ def _read_table(
     return df.select(*cols)
 
 
+def _optional_groups(read: Any, local: bool, schemas: dict[str, Any]) -> Any:
+    """``read("groups")``, or None when the optional groups table is absent: known from the checked
+    schemas of a local snapshot, from the read's path error on a remote filesystem."""
+    if local and schemas.get("groups") is None:
+        return None
+    try:
+        return read("groups")
+    except Exception as e:  # an absent optional table on a remote filesystem
+        if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
+            raise
+    return None
+
+
 def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     """(members, partition side) DataFrames keyed by (cluster, group_id)."""
     from pyspark.sql import functions as F
@@ -314,14 +327,7 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     members = read("members", MEMBER_COLUMNS)
     partitions = read("partitions")
     offsets = read("offsets")
-    has_groups = schemas.get("groups") is not None if local else True
-    groups = None
-    if has_groups:
-        try:
-            groups = read("groups")
-        except Exception as e:  # an absent optional table on a remote filesystem
-            if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
-                raise
+    groups = _optional_groups(read, local, schemas)
     key = ["cluster", "group_id"]
     members_again = read("members", ("cluster", "group_id", "topics"))  # a second lineage: no ambiguous self-join
     group_topics = (
@@ -387,9 +393,6 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
 #: (:mod:`kassign.fleet.stream`); "cogroup": the earlier plan (:func:`build_inputs`, then
 #: ``groupBy.cogroup.applyInArrow``), kept as the reference the tests compare the stream with.
 PLANS = ("stream", "cogroup")
-
-#: Columns of the stream's groups rows (beside cluster, group_id and kind).
-_GROUP_COLUMNS = ("state", "protocol", "group_protocol")
 
 
 def read_driver_table(spark: Any, snapshot: str, name: str, dictionary: Sequence[str] = ()) -> pa.Table:
@@ -495,17 +498,11 @@ def sorted_stream(spark: Any, snapshot: str, files: StreamFiles) -> Any:
     both = kind(read("members", MEMBER_COLUMNS), KIND_MEMBER).unionByName(
         kind(offset_rows, KIND_OFFSET), allowMissingColumns=True
     )
-    groups = None
-    if schemas.get("groups") is not None if local else True:
-        try:
-            groups = read("groups", _GROUP_COLUMNS)
-        except Exception as e:  # an absent optional table on a remote filesystem
-            if "PATH_NOT_FOUND" not in str(e) and "Path does not exist" not in str(e):
-                raise
+    groups = _optional_groups(lambda name: read(name, stream.GROUP_COLUMNS), local, schemas)
     if groups is not None:
         both = both.unionByName(kind(groups, KIND_GROUP), allowMissingColumns=True)
     else:
-        both = both.select("*", *(F.lit(None).cast("string").alias(c) for c in _GROUP_COLUMNS))
+        both = both.select("*", *(F.lit(None).cast("string").alias(c) for c in stream.GROUP_COLUMNS))
     columns = both.columns
     return (
         both.repartition("cluster", "group_id")

@@ -133,6 +133,19 @@ def _rack_lists(col: pa.ChunkedArray) -> pa.ListArray:
     return pa.ListArray.from_arrays(lists.offsets, values, mask=lists.is_null())
 
 
+def _coded(t: pa.Table, a: str, b: str) -> tuple[pa.Table, pa.DictionaryArray, pa.DictionaryArray, pa.Array]:
+    """``t`` without the rows where column ``a`` or ``b`` is null, those two columns as dictionary
+    arrays, and one int64 code per row for the pair (equal pairs, equal codes)."""
+    import pyarrow.compute as pc
+
+    valid = pc.and_(pc.is_valid(t.column(a)), pc.is_valid(t.column(b)))
+    if not pc.all(valid).as_py():
+        t = t.filter(valid)
+    da, db = _dictionary(t.column(a)), _dictionary(t.column(b))
+    code = pc.add(pc.multiply(da.indices.cast(pa.int64()), len(db.dictionary)), db.indices.cast(pa.int64()))
+    return t, da, db, code
+
+
 def compact_partitions(partitions: pa.Table) -> pa.Table:
     """The partitions table (columns of ``PARTITIONS_SCHEMA``; cluster, topic and rack names may be
     dictionary-encoded) as one row per (cluster, topic): ``cluster``, ``topic``, ``parts``
@@ -140,12 +153,7 @@ def compact_partitions(partitions: pa.Table) -> pa.Table:
     Rows whose cluster or topic is null are dropped (no group's topic can match them)."""
     import pyarrow.compute as pc
 
-    t = partitions.select(["cluster", "topic", *PART_FIELDS])
-    valid = pc.and_(pc.is_valid(t.column("cluster")), pc.is_valid(t.column("topic")))
-    if not pc.all(valid).as_py():
-        t = t.filter(valid)
-    cluster, topic = _dictionary(t.column("cluster")), _dictionary(t.column("topic"))
-    code = pc.add(pc.multiply(cluster.indices.cast(pa.int64()), len(topic.dictionary)), topic.indices.cast(pa.int64()))
+    t, cluster, topic, code = _coded(partitions.select(["cluster", "topic", *PART_FIELDS]), "cluster", "topic")
     n = t.num_rows
     starts = _run_starts(pa.table({"code": code}), ["code"])
     racks = _rack_lists(t.column("replica_racks"))
@@ -186,12 +194,9 @@ def pack_offsets(offsets: pa.Table) -> tuple[pa.Table, pa.Table]:
     group_id are dropped (no group can match them)."""
     import pyarrow.compute as pc
 
-    t = offsets.select(["cluster", "group_id", "topic", "partition", "offset"])
-    valid = pc.and_(pc.is_valid(t.column("cluster")), pc.is_valid(t.column("group_id")))
-    if not pc.all(valid).as_py():
-        t = t.filter(valid)
-    cluster, group = _dictionary(t.column("cluster")), _dictionary(t.column("group_id"))
-    code = pc.add(pc.multiply(cluster.indices.cast(pa.int64()), len(group.dictionary)), group.indices.cast(pa.int64()))
+    t, cluster, group, code = _coded(
+        offsets.select(["cluster", "group_id", "topic", "partition", "offset"]), "cluster", "group_id"
+    )
     topic = t.column("topic")
     topic = topic.cast(pa.string()) if pa.types.is_dictionary(topic.type) else topic
     rows = pa.table(
@@ -282,7 +287,8 @@ SIDE_SCHEMA = pa.schema(
 )
 
 
-_GROUP_FIELDS = ("state", "protocol", "group_protocol")
+#: The groups-table columns a group's marker row carries.
+GROUP_COLUMNS = ("state", "protocol", "group_protocol")
 
 
 def _first_valid(col: pa.ChunkedArray) -> Any:
@@ -361,7 +367,7 @@ def group_inputs(group: pa.Table, index: PartitionIndex) -> tuple[str, str, pa.T
                     pa.array([*bounds, bounds[-1]], pa.int32()), values, mask=pa.array([*missing, True])
                 )
 
-    marker = [_first_valid(groups.column(c)) if groups.num_rows else None for c in _GROUP_FIELDS]
+    marker = [_first_valid(groups.column(c)) if groups.num_rows else None for c in GROUP_COLUMNS]
     nothing = [None] * k
     side = pa.Table.from_arrays(
         [
