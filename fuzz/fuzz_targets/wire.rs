@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(out.len(), n);
         let mut seen = std::collections::HashSet::new();
         for (bytes, chunk) in out.iter().zip(&chunks) {
-            let a = Assignment::decode(bytes).expect("own output decodes");
+            let a = Assignment::decode(&bytes).expect("own output decodes");
             let sub = Subscription::decode(chunk).ok();
             for g in &a.partitions {
                 let count = TOPICS.iter().find(|(t, _)| *t == g.topic).expect("a known topic").1;

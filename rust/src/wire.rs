@@ -5,7 +5,7 @@
 //! apply to decoded metadata (docs/wire.md): a member whose bytes cannot be decoded never fails
 //! the leader; it gets an empty assignment and a warning.
 
-use crate::model::{InputError, PartId, ProblemBuilder, SubId};
+use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, NO_OWNER};
 use crate::protocol::{self, EncodeError, Reader, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
 use crate::strategy::Strategy;
 
@@ -123,33 +123,94 @@ pub fn encode_member_assignment(
     Ok(out.finish().bytes)
 }
 
-/// Every member's `ConsumerProtocolAssignment`, back to back in one buffer.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Encoded {
-    pub bytes: Vec<u8>,
-    /// `ends[i]` is where member `i`'s bytes end (they start where member `i - 1`'s end).
-    pub ends: Vec<usize>,
+/// Every member's `ConsumerProtocolAssignment`, in the members' order. Most are written into one
+/// buffer; a member whose assignment is exactly its history, and whose history bytes are laid
+/// out as this encoder would write the assignment, is answered with those bytes (`'a` is the
+/// input's lifetime), as franz-go and Java would answer a rebalance that moves nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Encoded<'a> {
+    bytes: Vec<u8>,
+    answers: Vec<Answer<'a>>,
 }
 
-impl Encoded {
+#[derive(Clone, Copy, Debug)]
+enum Answer<'a> {
+    /// `bytes[start..end]`.
+    Written { start: usize, end: usize },
+    /// The version, these bytes (a `[]{topic, []int32}` array from the member's own
+    /// subscription), then null user data.
+    Kept(&'a [u8]),
+}
+
+/// The bytes an assignment starts with (its version) and ends with (null user data).
+const PREFIX: [u8; 2] = protocol::MAX_VERSION.to_be_bytes();
+const SUFFIX: [u8; 4] = (-1i32).to_be_bytes();
+
+impl<'a> Encoded<'a> {
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.answers.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.answers.is_empty()
+    }
+
+    /// The length of member `i`'s bytes.
+    pub fn byte_len(&self, i: usize) -> usize {
+        match self.answers[i] {
+            Answer::Written { start, end } => end - start,
+            Answer::Kept(raw) => PREFIX.len() + raw.len() + SUFFIX.len(),
+        }
+    }
+
+    /// Copy member `i`'s bytes into `dst`, which is [`Encoded::byte_len`] long.
+    pub fn write_into(&self, i: usize, dst: &mut [u8]) {
+        match self.answers[i] {
+            Answer::Written { start, end } => dst.copy_from_slice(&self.bytes[start..end]),
+            Answer::Kept(raw) => {
+                let (head, rest) = dst.split_at_mut(PREFIX.len());
+                let (mid, tail) = rest.split_at_mut(raw.len());
+                head.copy_from_slice(&PREFIX);
+                mid.copy_from_slice(raw);
+                tail.copy_from_slice(&SUFFIX);
+            }
+        }
     }
 
     /// Member `i`'s bytes.
-    pub fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
+    pub fn get(&self, i: usize) -> std::borrow::Cow<'_, [u8]> {
+        match self.answers[i] {
+            Answer::Written { start, end } => std::borrow::Cow::Borrowed(&self.bytes[start..end]),
+            Answer::Kept(_) => {
+                let mut v = vec![0; self.byte_len(i)];
+                self.write_into(i, &mut v);
+                std::borrow::Cow::Owned(v)
+            }
+        }
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = std::borrow::Cow<'_, [u8]>> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
+
+    /// How many members were answered with their own history bytes.
+    pub fn kept(&self) -> usize {
+        self.answers.iter().filter(|a| matches!(a, Answer::Kept(_))).count()
+    }
+
+    fn keep(&mut self, raw: &'a [u8]) {
+        self.answers.push(Answer::Kept(raw));
+    }
 }
+
+/// Equal when every member's bytes are equal, however they are held.
+impl PartialEq for Encoded<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
+impl Eq for Encoded<'_> {}
 
 /// The topic of flat id `p` (`base` as [`crate::model::Problem::topic_base`]), searching from
 /// topic `t` on (ids come sorted): the same and the next topic are checked first, then a binary
@@ -168,7 +229,7 @@ fn topic_from(base: &[PartId], t: usize, p: PartId) -> usize {
 /// Writes assignments (v3, null user data) into one buffer. Each topic's name is encoded once
 /// (its int16 length and bytes); a member's sorted flat ids are cut into per-topic runs as they
 /// are written.
-struct Encoder<'p> {
+struct Encoder<'p, 'a> {
     topics: &'p [String],
     topic_base: &'p [PartId],
     /// The encoded names (2-byte length + bytes), back to back.
@@ -176,11 +237,11 @@ struct Encoder<'p> {
     /// Topic => its span in `names`; empty for a name over the int16 limit, which fails when a
     /// member holds its topic.
     spans: Vec<(usize, usize)>,
-    out: Encoded,
+    out: Encoded<'a>,
 }
 
-impl<'p> Encoder<'p> {
-    fn new(topics: &'p [String], topic_base: &'p [PartId]) -> Encoder<'p> {
+impl<'p, 'a> Encoder<'p, 'a> {
+    fn new(topics: &'p [String], topic_base: &'p [PartId]) -> Encoder<'p, 'a> {
         let mut names = Vec::with_capacity(topics.iter().map(|t| t.len() + 2).sum());
         let mut spans = Vec::with_capacity(topics.len());
         for t in topics {
@@ -205,8 +266,9 @@ impl<'p> Encoder<'p> {
     fn push(&mut self, parts: &[PartId]) -> Result<(), EncodeError> {
         let base = self.topic_base;
         let bytes = &mut self.out.bytes;
+        let start = bytes.len();
         bytes.reserve(2 + 4 + 4 + 4 * parts.len());
-        bytes.extend_from_slice(&protocol::MAX_VERSION.to_be_bytes());
+        bytes.extend_from_slice(&PREFIX);
         // The group count is known at the end; its slot is filled in then.
         let count_at = bytes.len();
         bytes.extend_from_slice(&0i32.to_be_bytes());
@@ -235,13 +297,13 @@ impl<'p> Encoder<'p> {
             i = end;
         }
         bytes[count_at..count_at + 4].copy_from_slice(&groups.to_be_bytes());
-        // Null user data.
-        bytes.extend_from_slice(&(-1i32).to_be_bytes());
-        self.out.ends.push(bytes.len());
+        bytes.extend_from_slice(&SUFFIX);
+        let end = bytes.len();
+        self.out.answers.push(Answer::Written { start, end });
         Ok(())
     }
 
-    fn finish(self) -> Encoded {
+    fn finish(self) -> Encoded<'a> {
         self.out
     }
 }
@@ -259,6 +321,9 @@ struct Resolved<'a> {
     sub: SubId,
     generation: i32,
     rack: Option<&'a str>,
+    /// The history's bytes when they are laid out exactly as [`Encoder`] would write the same
+    /// partitions (see [`Groups::canonical`]).
+    canonical: Option<&'a [u8]>,
 }
 
 /// How many distinct topic arrays [`Resolver`] remembers.
@@ -324,8 +389,11 @@ impl<'a> Resolver<'a> {
         };
         self.owned.clear();
         let mut field_all_empty = true;
+        let mut canonical = None;
         if version >= 1 {
-            field_all_empty = groups(&mut r, b, field_is_history.then_some(&mut self.owned))?;
+            let g = groups(&mut r, b, field_is_history.then_some(&mut self.owned))?;
+            field_all_empty = g.all_empty;
+            canonical = g.canonical;
         }
         let mut generation = if version >= 2 { r.read_i32(E).ok()? } else { -1 };
         let rack = if version >= 3 {
@@ -345,8 +413,9 @@ impl<'a> Resolver<'a> {
                         // ignored unless it decodes whole.
                         self.embedded.clear();
                         let mut u = Reader::new(&ud[4..]);
-                        if groups(&mut u, b, Some(&mut self.embedded)).is_some() {
+                        if let Some(g) = groups(&mut u, b, Some(&mut self.embedded)) {
                             std::mem::swap(&mut self.owned, &mut self.embedded);
+                            canonical = g.canonical;
                         }
                     }
                 }
@@ -355,7 +424,7 @@ impl<'a> Resolver<'a> {
                 if !field_is_history {
                     let ud = user_data.unwrap_or_default();
                     let mut u = Reader::new(ud);
-                    groups(&mut u, b, Some(&mut self.owned))?;
+                    canonical = groups(&mut u, b, Some(&mut self.owned))?.canonical;
                     generation = if u.remaining() >= 4 { u.read_i32(E).ok()? } else { -1 };
                 }
             }
@@ -364,8 +433,19 @@ impl<'a> Resolver<'a> {
             sub,
             generation: if generation >= 0 { generation } else { -1 },
             rack: rack.filter(|r| !r.is_empty()),
+            canonical: if history == History::None { None } else { canonical },
         })
     }
+}
+
+/// What [`groups`] read.
+struct Groups<'a> {
+    /// Every group's partition list was empty.
+    all_empty: bool,
+    /// The array's bytes, when the partitions were read (`out` given) and the array is what
+    /// [`Encoder`] writes for them: one group per topic, every topic known, topics in the
+    /// problem's order, partitions known, ascending and distinct, no empty group.
+    canonical: Option<&'a [u8]>,
 }
 
 /// Read a `[]{topic string, partitions []int32}` array with the checks of the owned decoders;
@@ -375,8 +455,11 @@ impl<'a> Resolver<'a> {
 /// This is the leader path's inner loop (a million groups in the largest groups): it reads the
 /// bytes with a local cursor rather than through [`Reader`]'s error-reporting reads, since a
 /// failure here only means "hand the member to [`member`]", which words the error.
-fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartId>>) -> Option<bool> {
+fn groups<'a>(r: &mut Reader<'a>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartId>>) -> Option<Groups<'a>> {
     let buf = r.rest();
+    let mut canonical = out.is_some();
+    // The topic of the previous group, plus one (0 before the first).
+    let mut after: usize = 0;
     let mut at = 0usize;
     let n = be_i32(buf, &mut at)?;
     // Each group takes at least 6 bytes (name length, partition count).
@@ -384,6 +467,11 @@ fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartI
         return None;
     }
     let mut all_empty = true;
+    if let Some(out) = out.as_deref_mut() {
+        // Room for every partition the bytes can hold, once (the vector is reused across
+        // members), rather than a reservation per group.
+        out.reserve((buf.len() - at) / 4);
+    }
     // Groups usually come in topic order: try the topic after the last one first.
     let mut hint = 0;
     for _ in 0..n {
@@ -409,20 +497,31 @@ fn groups(r: &mut Reader<'_>, b: &ProblemBuilder, mut out: Option<&mut Vec<PartI
         let Some(t) = topic else {
             // Not a topic of this group: checked, then ignored as history.
             protocol::utf8(name)?;
+            canonical = false;
             continue;
         };
         hint = t as usize + 1;
+        canonical &= m > 0 && t as usize >= after;
+        after = t as usize + 1;
         let (first, count) = b.topic_span(t);
-        out.reserve(m as usize);
+        // -1 so that partition 0 may come first.
+        let mut prev: i64 = -1;
         for c in bytes.chunks_exact(4) {
             let p = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
             if p >= 0 && (p as u32) < count {
                 out.push(first + p as u32);
+            } else {
+                canonical = false;
             }
+            canonical &= i64::from(p) > prev;
+            prev = i64::from(p);
         }
     }
-    r.read_slice(at, "").ok()?;
-    Some(all_empty)
+    let raw = r.read_slice(at, "").ok()?;
+    Some(Groups {
+        all_empty,
+        canonical: canonical.then_some(raw),
+    })
 }
 
 /// The big-endian int32 at `*at`, moving past it.
@@ -445,41 +544,42 @@ fn be_i16(buf: &[u8], at: &mut usize) -> Option<i16> {
 /// assignments in the order of `members`, and one warning per member whose bytes were partly or
 /// wholly undecodable. `topics` and `partition_racks` are as for [`ProblemBuilder`]; with
 /// `with_racks`, rack data counts as given even when none of it is valid.
-pub fn assign(
+pub fn assign<'a>(
     strategy: Strategy,
-    members: &[WireInput<'_>],
+    members: &[WireInput<'a>],
     topics: Vec<(String, i64)>,
     with_racks: bool,
     partition_racks: &[(String, i64, Vec<String>)],
-) -> Result<(Encoded, Vec<String>), InputError> {
+) -> Result<(Encoded<'a>, Vec<String>), InputError> {
     run(strategy, members, topics, with_racks, partition_racks, true)
 }
 
 /// [`assign`] with every member decoded by [`member`] (no [`Resolver`]): the reference the
 /// tests and the `wire` fuzz target compare [`assign`] with, byte for byte.
-pub fn assign_unresolved(
+pub fn assign_unresolved<'a>(
     strategy: Strategy,
-    members: &[WireInput<'_>],
+    members: &[WireInput<'a>],
     topics: Vec<(String, i64)>,
     with_racks: bool,
     partition_racks: &[(String, i64, Vec<String>)],
-) -> Result<(Encoded, Vec<String>), InputError> {
+) -> Result<(Encoded<'a>, Vec<String>), InputError> {
     run(strategy, members, topics, with_racks, partition_racks, false)
 }
 
-fn run(
+fn run<'a>(
     strategy: Strategy,
-    members: &[WireInput<'_>],
+    members: &[WireInput<'a>],
     topics: Vec<(String, i64)>,
     with_racks: bool,
     partition_racks: &[(String, i64, Vec<String>)],
     resolve: bool,
-) -> Result<(Encoded, Vec<String>), InputError> {
+) -> Result<(Encoded<'a>, Vec<String>), InputError> {
     let history = History::of(strategy.name());
     let mut warnings = Vec::new();
     let mut b = ProblemBuilder::new(topics)?;
     b.reserve_members(members.len());
     let mut fast = Resolver::new();
+    let mut canonical: Vec<Option<&'a [u8]>> = Vec::with_capacity(members.len());
     for w in members {
         let resolved = if resolve {
             fast.member(&mut b, w.subscription, history)
@@ -487,8 +587,12 @@ fn run(
             None
         };
         let (sub, owned, generation, rack) = match resolved {
-            Some(m) => (m.sub, fast.owned.clone(), m.generation, m.rack),
+            Some(m) => {
+                canonical.push(m.canonical);
+                (m.sub, fast.owned.clone(), m.generation, m.rack)
+            }
             None => {
+                canonical.push(None);
                 let m = member(w.id, w.subscription, history, &mut warnings);
                 let sub = b.subscription(&m.topics);
                 let mut owned = Vec::new();
@@ -519,14 +623,89 @@ fn run(
     }
     let problem = b.build()?;
     let assignment = strategy.run(&problem);
-    let (starts, parts) = assignment.grouped(problem.members.len());
+    let kept = unchanged(&problem, &assignment, canonical);
+    let (starts, parts) = grouped_except(&problem, &assignment, &kept);
     let mut out = Encoder::new(&problem.topics, &problem.topic_base);
-    for pos in 0..problem.members.len() {
-        let m = problem.input_order[pos] as usize;
-        out.push(&parts[starts[m]..starts[m + 1]])
-            .map_err(|e| InputError::Invalid(e.to_string()))?;
+    for (pos, raw) in kept.into_iter().enumerate() {
+        match raw {
+            Some(raw) => out.out.keep(raw),
+            None => {
+                let m = problem.input_order[pos] as usize;
+                out.push(&parts[starts[m]..starts[m + 1]])
+                    .map_err(|e| InputError::Invalid(e.to_string()))?;
+            }
+        }
     }
     Ok((out.finish(), warnings))
+}
+
+/// [`Assignment::grouped`] for the members that are not kept (by input position, `kept[pos]`
+/// is `Some`); kept members get an empty range. Without a kept member this is `grouped`.
+fn grouped_except(problem: &Problem, assignment: &Assignment, kept: &[Option<&[u8]>]) -> (Vec<usize>, Vec<PartId>) {
+    let n = problem.members.len();
+    if kept.iter().all(Option::is_none) {
+        return assignment.grouped(n);
+    }
+    let mut wanted = vec![false; n];
+    for (pos, raw) in kept.iter().enumerate() {
+        wanted[problem.input_order[pos] as usize] = raw.is_none();
+    }
+    let mut starts = vec![0usize; n + 1];
+    let mut any = false;
+    for &m in &assignment.owner {
+        if m != NO_OWNER && wanted[m as usize] {
+            starts[m as usize + 1] += 1;
+            any = true;
+        }
+    }
+    if !any {
+        return (starts, Vec::new());
+    }
+    for i in 0..n {
+        starts[i + 1] += starts[i];
+    }
+    let mut fill = starts.clone();
+    let mut parts = vec![0 as PartId; starts[n]];
+    for (p, &m) in assignment.owner.iter().enumerate() {
+        if m != NO_OWNER && wanted[m as usize] {
+            parts[fill[m as usize]] = p as PartId;
+            fill[m as usize] += 1;
+        }
+    }
+    (starts, parts)
+}
+
+/// By input position: the member's canonical history bytes when its assignment is exactly that
+/// history (so those bytes are what [`Encoder`] would write), else `None`. A member's
+/// [`crate::model::Member::owned`] is its canonical history's partitions, unchanged: they are
+/// known, ascending and distinct.
+fn unchanged<'a>(
+    problem: &Problem,
+    assignment: &Assignment,
+    canonical: Vec<Option<&'a [u8]>>,
+) -> Vec<Option<&'a [u8]>> {
+    if canonical.iter().all(Option::is_none) {
+        return canonical;
+    }
+    let owner = &assignment.owner;
+    let mut count = vec![0u32; problem.members.len()];
+    for &m in owner {
+        if m != NO_OWNER {
+            count[m as usize] += 1;
+        }
+    }
+    let mut canonical = canonical;
+    for (pos, raw) in canonical.iter_mut().enumerate() {
+        if raw.is_none() {
+            continue;
+        }
+        let m = problem.input_order[pos];
+        let owned = &problem.members[m as usize].owned;
+        if count[m as usize] as usize != owned.len() || !owned.iter().all(|&p| owner[p as usize] == m) {
+            *raw = None;
+        }
+    }
+    canonical
 }
 
 #[cfg(test)]
@@ -571,7 +750,7 @@ mod tests {
         let (out, warnings) = assign(Strategy::Range, &members, vec![("t".into(), 2)], false, &[]).unwrap();
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("member a"));
-        let b = Assignment::decode(out.get(0)).unwrap();
+        let b = Assignment::decode(&out.get(0)).unwrap();
         assert_eq!(
             b.partitions,
             vec![TopicPartitions {
@@ -580,7 +759,7 @@ mod tests {
             }]
         );
         assert_eq!(b.user_data, None);
-        assert!(Assignment::decode(out.get(1)).unwrap().partitions.is_empty());
+        assert!(Assignment::decode(&out.get(1)).unwrap().partitions.is_empty());
     }
 
     #[test]
@@ -615,7 +794,11 @@ mod tests {
         ];
         let (out, warnings) = assign(Strategy::CooperativeSticky, &members, vec![("t".into(), 4)], false, &[]).unwrap();
         assert!(warnings.is_empty());
-        let parts = |i: usize| Assignment::decode(out.get(i)).unwrap().partitions[0].partitions.clone();
+        let parts = |i: usize| {
+            Assignment::decode(&out.get(i)).unwrap().partitions[0]
+                .partitions
+                .clone()
+        };
         assert!(parts(0).contains(&0) && parts(0).contains(&1));
         assert!(parts(1).contains(&2));
     }
@@ -725,6 +908,158 @@ mod tests {
             )
     }
 
+    /// Round 2 of a group of `subs.len()` members (0: t, 1: u, 2: t and u, 3: t, u and x): every
+    /// member but `leave` sends its round-1 assignment back as history (cooperative-sticky: the
+    /// owned field; sticky: its user data, or the owned field when `in_field`), rewritten by
+    /// `edits[i]` (0-3: as received; 4: one topic split over two groups; 5: partitions reversed;
+    /// 6: an empty group; 7: a topic the group does not have). Returns the reference's bytes, the
+    /// resolved answer's bytes, how many members it answered with their own bytes, and how many
+    /// members sent a history as received.
+    fn round_two(
+        strategy: Strategy,
+        subs: &[u8],
+        edits: &[u8],
+        leave: usize,
+        in_field: bool,
+    ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>, usize, usize) {
+        let topics = vec![("t".to_string(), 5), ("u".to_string(), 3)];
+        let names: [&[&str]; 4] = [&["t"], &["u"], &["t", "u"], &["t", "u", "x"]];
+        let ids: Vec<String> = (0..subs.len()).map(|i| format!("m{i}")).collect();
+        let first: Vec<Vec<u8>> = subs.iter().map(|&k| sub(names[k as usize], &[], -1, None)).collect();
+        let input: Vec<WireInput<'_>> = ids
+            .iter()
+            .zip(&first)
+            .map(|(id, m)| WireInput {
+                id,
+                subscription: m,
+                group_instance_id: None,
+            })
+            .collect();
+        let (out, _) = assign(strategy, &input, topics.clone(), false, &[]).unwrap();
+        let mut second = Vec::new();
+        let mut second_ids = Vec::new();
+        let mut unedited = 0;
+        for (i, &k) in subs.iter().enumerate() {
+            if i == leave {
+                continue;
+            }
+            let mut groups = Assignment::decode(&out.get(i)).unwrap().partitions;
+            let long = groups.iter().position(|g| g.partitions.len() >= 2);
+            unedited += 1;
+            match (edits[i], long) {
+                (4, Some(g)) => {
+                    unedited -= 1;
+                    let last = groups[g].partitions.pop().unwrap();
+                    let topic = groups[g].topic.clone();
+                    groups.insert(
+                        g + 1,
+                        TopicPartitions {
+                            topic,
+                            partitions: vec![last],
+                        },
+                    );
+                }
+                (5, Some(g)) => {
+                    unedited -= 1;
+                    groups[g].partitions.reverse();
+                }
+                (6, _) => {
+                    unedited -= 1;
+                    groups.push(TopicPartitions {
+                        topic: "u".into(),
+                        partitions: vec![],
+                    });
+                }
+                (7, _) => {
+                    unedited -= 1;
+                    groups.push(TopicPartitions {
+                        topic: "x".into(),
+                        partitions: vec![0],
+                    });
+                }
+                _ => {}
+            }
+            // Written by hand: the protocol's encoders would sort the groups.
+            let mut raw = (groups.len() as i32).to_be_bytes().to_vec();
+            for g in &groups {
+                raw.extend((g.topic.len() as i16).to_be_bytes());
+                raw.extend(g.topic.as_bytes());
+                raw.extend((g.partitions.len() as i32).to_be_bytes());
+                g.partitions.iter().for_each(|p| raw.extend(p.to_be_bytes()));
+            }
+            let empty = 0i32.to_be_bytes().to_vec();
+            let (field, user_data) = match strategy {
+                // StickyUserData v1.
+                Strategy::Sticky if !in_field => (empty, Some([raw, 1i32.to_be_bytes().to_vec()].concat())),
+                _ => (raw, None),
+            };
+            // Subscription v3: topics, user data, owned partitions, generation 1, null rack.
+            let mut bytes = 3i16.to_be_bytes().to_vec();
+            bytes.extend((names[k as usize].len() as i32).to_be_bytes());
+            for t in names[k as usize] {
+                bytes.extend((t.len() as i16).to_be_bytes());
+                bytes.extend(t.as_bytes());
+            }
+            match user_data {
+                Some(ud) => {
+                    bytes.extend((ud.len() as i32).to_be_bytes());
+                    bytes.extend(ud);
+                }
+                None => bytes.extend((-1i32).to_be_bytes()),
+            }
+            bytes.extend(field);
+            bytes.extend(1i32.to_be_bytes());
+            bytes.extend((-1i16).to_be_bytes());
+            second.push(bytes);
+            second_ids.push(ids[i].clone());
+        }
+        let input: Vec<WireInput<'_>> = second_ids
+            .iter()
+            .zip(&second)
+            .map(|(id, m)| WireInput {
+                id,
+                subscription: m,
+                group_instance_id: None,
+            })
+            .collect();
+        let (out, warnings) = assign(strategy, &input, topics.clone(), false, &[]).unwrap();
+        let (reference, ref_warnings) = assign_unresolved(strategy, &input, topics, false, &[]).unwrap();
+        assert_eq!(warnings, ref_warnings);
+        let bytes = |e: &Encoded<'_>| e.iter().map(|b| b.into_owned()).collect::<Vec<_>>();
+        (bytes(&reference), bytes(&out), out.kept(), unedited)
+    }
+
+    #[test]
+    fn an_unchanged_group_is_answered_with_its_own_bytes() {
+        for strategy in [Strategy::Sticky, Strategy::CooperativeSticky] {
+            for in_field in [false, true] {
+                let (reference, out, kept, _) = round_two(strategy, &[2, 2, 0, 1, 3], &[0; 5], 99, in_field);
+                assert_eq!(out, reference);
+                assert_eq!(kept, 5, "{strategy:?}");
+            }
+        }
+        // No history, nothing kept.
+        let (reference, out, kept, _) = round_two(Strategy::Range, &[2, 2, 0], &[0; 3], 99, false);
+        assert_eq!((out, kept), (reference, 0));
+    }
+
+    proptest! {
+        #[test]
+        fn round_two_bytes_equal_the_reference(
+            subs in proptest::collection::vec(0u8..4, 1..7),
+            edits in proptest::collection::vec(0u8..8, 7),
+            leave in 0usize..9,
+            in_field in any::<bool>(),
+        ) {
+            for strategy in Strategy::ALL {
+                let (reference, out, kept, unedited) = round_two(strategy, &subs, &edits, leave, in_field);
+                prop_assert_eq!(out, reference, "{:?}", strategy);
+                // A rewritten history is never sent back as it came.
+                prop_assert!(kept <= unedited, "{:?}: {} kept, {} unedited", strategy, kept, unedited);
+            }
+        }
+    }
+
     proptest! {
         /// The resolving decoder takes every member [`member`] decodes without a warning (it
         /// only hands the ones [`member`] warns about back).
@@ -753,7 +1088,7 @@ mod tests {
                 prop_assert_eq!(out.len(), members.len());
                 let mut seen = std::collections::HashSet::new();
                 for (bytes, m) in out.iter().zip(&members) {
-                    let a = Assignment::decode(bytes).unwrap();
+                    let a = Assignment::decode(&bytes).unwrap();
                     let sub = Subscription::decode(m).ok();
                     for g in &a.partitions {
                         if let Some(s) = &sub {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 
@@ -318,9 +319,24 @@ fn assign_wire<'py>(
     let (encoded, warnings) = outcome?;
     let out = dict_for(py, subscriptions, &ids)?;
     let mut gil = GilYield::new();
-    for (id, bytes) in ids.iter().zip(encoded.iter()) {
-        out.set_item(id, PyBytes::new(py, bytes))?;
-        gil.tick(py, 1 + bytes.len() / 64);
+    for (i, id) in ids.iter().enumerate() {
+        let len = encoded.byte_len(i);
+        // One copy, straight into a new bytes object (not zeroed first, as `PyBytes::new_with`
+        // would).
+        // SAFETY: PyBytes_FromStringAndSize(NULL, len) returns a new, unshared bytes object of
+        // `len` bytes (or NULL with an exception set); all `len` bytes are written before it is
+        // seen by anyone.
+        let bytes = unsafe {
+            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let dst = std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj).cast::<u8>(), len);
+            encoded.write_into(i, dst);
+            Bound::from_owned_ptr(py, obj)
+        };
+        out.set_item(id, bytes)?;
+        gil.tick(py, 1 + len / 64);
     }
     Ok((out, warnings))
 }
