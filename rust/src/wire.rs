@@ -908,6 +908,18 @@ mod tests {
             )
     }
 
+    /// Members with these ids and subscription bytes, without instance ids.
+    fn inputs<'a>(ids: &'a [String], subscriptions: &'a [Vec<u8>]) -> Vec<WireInput<'a>> {
+        ids.iter()
+            .zip(subscriptions)
+            .map(|(id, m)| WireInput {
+                id,
+                subscription: m,
+                group_instance_id: None,
+            })
+            .collect()
+    }
+
     /// Round 2 of a group of `subs.len()` members (0: t, 1: u, 2: t and u, 3: t, u and x): every
     /// member but `leave` sends its round-1 assignment back as history (cooperative-sticky: the
     /// owned field; sticky: its user data, or the owned field when `in_field`), rewritten by
@@ -926,16 +938,7 @@ mod tests {
         let names: [&[&str]; 4] = [&["t"], &["u"], &["t", "u"], &["t", "u", "x"]];
         let ids: Vec<String> = (0..subs.len()).map(|i| format!("m{i}")).collect();
         let first: Vec<Vec<u8>> = subs.iter().map(|&k| sub(names[k as usize], &[], -1, None)).collect();
-        let input: Vec<WireInput<'_>> = ids
-            .iter()
-            .zip(&first)
-            .map(|(id, m)| WireInput {
-                id,
-                subscription: m,
-                group_instance_id: None,
-            })
-            .collect();
-        let (out, _) = assign(strategy, &input, topics.clone(), false, &[]).unwrap();
+        let (out, _) = assign(strategy, &inputs(&ids, &first), topics.clone(), false, &[]).unwrap();
         let mut second = Vec::new();
         let mut second_ids = Vec::new();
         let mut unedited = 0;
@@ -1013,15 +1016,7 @@ mod tests {
             second.push(bytes);
             second_ids.push(ids[i].clone());
         }
-        let input: Vec<WireInput<'_>> = second_ids
-            .iter()
-            .zip(&second)
-            .map(|(id, m)| WireInput {
-                id,
-                subscription: m,
-                group_instance_id: None,
-            })
-            .collect();
+        let input = inputs(&second_ids, &second);
         let (out, warnings) = assign(strategy, &input, topics.clone(), false, &[]).unwrap();
         let (reference, ref_warnings) = assign_unresolved(strategy, &input, topics, false, &[]).unwrap();
         assert_eq!(warnings, ref_warnings);
