@@ -1,6 +1,7 @@
 """Public API behaviour: types, validation errors naming the field, CLI."""
 
 import json
+import random
 import subprocess
 import sys
 
@@ -194,3 +195,63 @@ def test_cli_rejects_bad_input_cleanly(stdin, message):
 def test_cli_unknown_strategy_exit_2():
     r = _cli("assign", "--strategy", "bogus", "-", stdin='{"topics": {}, "members": {}}')
     assert r.returncode == 2 and "unknown strategy" in r.stderr
+
+
+def _random_group(rng):
+    topics = {f"t{i}": rng.randint(0, 6) for i in rng.sample(range(5), rng.randint(1, 4))}
+    members = {}
+    for i in rng.sample(range(20), rng.randint(0, 6)):
+        subscribed = rng.sample(sorted(topics) + ["gone"], rng.randint(1, len(topics)))
+        owned = [(t, rng.randrange(-1, 8)) for t in subscribed for _ in range(rng.randint(0, 2))]
+        members[f"m{i}"] = Member(subscribed, owned, rng.choice([-1, 1, 2]), rng.choice([None, "r1", "r2"]))
+    racks = None
+    if rng.random() < 0.3:
+        racks = {(t, p): rng.sample(["r1", "r2"], rng.randint(0, 2)) for t, n in topics.items() for p in range(n)}
+    lags = {(t, p): rng.randrange(1000) for t, n in topics.items() for p in range(n)}
+    return members, topics, racks, lags
+
+
+@pytest.mark.parametrize("strategy", kassign.STRATEGIES)
+def test_assign_owners_is_assign_as_owner_arrays(strategy):
+    rng = random.Random(f"owners-{strategy}")
+    for _ in range(150):
+        members, topics, racks, lags = _random_group(rng)
+        kw = {"lags": lags} if strategy == "lag-aware" else {}
+        expected = kassign.assign(strategy, members, topics, partition_racks=racks, **kw)
+        got = kassign.assign_owners(strategy, members, topics, partition_racks=racks, **kw)
+        assert got.members == tuple(members)
+        assert list(got.owners) == list(topics)
+        assert {t: len(a) for t, a in got.owners.items()} == topics
+        assert all(a.typecode == "i" and all(-1 <= o < len(members) for o in a) for a in got.owners.values())
+        assert got.to_dict() == expected
+        for m in members:
+            assert got.partitions(m) == expected[m]
+
+
+def test_assign_owners_errors_are_assigns():
+    good = {"c": Member(["t"])}
+    cases = [
+        ("nope", good, {"t": 1}, {}),
+        (3, good, {"t": 1}, {}),
+        ("range", good, {"t": -1}, {}),
+        ("range", good, {"t": "1"}, {}),
+        ("range", {"c": ["t"]}, {"t": 1}, {}),
+        ("range", {1: Member(["t"])}, {"t": 1}, {}),
+        ("range", good, {"t": 1}, {"mode": "x"}),
+        ("sticky", good, {"t": 2**40}, {}),
+        ("fair", good, {"t": -1}, {}),
+        ("lag-aware", good, {"t": 1}, {"lags": {("t", 0): -1}}),
+    ]
+    for strategy, members, topics, kw in cases:
+        with pytest.raises((TypeError, ValueError)) as expected:
+            kassign.assign(strategy, members, topics, **kw)
+        with pytest.raises(expected.type) as got:
+            kassign.assign_owners(strategy, members, topics, **kw)
+        assert str(got.value).replace("assign_owners", "assign") == str(expected.value), (strategy, topics, kw)
+
+
+def test_owners_partitions_of_an_unknown_member_is_a_key_error():
+    owners = kassign.assign_owners("range", {"c": Member(["t"])}, {"t": 2})
+    assert owners.partitions("c") == [TopicPartition("t", 0), TopicPartition("t", 1)]
+    with pytest.raises(KeyError):
+        owners.partitions("d")

@@ -57,6 +57,14 @@ def assign(
 ) -> dict[str, list[_TP]]:
     """Run a Rust strategy; {member id: sorted partitions} in the members' order."""
 
+def assign_owners(
+    strategy: str,
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    partition_racks: list[tuple[str, int, list[str]]] | None,
+) -> tuple[list[str], dict[str, bytes]]:
+    """Run a Rust strategy; (member ids in order, {topic: native int32 owner positions, -1 = none})."""
+
 def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """The model's checks of partition counts (types, >= 0, int32, the total cap); a new dict."""
 

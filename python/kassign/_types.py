@@ -1,7 +1,10 @@
-"""Public value types: :class:`TopicPartition` and :class:`Member`."""
+"""Public value types: :class:`TopicPartition`, :class:`Member` and :class:`Owners`."""
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import _core
@@ -12,6 +15,54 @@ class TopicPartition(NamedTuple):
 
     topic: str
     partition: int
+
+
+@dataclass(frozen=True)
+class Owners:
+    """An assignment as owner arrays, from :func:`kassign.assign_owners`.
+
+    ``owners[topic][p]`` is the position in ``members`` of the member that owns partition ``p`` of
+    ``topic``, or ``-1`` when nobody does. Every topic of ``partitions_per_topic`` is present, in
+    the order given. This is the form the strategies compute: one ``array('i')`` per topic and no
+    Python object per partition, so it is the fast way to read a large assignment.
+
+    >>> import kassign
+    >>> members = {"c1": kassign.Member(["t"]), "c2": kassign.Member(["t"])}
+    >>> result = kassign.assign_owners("range", members, {"t": 3})
+    >>> result.members, result.owners["t"].tolist()
+    (('c1', 'c2'), [0, 0, 1])
+    >>> result.partitions("c2")
+    [TopicPartition(topic='t', partition=2)]
+    """
+
+    #: Member ids, in the order of the ``members`` mapping given.
+    members: tuple[str, ...]
+    #: Topic -> one owner position per partition (``array('i')``), ``-1`` for no owner.
+    owners: Mapping[str, array[int]]
+
+    def partitions(self, member_id: str) -> list[TopicPartition]:
+        """The partitions of one member, sorted by (topic, partition), as :func:`kassign.assign`
+        gives them. Raises ``KeyError`` for an unknown member id."""
+        try:
+            pos = self.members.index(member_id)
+        except ValueError:
+            raise KeyError(member_id) from None
+        return [
+            TopicPartition(topic, p)
+            for topic in sorted(self.owners)
+            for p, o in enumerate(self.owners[topic])
+            if o == pos
+        ]
+
+    def to_dict(self) -> dict[str, list[TopicPartition]]:
+        """The same assignment as :func:`kassign.assign` returns it: member id -> sorted partitions."""
+        out: dict[str, list[TopicPartition]] = {m: [] for m in self.members}
+        lists = list(out.values())
+        for topic in sorted(self.owners):
+            for p, o in enumerate(self.owners[topic]):
+                if o >= 0:
+                    lists[o].append(TopicPartition(topic, p))
+        return out
 
 
 def _as_topic_partition(value: Any, field_name: str) -> TopicPartition:

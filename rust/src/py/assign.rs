@@ -6,12 +6,12 @@ use std::str::FromStr;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyMapping, PyString, PyTuple, PyType};
 
 use super::errors::run_detached;
 use super::member::{repr, type_name, Member};
 use super::objects::{GilYield, TpFactory};
-use crate::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId};
+use crate::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
 use crate::strategy::Strategy;
 
 /// (key, value) pairs of a mapping argument, or `TypeError` naming it.
@@ -323,22 +323,25 @@ pub(crate) fn names_by_topic<'py>(b: &ProblemBuilder, keys: &[Bound<'py, PyStrin
     out.into_iter().map(|k| k.expect("every topic was given")).collect()
 }
 
-/// Assign partitions with a Rust strategy.
-///
-/// `members` maps member ids (str) to `kassign.Member`; `partitions_per_topic` maps topics to
-/// partition counts; `partition_racks` is None or the validated list of (topic, partition,
-/// racks). Returns {member id: [tp_class(topic, partition), ...]} in the caller's member order,
-/// each list sorted by (topic, partition). The GIL is released while the core runs.
-#[pyfunction]
-#[pyo3(signature = (strategy, members, partitions_per_topic, partition_racks, tp_class))]
-pub(crate) fn assign<'py>(
+/// The caller's members and topics, read into the one problem builder, and the strategy run on
+/// the problem with the GIL released: the problem, the assignment, the member id objects in the
+/// caller's order, the caller's topic str objects by TopicId, and the TopicIds in the caller's
+/// order of `partitions_per_topic`.
+struct Solved<'py> {
+    problem: Problem,
+    assignment: Assignment,
+    ids: Vec<Bound<'py, PyAny>>,
+    names: Vec<Bound<'py, PyString>>,
+    given: Vec<TopicId>,
+}
+
+fn solve<'py>(
     py: Python<'py>,
     strategy: &str,
     members: &Bound<'py, PyAny>,
     partitions_per_topic: &Bound<'py, PyAny>,
     partition_racks: Option<&Bound<'py, PyAny>>,
-    tp_class: &Bound<'py, PyType>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Solved<'py>> {
     let strategy = Strategy::from_str(strategy)?;
     let items = mapping_items(members, "members: expected a mapping of member id to Member")?;
     let topics = read_topics(partitions_per_topic)?;
@@ -382,12 +385,76 @@ pub(crate) fn assign<'py>(
     }
     add_partition_racks(&mut b, partition_racks)?;
     let names = names_by_topic(&b, &topics.keys);
+    let given = (0..topics.keys.len()).filter_map(|i| b.given_topic(i)).collect();
     let (problem, assignment) = run_detached(py, move || {
         let problem = b.build()?;
         let assignment = strategy.run(&problem);
         Ok::<_, crate::model::InputError>((problem, assignment))
     })??;
-    result_dict(py, &problem, &assignment, &ids, &names, tp_class, members)
+    Ok(Solved {
+        problem,
+        assignment,
+        ids,
+        names,
+        given,
+    })
+}
+
+/// Assign partitions with a Rust strategy.
+///
+/// `members` maps member ids (str) to `kassign.Member`; `partitions_per_topic` maps topics to
+/// partition counts; `partition_racks` is None or the validated list of (topic, partition,
+/// racks). Returns {member id: [tp_class(topic, partition), ...]} in the caller's member order,
+/// each list sorted by (topic, partition). The GIL is released while the core runs.
+#[pyfunction]
+#[pyo3(signature = (strategy, members, partitions_per_topic, partition_racks, tp_class))]
+pub(crate) fn assign<'py>(
+    py: Python<'py>,
+    strategy: &str,
+    members: &Bound<'py, PyAny>,
+    partitions_per_topic: &Bound<'py, PyAny>,
+    partition_racks: Option<&Bound<'py, PyAny>>,
+    tp_class: &Bound<'py, PyType>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = solve(py, strategy, members, partitions_per_topic, partition_racks)?;
+    result_dict(py, &s.problem, &s.assignment, &s.ids, &s.names, tp_class, members)
+}
+
+/// [`assign`] with the result as owner arrays: (member ids in the caller's order, {topic: the
+/// native int32 bytes of one owner per partition, as a position in that list or -1}), topics in
+/// the caller's order of `partitions_per_topic`. No object per partition is made.
+#[pyfunction]
+#[pyo3(signature = (strategy, members, partitions_per_topic, partition_racks))]
+pub(crate) fn assign_owners<'py>(
+    py: Python<'py>,
+    strategy: &str,
+    members: &Bound<'py, PyAny>,
+    partitions_per_topic: &Bound<'py, PyAny>,
+    partition_racks: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
+    let s = solve(py, strategy, members, partitions_per_topic, partition_racks)?;
+    let (problem, assignment) = (&s.problem, &s.assignment);
+    // MemberIdx => the caller's position.
+    let mut position = vec![-1i32; problem.members.len()];
+    for (pos, &m) in problem.input_order.iter().enumerate() {
+        position[m as usize] = pos as i32;
+    }
+    let out = PyDict::new(py);
+    for &t in &s.given {
+        let range = problem.topic_range(t);
+        let bytes = PyBytes::new_with(py, range.len() * 4, |dst| {
+            for (chunk, &m) in dst
+                .chunks_exact_mut(4)
+                .zip(&assignment.owner[range.start as usize..range.end as usize])
+            {
+                let pos = if m == NO_OWNER { -1 } else { position[m as usize] };
+                chunk.copy_from_slice(&pos.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        out.set_item(&s.names[t as usize], bytes)?;
+    }
+    Ok((PyList::new(py, s.ids)?, out))
 }
 
 /// The model's checks of `partitions_per_topic` (types, counts, the partition cap) for the
