@@ -157,3 +157,16 @@ def greedy_carried(
     topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
 ) -> tuple[list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware._carried``'s placement with skew 0: (owners per topic, loads)."""
+def lag_improve(
+    subs: list[tuple[int, ...]],
+    owners: list[list[int]],
+    arrays: list[list[int] | None],
+    fill_order: list[int],
+    load: list[int],
+    overall: bool,
+    stop: int,
+    phases: list[tuple[float, list[list[bool] | None] | None]],
+    limits: tuple[int, int, int, int, int, float, int],
+) -> tuple[list[int], list[list[int]], list[int]]:
+    """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
+    loads); OverflowError when a lag sum reaches 2**50 (the caller runs its Python class)."""
