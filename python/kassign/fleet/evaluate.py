@@ -107,13 +107,19 @@ def _migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> tuple[str | N
     import pyarrow.compute as pc
 
     gp = None
+    # (the all-null checks skip the compute calls in the common case: no group protocol recorded,
+    # built-in assignors' null assignment user data)
     if "group_protocol" in parts_tbl.column_names and "topic" in parts_tbl.column_names:
         col = parts_tbl.column("group_protocol")
+    else:
+        col = None
+    if col is not None and col.null_count < len(col):
         keep = pc.and_(pc.is_null(parts_tbl.column("topic")), pc.fill_null(pc.not_equal(col, ""), False))
         found = pc.filter(col, keep)
         gp = found[0].as_py() if len(found) else None
     custom = 0
-    if "assignment_user_data" in members_tbl.column_names:
+    data = members_tbl.column("assignment_user_data") if "assignment_user_data" in members_tbl.column_names else None
+    if data is not None and data.null_count < len(data):
         lengths = pc.binary_length(members_tbl.column("assignment_user_data"))
         custom = int(pc.sum(pc.fill_null(pc.greater(lengths, 0), False).cast(pa.int32())).as_py() or 0)
     return gp, custom
