@@ -13,9 +13,10 @@ prints a cProfile of the core path (where the remaining Python time goes).
 ``--stream`` times what the job's default (stream) plan runs per task instead, without Spark: the
 snapshot packed into the plan's files (:func:`kassign.fleet.job.stream_files`' packing), the rows
 keyed by group sorted into one stream as Spark sorts them, cut into groups
-(:func:`kassign.fleet.stream.group_tables`), each group's inputs built
-(:func:`kassign.fleet.stream.group_inputs`) and evaluated; the timed part (and the profile) covers
-cutting, input building and evaluation. ``--reference`` does not apply to it.
+(:func:`kassign.fleet.stream.group_tables`) and evaluated with the task's index of the files
+(:func:`kassign.fleet.evaluate.evaluate_stream_group`); the timed part (and the profile) covers
+cutting and evaluation. With ``--reference`` it also times the Python input building it replaced
+(:func:`kassign.fleet.stream.group_inputs` + :func:`kassign.fleet.evaluate.evaluate_group_table`).
 """
 
 from __future__ import annotations
@@ -104,10 +105,10 @@ def group_tables(snapshot: str, n_groups: int) -> list[tuple[str, str, pa.Table,
     return out
 
 
-def stream_batches(snapshot: str, n_groups: int, workdir: str) -> tuple[list[pa.RecordBatch], Any]:
+def stream_batches(snapshot: str, n_groups: int, workdir: str) -> tuple[list[pa.RecordBatch], str, str]:
     """The stream plan's input for the first ``n_groups`` groups (by cluster, group_id): record
-    batches of the sorted stream (10,000 rows each, as the job's Arrow batches) and the
-    :class:`kassign.fleet.stream.PartitionIndex` of the packed files."""
+    batches of the sorted stream (10,000 rows each, as the job's Arrow batches) and the paths of
+    the packed partitions and offsets files."""
     from kassign.fleet import stream
     from kassign.fleet.job import MEMBER_COLUMNS, _RACK_LEAVES, read_driver_table
 
@@ -134,7 +135,7 @@ def stream_batches(snapshot: str, n_groups: int, workdir: str) -> tuple[list[pa.
     starts = stream._run_starts(t, stream.KEY)
     if n_groups < len(starts):
         t = t.slice(0, starts[n_groups])
-    return t.combine_chunks().to_batches(10_000), stream.partition_index(parts_path, offs_path)
+    return t.combine_chunks().to_batches(10_000), parts_path, offs_path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,26 +214,31 @@ def main(argv: list[str] | None = None) -> int:
 def stream_main(args: argparse.Namespace, labels: tuple[str, ...]) -> int:
     import tempfile
 
-    from kassign.fleet.stream import group_inputs, group_tables
+    from kassign.fleet.evaluate import evaluate_stream_group
+    from kassign.fleet.stream import group_inputs, group_tables, partition_index, stream_index
 
     with tempfile.TemporaryDirectory(prefix="kassign-bench-") as d:
         t0 = time.perf_counter()
-        batches, index = stream_batches(args.snapshot, args.groups, d)
+        batches, parts_path, offs_path = stream_batches(args.snapshot, args.groups, d)
         print(
             f"stream plan: {sum(b.num_rows for b in batches)} stream rows (built in {time.perf_counter() - t0:.1f}s); "
             f"{len(labels)} strategies, churn {args.churn}; "
             f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
         )
         tables: list[pa.Table] = []
-        timing = {"inputs": 0.0}
 
-        def task() -> None:
+        def task() -> None:  # what a task of the job runs
+            index = stream_index(parts_path, offs_path)
             prepared = python_strategies(labels)
             for group in group_tables(batches):
-                c0 = time.process_time()
+                tables.append(evaluate_stream_group(group, index, labels, churn_rounds=args.churn, prepared=prepared))
+
+        def reference() -> None:  # the Python input building it replaced
+            index = partition_index(parts_path, offs_path)
+            prepared = python_strategies(labels)
+            for group in group_tables(batches):
                 c, g, m, p = group_inputs(group, index)
-                timing["inputs"] += time.process_time() - c0
-                tables.append(evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn, prepared=prepared))
+                evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn, prepared=prepared)
 
         t0, c0 = time.perf_counter(), time.process_time()
         if args.profile:
@@ -243,11 +249,18 @@ def stream_main(args: argparse.Namespace, labels: tuple[str, ...]) -> int:
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         n = len(tables)
         print(
-            f"{n} groups: {wall:.2f}s wall, {cpu:.2f}s CPU ({cpu / n * 1000:.2f} ms/group CPU; "
-            f"group_inputs {timing['inputs']:.2f}s CPU); load average "
+            f"{n} groups: {wall:.2f}s wall, {cpu:.2f}s CPU ({cpu / n * 1000:.2f} ms/group CPU); load average "
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
         )
         _per_strategy(tables, n)
+        if args.reference:
+            t0, c0 = time.perf_counter(), time.process_time()
+            reference()
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            print(
+                f"reference (group_inputs + evaluate_group_table): {wall:.2f}s wall, {cpu:.2f}s CPU "
+                f"({cpu / n * 1000:.2f} ms/group CPU); load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+            )
         if args.profile:
             pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     return 0

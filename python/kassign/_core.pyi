@@ -146,6 +146,29 @@ def fleet_evaluate(
     inputs_class: type,
 ) -> Any: ...
 
+class StreamIndex:
+    """The stream plan's partitions file (and committed offsets file), read once per task
+    (rust/src/py/fleet_stream.rs)."""
+
+    def __init__(self, parts: Any, offsets: Any | None = None) -> None: ...
+    def __len__(self) -> int: ...
+
+def fleet_evaluate_stream(
+    cluster: str,
+    group_id: str,
+    group: Any,
+    index: StreamIndex,
+    strategies: list[str],
+    *,
+    churn_rounds: int,
+    churn_seed: int,
+    with_assignment: bool,
+    auto_offset_reset: str,
+    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
+    member_class: type,
+    inputs_class: type,
+) -> tuple[Any, str | None, int]: ...
+
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 
 def greedy_deal(

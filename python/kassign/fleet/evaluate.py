@@ -86,6 +86,51 @@ def evaluate_group_table(
         member_class=Member,
         inputs_class=Inputs,
     )
+    return _finish(table, *_migration_meta(members_tbl, parts_tbl))
+
+
+def evaluate_stream_group(
+    group: pa.Table,
+    index: Any,
+    strategies: Sequence[str],
+    *,
+    churn_rounds: int = 0,
+    with_assignment: bool = False,
+    auto_offset_reset: str = "latest",
+    seed: int = 0,
+    prepared: dict[str, tuple[Callable[..., Any], bool]] | None = None,
+) -> pa.Table:
+    """:func:`evaluate_group_table` on one group's rows of the stream plan (``group``: its rows of
+    the sorted stream, :mod:`kassign.fleet.stream`) with the task's ``index``
+    (:func:`kassign.fleet.stream.stream_index`): the core reads the group's members, its
+    subscribed topics' partitions and its committed offsets from them directly (no per-group
+    pyarrow tables), with the rules of :func:`kassign.fleet.stream.group_inputs` followed by
+    :func:`evaluate_group_table` (the tests compare the two)."""
+    if churn_rounds < 0:
+        raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
+    strategies = list(strategies)
+    cluster = group.column("cluster")[0].as_py()
+    group_id = group.column("group_id")[0].as_py()
+    table, group_protocol, custom = _core.fleet_evaluate_stream(
+        cluster,
+        group_id,
+        group,
+        index,
+        strategies,
+        churn_rounds=churn_rounds,
+        churn_seed=churn_seed(cluster, group_id, seed),
+        with_assignment=with_assignment,
+        auto_offset_reset=auto_offset_reset,
+        python_strategies=python_strategies(strategies) if prepared is None else prepared,
+        member_class=Member,
+        inputs_class=Inputs,
+    )
+    return _finish(table, group_protocol, custom)
+
+
+def _finish(table: pa.Table, group_protocol: str | None, custom: int) -> pa.Table:
+    """The core's result table with the columns computed here: ``lag_vs_bound`` and the KIP-848
+    migration inputs (``group_protocol``, ``custom_user_data``)."""
     # busiest member lag / its lower bound (kassign.fleet.group's lag_vs_bound)
     import pyarrow.compute as pc
 
@@ -93,8 +138,6 @@ def evaluate_group_table(
     table = table.add_column(
         table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio
     )
-    # The KIP-848 migration inputs (kassign.fleet.group.migration_meta), with pyarrow compute.
-    group_protocol, custom = _migration_meta(members_tbl, parts_tbl)
     at = table.schema.get_field_index("current_protocol") + 1
     n = table.num_rows
     table = table.add_column(at, pa.field("group_protocol", pa.string()), pa.array([group_protocol] * n, pa.string()))

@@ -15,10 +15,12 @@ tested against, and the choice when the partitions and offsets tables do not fit
 On the 10,000-group fleet Spark alone (no-op per-group function) took 177-214 s with it and 67 s
 with the stream plan (docs/fleet.md).
 
-The per-group function is :func:`kassign.fleet.evaluate.evaluate_group_table`: the group's Arrow
-tables go to the Rust core, which builds the problem once, runs every strategy, measures the
-results and replays churn, and returns the result rows as Arrow (the Python reference it is tested
-against is :func:`kassign.fleet.group.evaluate_group`). Every group with a member, an offset or a
+The per-group function is :func:`kassign.fleet.evaluate.evaluate_stream_group` in the stream plan
+(the group's stream rows and the task's index of the two files go to the core, which builds the
+group's inputs itself) and :func:`kassign.fleet.evaluate.evaluate_group_table` in the cogroup plan
+(the group's two Arrow tables go to the core). Either way the Rust core builds the problem once,
+runs every strategy, measures the results and replays churn, and returns the result rows as Arrow
+(the Python reference it is tested against is :func:`kassign.fleet.group.evaluate_group`). Every group with a member, an offset or a
 groups-table row reaches it; a group without members comes out as an error row.
 """
 
@@ -569,14 +571,27 @@ def fleet_dataframe(
     def evaluate_stream(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import SparkFiles
 
-        from kassign.fleet.stream import group_inputs, group_tables, partition_index
+        from kassign.fleet.evaluate import evaluate_stream_group, python_strategies
+        from kassign.fleet.stream import group_tables, stream_index
 
-        index = partition_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
+        index = stream_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
+        if "python" not in prepared:
+            prepared["python"] = python_strategies(strategies)
         done: list[pa.Table] = []
         rows = 0
         for group in group_tables(batches):
-            cluster, group_id, members_tbl, side_tbl = group_inputs(group, index)
-            table = evaluate((pa.scalar(cluster), pa.scalar(group_id)), members_tbl, side_tbl)
+            table = evaluate_stream_group(
+                group,
+                index,
+                strategies,
+                churn_rounds=churn,
+                with_assignment=with_assignment,
+                auto_offset_reset=auto_offset_reset,
+                seed=seed,
+                prepared=prepared["python"],
+            )
+            if counter is not None:
+                counter.add(1)
             done.append(table)
             rows += table.num_rows
             if rows >= RESULT_ROWS_PER_BATCH:
