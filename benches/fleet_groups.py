@@ -27,7 +27,6 @@ import os
 import pstats
 import sys
 import time
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -110,7 +109,7 @@ def stream_batches(snapshot: str, n_groups: int, workdir: str) -> tuple[list[pa.
     batches of the sorted stream (10,000 rows each, as the job's Arrow batches) and the paths of
     the packed partitions and offsets files."""
     from kassign.fleet import stream
-    from kassign.fleet.job import MEMBER_COLUMNS, _RACK_LEAVES, read_driver_table
+    from kassign.fleet.job import _RACK_LEAVES, MEMBER_COLUMNS, read_driver_table
 
     parts_path, offs_path = os.path.join(workdir, "parts.arrow"), os.path.join(workdir, "offsets.arrow")
     stream.write_compact_partitions(

@@ -342,7 +342,9 @@ def test_migration_inputs_equal_the_reference(seed):
     p = pa.table(side, schema=pa.schema([(k, pa.string()) for k in side]))
     n_members = rng.randint(0, 6)
     data = [None if nulls_only else rng.choice([None, b"", b"x", b"\x00\x01"]) for _ in range(n_members)]
-    m = pa.table({"member_id": [f"m{i}" for i in range(n_members)], "assignment_user_data": pa.array(data, pa.binary())})
+    m = pa.table(
+        {"member_id": [f"m{i}" for i in range(n_members)], "assignment_user_data": pa.array(data, pa.binary())}
+    )
     if rng.random() < 0.2:
         m = m.drop_columns(["assignment_user_data"])
     want = migration_meta(m, p)

@@ -8,6 +8,7 @@ in and out of ``kind`` order, batches cut anywhere."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pyarrow as pa
@@ -82,9 +83,9 @@ def _offsets(rng: random.Random, keys: list[tuple[str, str]]) -> pa.Table:
 
 
 def _stream(rng: random.Random, keys: list[tuple[str, str]], offset_keys: pa.Table) -> pa.Table:
-    member_schema = pa.schema([("cluster", pa.string()), ("group_id", pa.string()), *(
-        pa.field(f.name, f.type) for f in _member_fields()
-    )])
+    member_schema = pa.schema(
+        [("cluster", pa.string()), ("group_id", pa.string()), *(pa.field(f.name, f.type) for f in _member_fields())]
+    )
     pieces = []
     for cluster, group_id in keys:
         members, _ = random_group(rng, rng.random() < 0.2)
@@ -129,7 +130,9 @@ def _stream(rng: random.Random, keys: list[tuple[str, str]], offset_keys: pa.Tab
     if rng.random() < 0.5:
         t = t.sort_by([*order, ("kind", "ascending")])
     else:
-        t = t.append_column("r", pa.array([rng.random() for _ in range(t.num_rows)])).sort_by([*order, ("r", "ascending")])
+        t = t.append_column("r", pa.array([rng.random() for _ in range(t.num_rows)])).sort_by(
+            [*order, ("r", "ascending")]
+        )
         t = t.drop_columns(["r"])
     return t
 
@@ -155,7 +158,7 @@ def test_core_stream_inputs_equal_the_python_path(seed, tmp_path):
     stream = _stream(rng, keys, offset_keys)
     cuts = sorted(rng.choices(range(stream.num_rows + 1), k=rng.randint(0, 4)))
     bounds = [0, *cuts, stream.num_rows]
-    batches = [stream.slice(a, b - a).combine_chunks().to_batches()[0] for a, b in zip(bounds, bounds[1:]) if b > a]
+    batches = [stream.slice(a, b - a).combine_chunks().to_batches()[0] for a, b in itertools.pairwise(bounds) if b > a]
     with_files = rng.random() < 0.85
     reference = partition_index(parts_path, offs_path if with_files else None)
     core = stream_index(parts_path, offs_path if with_files else None)
@@ -192,9 +195,12 @@ def test_offsets_rows_outside_the_file_are_an_error(tmp_path):
     members, _ = random_group(random.Random(1), False)
     group = pa.concat_tables(
         [
-            _kind(members.add_column(0, "cluster", pa.array(["c1"] * members.num_rows)).add_column(
-                1, "group_id", pa.array(["g1"] * members.num_rows)
-            ), KIND_MEMBER),
+            _kind(
+                members.add_column(0, "cluster", pa.array(["c1"] * members.num_rows)).add_column(
+                    1, "group_id", pa.array(["g1"] * members.num_rows)
+                ),
+                KIND_MEMBER,
+            ),
             _kind(
                 pa.table(
                     {

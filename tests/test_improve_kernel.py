@@ -67,9 +67,7 @@ def random_case(rng: random.Random, big: bool = False) -> dict[str, Any]:
         phases = [(need, None)]
     if big:
         phases = [(0.0, None)]
-    return dict(
-        n=n, subs=subs, owners=owners, arrays=arrays, load=load, overall=overall, limit=limit, phases=phases
-    )
+    return dict(n=n, subs=subs, owners=owners, arrays=arrays, load=load, overall=overall, limit=limit, phases=phases)
 
 
 def both(case: dict[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -187,7 +185,15 @@ def test_beyond_the_exact_range_falls_back_to_python() -> None:
     )
     with pytest.raises(OverflowError):
         _core.lag_improve(
-            [(0, 1, 2)], [[0, 0, 0, 0, 1]], [[big, big, 7, 3, 1]], [0], [2 * big + 10, 1, 0], False, big, [(0.0, None)], LIMITS
+            [(0, 1, 2)],
+            [[0, 0, 0, 0, 1]],
+            [[big, big, 7, 3, 1]],
+            [0],
+            [2 * big + 10, 1, 0],
+            False,
+            big,
+            [(0.0, None)],
+            LIMITS,
         )
     new, old = both(case)
     assert new == old

@@ -146,11 +146,12 @@ def fleet_evaluate(
     inputs_class: type,
 ) -> Any: ...
 
+@final
 class StreamIndex:
     """The stream plan's partitions file (and committed offsets file), read once per task
     (rust/src/py/fleet_stream.rs)."""
 
-    def __init__(self, parts: Any, offsets: Any | None = None) -> None: ...
+    def __new__(cls, parts: Any, offsets: Any | None = None) -> StreamIndex: ...
     def __len__(self) -> int: ...
 
 def fleet_evaluate_stream(
@@ -180,6 +181,7 @@ def greedy_carried(
     topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
 ) -> tuple[list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware._carried``'s placement with skew 0: (owners per topic, loads)."""
+
 def lag_improve(
     subs: list[tuple[int, ...]],
     owners: list[list[int]],

@@ -116,7 +116,7 @@ fn bump(c: &mut Vec<(u32, i64)>, t: u32, by: i64) {
     }
 }
 
-fn list<'h>(h: &'h Held, key: u32) -> Option<&'h Vec<Item>> {
+fn list(h: &Held, key: u32) -> Option<&Vec<Item>> {
     h.iter().find(|e| e.0 == key).map(|e| &e.1)
 }
 
@@ -258,7 +258,12 @@ impl<'a> Pass<'a> {
                         let g = x.min(gap - x);
                         if g > best_gain {
                             best_gain = g;
-                            best = Some(Exchange { b, key, x: item, y: None });
+                            best = Some(Exchange {
+                                b,
+                                key,
+                                x: item,
+                                y: None,
+                            });
                         }
                     }
                 }
@@ -337,10 +342,7 @@ impl<'a> Pass<'a> {
             return 0;
         }
         let mut moved = 0;
-        loop {
-            let Some(&y) = list(&self.held[b as usize], key).and_then(|l| l.first()) else {
-                break;
-            };
+        while let Some(&y) = list(&self.held[b as usize], key).and_then(|l| l.first()) {
             let half = (self.load[a as usize] - self.load[b as usize]).div_euclid(2);
             let held_a = list(&self.held[a as usize], key).expect("a's list");
             let k = below(held_a, 2 * (y.0 + half + 1));
@@ -385,8 +387,7 @@ impl<'a> Pass<'a> {
             let mut best: Option<(i64, Exchange)> = None;
             let mut tried = 0;
             let ca = self.class_of[a as usize];
-            for r in 0..ranked.len() {
-                let (lb, b) = ranked[r];
+            for &(lb, b) in &ranked {
                 let gap = la - lb;
                 if gap / 2 < need || best.as_ref().is_some_and(|x| gap / 2 <= x.0) {
                     break;
@@ -400,7 +401,13 @@ impl<'a> Pass<'a> {
                     }
                 }
                 tried += 1;
-                if tried >= if best.is_some() { lim.partners } else { lim.partners_wide } {
+                if tried
+                    >= if best.is_some() {
+                        lim.partners
+                    } else {
+                        lim.partners_wide
+                    }
+                {
                     break;
                 }
             }
@@ -468,7 +475,11 @@ pub fn improve(
     }
     for ph in phases {
         if let Some(f) = ph.frozen {
-            if f.len() != t || f.iter().zip(owners.iter()).any(|(x, o)| x.as_ref().is_some_and(|x| x.len() != o.len())) {
+            if f.len() != t
+                || f.iter()
+                    .zip(owners.iter())
+                    .any(|(x, o)| x.as_ref().is_some_and(|x| x.len() != o.len()))
+            {
                 return Err(OutOfRange);
             }
         }

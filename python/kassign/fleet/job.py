@@ -20,8 +20,9 @@ The per-group function is :func:`kassign.fleet.evaluate.evaluate_stream_group` i
 group's inputs itself) and :func:`kassign.fleet.evaluate.evaluate_group_table` in the cogroup plan
 (the group's two Arrow tables go to the core). Either way the Rust core builds the problem once,
 runs every strategy, measures the results and replays churn, and returns the result rows as Arrow
-(the Python reference it is tested against is :func:`kassign.fleet.group.evaluate_group`). Every group with a member, an offset or a
-groups-table row reaches it; a group without members comes out as an error row.
+(the Python reference it is tested against is :func:`kassign.fleet.group.evaluate_group`). Every
+group with a member, an offset or a groups-table row reaches it; a group without members comes out
+as an error row.
 """
 
 from __future__ import annotations

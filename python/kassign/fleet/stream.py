@@ -316,10 +316,11 @@ def group_inputs(group: pa.Table, index: PartitionIndex) -> tuple[str, str, pa.T
     """(cluster, group_id, member rows, partition side) of one group's stream rows (sorted by
     ``kind``; filtered by it otherwise), as :func:`kassign.fleet.evaluate.evaluate_group_table`
     reads them. The job builds these inputs in the core instead (:func:`stream_index`,
-    :func:`kassign.fleet.evaluate.evaluate_stream_group`); this is their Python reference. The partition side has one row per distinct subscribed
-    topic (first-seen order) that has partitions in the group's cluster, with its ``parts`` and the
-    group's committed ``offsets`` of it (null when none), then one marker row (``topic`` null) with
-    the first non-null state, protocol and group protocol of the group's groups-table rows."""
+    :func:`kassign.fleet.evaluate.evaluate_stream_group`); this is their Python reference. The
+    partition side has one row per distinct subscribed topic (first-seen order) that has
+    partitions in the group's cluster, with its ``parts`` and the group's committed ``offsets`` of
+    it (null when none), then one marker row (``topic`` null) with the first non-null state,
+    protocol and group protocol of the group's groups-table rows."""
     import numpy as np
     import pyarrow.compute as pc
 

@@ -237,16 +237,24 @@ fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<(GroupRow
             .map(|c| arrow_select::take::take(c.as_ref(), &take, None))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PyValueError::new_err(format!("fleet_evaluate_stream: {e}")))?;
-        RecordBatch::try_new(batch.schema(), cols).map_err(|e| PyValueError::new_err(format!("fleet_evaluate_stream: {e}")))?
+        RecordBatch::try_new(batch.schema(), cols)
+            .map_err(|e| PyValueError::new_err(format!("fleet_evaluate_stream: {e}")))?
     };
     let mut g = GroupRows::default();
     decode_members(&members, &mut g)?;
 
     // members whose current assignment carries user data
-    let custom = match column(&members, "assignment_user_data", &DataType::Binary, "assignment_user_data")? {
+    let custom = match column(
+        &members,
+        "assignment_user_data",
+        &DataType::Binary,
+        "assignment_user_data",
+    )? {
         Some(a) => {
             let b = a.as_binary::<i32>();
-            (0..b.len()).filter(|&i| b.is_valid(i) && !b.value(i).is_empty()).count() as i32
+            (0..b.len())
+                .filter(|&i| b.is_valid(i) && !b.value(i).is_empty())
+                .count() as i32
         }
         None => 0,
     };

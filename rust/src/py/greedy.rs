@@ -114,6 +114,8 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> 
 }
 
 type PhaseArg = (f64, Option<Vec<Option<Vec<bool>>>>);
+/// (moves per phase, owners per topic, loads).
+type Improved = (Vec<usize>, Vec<Vec<i64>>, Vec<i64>);
 
 /// `kassign.assignors.lag_aware`'s improvement pass (`_Improver`, [`crate::improve`]), by topic
 /// index: `subs` the subscribers of each topic, `owners` each topic's owner per partition,
@@ -138,7 +140,7 @@ fn lag_improve(
     stop: i64,
     phases: Vec<PhaseArg>,
     limits: (usize, usize, usize, usize, usize, f64, u64),
-) -> PyResult<(Vec<usize>, Vec<Vec<i64>>, Vec<i64>)> {
+) -> PyResult<Improved> {
     let mut owners = owners;
     let (rounds_per_member, rounds_extra, partners, partners_wide, swap_sample, work_per_partition, work_extra) =
         limits;
