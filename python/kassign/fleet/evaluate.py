@@ -69,15 +69,26 @@ def evaluate_group_table(
     with the reason. Same contract as :func:`kassign.fleet.group.evaluate_group`, as a table.
     ``prepared``: :func:`python_strategies` of ``strategies``, when the caller evaluates many
     groups with the same strategies (computed here otherwise)."""
+    strategies = list(strategies)
+    kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
+    table = _core.fleet_evaluate(cluster, group_id, members_tbl, parts_tbl, strategies, **kw)
+    return _finish(table, *_migration_meta(members_tbl, parts_tbl))
+
+
+def _core_options(
+    cluster: str,
+    group_id: str,
+    strategies: list[str],
+    churn_rounds: int,
+    with_assignment: bool,
+    auto_offset_reset: str,
+    seed: int,
+    prepared: dict[str, tuple[Callable[..., Any], bool]] | None,
+) -> dict[str, Any]:
+    """The keyword arguments of the core's evaluation of a group (checked)."""
     if churn_rounds < 0:
         raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
-    strategies = list(strategies)
-    table = _core.fleet_evaluate(
-        cluster,
-        group_id,
-        members_tbl,
-        parts_tbl,
-        strategies,
+    return dict(
         churn_rounds=churn_rounds,
         churn_seed=churn_seed(cluster, group_id, seed),
         with_assignment=with_assignment,
@@ -86,7 +97,6 @@ def evaluate_group_table(
         member_class=Member,
         inputs_class=Inputs,
     )
-    return _finish(table, *_migration_meta(members_tbl, parts_tbl))
 
 
 def evaluate_stream_group(
@@ -106,25 +116,11 @@ def evaluate_stream_group(
     subscribed topics' partitions and its committed offsets from them directly (no per-group
     pyarrow tables), with the rules of :func:`kassign.fleet.stream.group_inputs` followed by
     :func:`evaluate_group_table` (the tests compare the two)."""
-    if churn_rounds < 0:
-        raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
     strategies = list(strategies)
     cluster = group.column("cluster")[0].as_py()
     group_id = group.column("group_id")[0].as_py()
-    table, group_protocol, custom = _core.fleet_evaluate_stream(
-        cluster,
-        group_id,
-        group,
-        index,
-        strategies,
-        churn_rounds=churn_rounds,
-        churn_seed=churn_seed(cluster, group_id, seed),
-        with_assignment=with_assignment,
-        auto_offset_reset=auto_offset_reset,
-        python_strategies=python_strategies(strategies) if prepared is None else prepared,
-        member_class=Member,
-        inputs_class=Inputs,
-    )
+    kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
+    table, group_protocol, custom = _core.fleet_evaluate_stream(cluster, group_id, group, index, strategies, **kw)
     return _finish(table, group_protocol, custom)
 
 

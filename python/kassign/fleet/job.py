@@ -538,23 +538,24 @@ def fleet_dataframe(
     # The Python strategies' callables, made once per task (the closure is unpickled per task).
     prepared: dict[str, Any] = {}
 
-    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
-        from kassign.fleet.evaluate import evaluate_group_table, python_strategies
+    def options() -> dict[str, Any]:
+        """The per-group evaluation's keyword arguments (in a task)."""
+        from kassign.fleet.evaluate import python_strategies
 
         if "python" not in prepared:
             prepared["python"] = python_strategies(strategies)
-        table = evaluate_group_table(
-            key[0].as_py(),
-            key[1].as_py(),
-            left,
-            right,
-            strategies,
+        return dict(
             churn_rounds=churn,
             with_assignment=with_assignment,
             auto_offset_reset=auto_offset_reset,
             seed=seed,
             prepared=prepared["python"],
         )
+
+    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
+        from kassign.fleet.evaluate import evaluate_group_table
+
+        table = evaluate_group_table(key[0].as_py(), key[1].as_py(), left, right, strategies, **options())
         if counter is not None:
             counter.add(1)
         return table
@@ -572,25 +573,15 @@ def fleet_dataframe(
     def evaluate_stream(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import SparkFiles
 
-        from kassign.fleet.evaluate import evaluate_stream_group, python_strategies
+        from kassign.fleet.evaluate import evaluate_stream_group
         from kassign.fleet.stream import group_tables, stream_index
 
         index = stream_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
-        if "python" not in prepared:
-            prepared["python"] = python_strategies(strategies)
+        kw = options()
         done: list[pa.Table] = []
         rows = 0
         for group in group_tables(batches):
-            table = evaluate_stream_group(
-                group,
-                index,
-                strategies,
-                churn_rounds=churn,
-                with_assignment=with_assignment,
-                auto_offset_reset=auto_offset_reset,
-                seed=seed,
-                prepared=prepared["python"],
-            )
+            table = evaluate_stream_group(group, index, strategies, **kw)
             if counter is not None:
                 counter.add(1)
             done.append(table)

@@ -293,20 +293,26 @@ fn decode_topic_rows(p: &Columns<'_>, n: usize, g: &mut GroupRows) -> PyResult<(
                 end: if ps.is_valid(j) { opt_i64(&end, j) } else { None },
                 committed: None,
             };
-            match partition.and_then(|pt| committed.get(&pt)) {
-                Some(cs) => {
-                    for &c in cs {
-                        g.parts.push(PartRow {
-                            committed: c,
-                            ..row.clone()
-                        });
-                    }
-                }
-                None => g.parts.push(row),
-            }
+            push_part(g, row, partition.and_then(|pt| committed.get(&pt)));
         }
     }
     Ok(())
+}
+
+/// A partition's row as the join with committed offsets gives it: one row per committed offset of
+/// the partition (`committed`), or the row itself without one.
+pub(super) fn push_part(g: &mut GroupRows, row: PartRow, committed: Option<&Vec<Option<i64>>>) {
+    match committed {
+        Some(cs) => {
+            for &c in cs {
+                g.parts.push(PartRow {
+                    committed: c,
+                    ..row.clone()
+                });
+            }
+        }
+        None => g.parts.push(row),
+    }
 }
 
 /// Python strategies: called with `kassign.Member`s, they return `{topic: [owner index]}` (owner =

@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 use pyo3_arrow::PyTable;
 
-use super::fleet::{decode_members, evaluate_decoded, one_batch, EvalArgs};
+use super::fleet::{decode_members, evaluate_decoded, one_batch, push_part, EvalArgs};
 use crate::fleet::{EvalOptions, FxHashMap, GroupRows, PartRow};
 
 fn type_err(what: &str, e: impl std::fmt::Display) -> PyErr {
@@ -345,17 +345,7 @@ fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<(GroupRow
                 end: (valid && opt(&index.end, j)).then(|| index.end.as_ref().unwrap().value(j)),
                 committed: None,
             };
-            match partition.and_then(|pt| committed.get(&pt)) {
-                Some(cs) => {
-                    for &c in cs {
-                        g.parts.push(PartRow {
-                            committed: c,
-                            ..row.clone()
-                        });
-                    }
-                }
-                None => g.parts.push(row),
-            }
+            push_part(&mut g, row, partition.and_then(|pt| committed.get(&pt)));
         }
     }
 
