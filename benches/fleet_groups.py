@@ -3,12 +3,20 @@
 (``kassign.fleet.group.evaluate_group``), on the groups of a snapshot.
 
     python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 \
-        [--reference] [--profile] [--python-loops]
+        [--reference] [--profile] [--python-loops | --python-improve] [--stream]
 
-The group tables are built with pyarrow the way the job's Spark plan builds them (members; the
+The group tables are built with pyarrow the way the job's cogroup plan builds them (members; the
 group's subscribed topics joined with partitions and committed offsets; a marker row with the
 groups table's state and protocol). Prints seconds per path and the per-group mean; ``--profile``
 prints a cProfile of the core path (where the remaining Python time goes).
+
+``--stream`` times what the job's default (stream) plan runs per task instead, without Spark: the
+snapshot packed into the plan's files (:func:`kassign.fleet.job.stream_files`' packing), the rows
+keyed by group sorted into one stream as Spark sorts them, cut into groups
+(:func:`kassign.fleet.stream.group_tables`) and evaluated with the task's index of the files
+(:func:`kassign.fleet.evaluate.evaluate_stream_group`); the timed part (and the profile) covers
+cutting and evaluation. With ``--reference`` it also times the Python input building it replaced
+(:func:`kassign.fleet.stream.group_inputs` + :func:`kassign.fleet.evaluate.evaluate_group_table`).
 """
 
 from __future__ import annotations
@@ -96,6 +104,39 @@ def group_tables(snapshot: str, n_groups: int) -> list[tuple[str, str, pa.Table,
     return out
 
 
+def stream_batches(snapshot: str, n_groups: int, workdir: str) -> tuple[list[pa.RecordBatch], str, str]:
+    """The stream plan's input for the first ``n_groups`` groups (by cluster, group_id): record
+    batches of the sorted stream (10,000 rows each, as the job's Arrow batches) and the paths of
+    the packed partitions and offsets files."""
+    from kassign.fleet import stream
+    from kassign.fleet.job import _RACK_LEAVES, MEMBER_COLUMNS, read_driver_table
+
+    parts_path, offs_path = os.path.join(workdir, "parts.arrow"), os.path.join(workdir, "offsets.arrow")
+    stream.write_compact_partitions(
+        read_driver_table(None, snapshot, "partitions", ("cluster", "topic", *_RACK_LEAVES)), parts_path
+    )
+    rows, keys = stream.pack_offsets(read_driver_table(None, snapshot, "offsets", ("cluster", "group_id", "topic")))
+    stream.write_arrow(rows, offs_path)
+    members = read_driver_table(None, snapshot, "members").select(list(MEMBER_COLUMNS))
+
+    def kind(t: pa.Table, k: int) -> pa.Table:
+        return t.append_column("kind", pa.array([k] * t.num_rows, pa.int8()))
+
+    pieces = [kind(members, stream.KIND_MEMBER), kind(keys, stream.KIND_OFFSET)]
+    if os.path.exists(table_path(snapshot, "groups")):
+        groups = read_driver_table(None, snapshot, "groups").select(["cluster", "group_id", *stream.GROUP_COLUMNS])
+        pieces.append(kind(groups, stream.KIND_GROUP))
+    t = pa.concat_tables(pieces, promote_options="default")
+    for c in stream.GROUP_COLUMNS:
+        if c not in t.column_names:
+            t = t.append_column(c, pa.nulls(t.num_rows, pa.string()))
+    t = t.sort_by([("cluster", "ascending"), ("group_id", "ascending"), ("kind", "ascending")])
+    starts = stream._run_starts(t, stream.KEY)
+    if n_groups < len(starts):
+        t = t.slice(0, starts[n_groups])
+    return t.combine_chunks().to_batches(10_000), parts_path, offs_path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--snapshot", required=True)
@@ -109,8 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--python-loops",
         action="store_true",
-        help="run fair's and lag-aware's placement loops in Python (the reference code the Rust kernels "
-        "_core.greedy_deal/greedy_carried replaced, also their fallback) instead of the core, to compare",
+        help="run fair's and lag-aware's placement loops and lag-aware's improvement pass in Python (the "
+        "reference code the Rust kernels _core.greedy_deal/greedy_carried/lag_improve replaced, also their "
+        "fallback) instead of the core, to compare",
+    )
+    ap.add_argument(
+        "--python-improve",
+        action="store_true",
+        help="run only lag-aware's improvement pass in Python (_core.lag_improve's reference and fallback)",
+    )
+    ap.add_argument(
+        "--stream", action="store_true", help="the stream plan's per-task path (cut, build inputs, evaluate)"
     )
     args = ap.parse_args(argv)
     if args.python_loops:
@@ -119,8 +169,17 @@ def main(argv: list[str] | None = None) -> int:
         def fallback(*args: object, **kwargs: object) -> None:
             raise OverflowError("--python-loops")  # the strategies then run their Python loops
 
-        _core.greedy_deal = _core.greedy_carried = fallback  # type: ignore[assignment]
+        _core.greedy_deal = _core.greedy_carried = _core.lag_improve = fallback  # type: ignore[assignment]
+    elif args.python_improve:
+        from kassign import _core
+
+        def no_kernel(*args: object, **kwargs: object) -> None:
+            raise OverflowError("--python-improve")  # lag-aware then runs its Python improvement pass
+
+        _core.lag_improve = no_kernel  # type: ignore[assignment]
     labels = tuple(s for s in args.strategies.split(",") if s) or strategy_labels()
+    if args.stream:
+        return stream_main(args, labels)
     t0 = time.perf_counter()
     groups = group_tables(args.snapshot, args.groups)
     rows = sum(m.num_rows for _, _, m, _ in groups)
@@ -149,12 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         f"core:      {t_core:8.2f}s wall, {c_core:.2f}s CPU  ({t_core / len(groups) * 1000:.1f} ms/group wall, "
         f"{c_core / len(groups) * 1000:.1f} ms/group CPU)"
     )
-    res = pa.concat_tables(tables)
-    spent = pc.add(pc.fill_null(res.column("time_ms"), 0.0), pc.fill_null(res.column("churn_time_ms"), 0.0))
-    by = pa.table({"strategy": res.column("strategy"), "ms": spent}).group_by("strategy").aggregate([("ms", "sum")])
-    spent_by = zip(by.column("strategy").to_pylist(), by.column("ms_sum").to_pylist())
-    for name, ms in sorted(spent_by, key=lambda x: -x[1]):
-        print(f"  {name:22s} {ms / len(groups):7.2f} ms/group (assign + churn rounds, time_ms columns)")
+    _per_strategy(tables, len(groups))
     if args.reference:
         t0 = time.perf_counter()
         for c, g, m, p in groups:
@@ -167,6 +221,70 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         pstats.Stats(prof).sort_stats("tottime").print_stats(15)
     return 0
+
+
+def stream_main(args: argparse.Namespace, labels: tuple[str, ...]) -> int:
+    import tempfile
+
+    from kassign.fleet.evaluate import evaluate_stream_group
+    from kassign.fleet.stream import group_inputs, group_tables, partition_index, stream_index
+
+    with tempfile.TemporaryDirectory(prefix="kassign-bench-") as d:
+        t0 = time.perf_counter()
+        batches, parts_path, offs_path = stream_batches(args.snapshot, args.groups, d)
+        print(
+            f"stream plan: {sum(b.num_rows for b in batches)} stream rows (built in {time.perf_counter() - t0:.1f}s); "
+            f"{len(labels)} strategies, churn {args.churn}; "
+            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        )
+        tables: list[pa.Table] = []
+
+        def task() -> None:  # what a task of the job runs
+            index = stream_index(parts_path, offs_path)
+            prepared = python_strategies(labels)
+            for group in group_tables(batches):
+                tables.append(evaluate_stream_group(group, index, labels, churn_rounds=args.churn, prepared=prepared))
+
+        def reference() -> None:  # the Python input building it replaced
+            index = partition_index(parts_path, offs_path)
+            prepared = python_strategies(labels)
+            for group in group_tables(batches):
+                c, g, m, p = group_inputs(group, index)
+                evaluate_group_table(c, g, m, p, labels, churn_rounds=args.churn, prepared=prepared)
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        if args.profile:
+            prof = cProfile.Profile(time.process_time)
+            prof.runcall(task)
+        else:
+            task()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        n = len(tables)
+        print(
+            f"{n} groups: {wall:.2f}s wall, {cpu:.2f}s CPU ({cpu / n * 1000:.2f} ms/group CPU); load average "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        )
+        _per_strategy(tables, n)
+        if args.reference:
+            t0, c0 = time.perf_counter(), time.process_time()
+            reference()
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            print(
+                f"reference (group_inputs + evaluate_group_table): {wall:.2f}s wall, {cpu:.2f}s CPU "
+                f"({cpu / n * 1000:.2f} ms/group CPU); load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+            )
+        if args.profile:
+            pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    return 0
+
+
+def _per_strategy(tables: list[pa.Table], n: int) -> None:
+    res = pa.concat_tables(tables)
+    spent = pc.add(pc.fill_null(res.column("time_ms"), 0.0), pc.fill_null(res.column("churn_time_ms"), 0.0))
+    by = pa.table({"strategy": res.column("strategy"), "ms": spent}).group_by("strategy").aggregate([("ms", "sum")])
+    spent_by = zip(by.column("strategy").to_pylist(), by.column("ms_sum").to_pylist())
+    for name, ms in sorted(spent_by, key=lambda x: -x[1]):
+        print(f"  {name:22s} {ms / n:7.2f} ms/group (assign + churn rounds, time_ms columns)")
 
 
 if __name__ == "__main__":

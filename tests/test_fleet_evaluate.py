@@ -319,3 +319,33 @@ def test_compact_partition_side_equals_the_reference_on_the_joined_rows(seed):
     want = evaluate_group("k", "g", m, expanded, kassign.STRATEGIES, **kw)
     got = evaluate_group_table("k", "g", m, compact, kassign.STRATEGIES, **kw)
     assert_rows_equal(got, want, f"compact seed {seed}")
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_migration_inputs_equal_the_reference(seed):
+    """evaluate.py's pyarrow migration inputs (with the all-null shortcuts) against
+    kassign.fleet.group.migration_meta, on marker and topic rows, nulls, empty strings and bytes."""
+    from kassign.fleet.evaluate import _migration_meta
+    from kassign.fleet.group import migration_meta
+
+    rng = random.Random(seed)
+    n_parts = rng.randint(0, 6)
+    nulls_only = rng.random() < 0.3
+    side = {
+        "topic": [rng.choice([None, "t0", "t1"]) for _ in range(n_parts)],
+        "group_protocol": [
+            None if nulls_only else rng.choice([None, "", "consumer", "classic"]) for _ in range(n_parts)
+        ],
+    }
+    if rng.random() < 0.2:
+        del side["group_protocol"]
+    p = pa.table(side, schema=pa.schema([(k, pa.string()) for k in side]))
+    n_members = rng.randint(0, 6)
+    data = [None if nulls_only else rng.choice([None, b"", b"x", b"\x00\x01"]) for _ in range(n_members)]
+    m = pa.table(
+        {"member_id": [f"m{i}" for i in range(n_members)], "assignment_user_data": pa.array(data, pa.binary())}
+    )
+    if rng.random() < 0.2:
+        m = m.drop_columns(["assignment_user_data"])
+    want = migration_meta(m, p)
+    assert _migration_meta(m, p) == (want["group_protocol"], want["custom_user_data"])

@@ -154,6 +154,30 @@ def fleet_evaluate(
     inputs_class: type,
 ) -> Any: ...
 
+@final
+class StreamIndex:
+    """The stream plan's partitions file (and committed offsets file), read once per task
+    (rust/src/py/fleet_stream.rs)."""
+
+    def __new__(cls, parts: Any, offsets: Any | None = None) -> StreamIndex: ...
+    def __len__(self) -> int: ...
+
+def fleet_evaluate_stream(
+    cluster: str,
+    group_id: str,
+    group: Any,
+    index: StreamIndex,
+    strategies: list[str],
+    *,
+    churn_rounds: int,
+    churn_seed: int,
+    with_assignment: bool,
+    auto_offset_reset: str,
+    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
+    member_class: type,
+    inputs_class: type,
+) -> tuple[Any, str | None, int]: ...
+
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 
 def greedy_deal(
@@ -165,3 +189,17 @@ def greedy_carried(
     topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
 ) -> tuple[list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware._carried``'s placement with skew 0: (owners per topic, loads)."""
+
+def lag_improve(
+    subs: list[tuple[int, ...]],
+    owners: list[list[int]],
+    arrays: list[list[int] | None],
+    fill_order: list[int],
+    load: list[int],
+    overall: bool,
+    stop: int,
+    phases: list[tuple[float, list[list[bool] | None] | None]],
+    limits: tuple[int, int, int, int, int, float, int],
+) -> tuple[list[int], list[list[int]], list[int]]:
+    """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
+    loads); OverflowError when a lag sum reaches 2**50 (the caller runs its Python class)."""

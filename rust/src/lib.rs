@@ -7,6 +7,7 @@
 
 pub mod fleet;
 pub mod greedy;
+pub mod improve;
 pub mod model;
 pub mod protocol;
 pub mod range;

@@ -284,14 +284,9 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     moved = 0
     limit = max(top, -(-total // n)) if n else 0
     if opts.improve and greedy_max > max(limit, int(limit * (1 + _TOLERANCE))):
-        imp = _Improver(n, subs, owners, arrays, load, overall=opts.mode == "global")
-        if frozen is None:
-            moved = imp.run(limit, need_rel=0.0, frozen=None)
-        else:
-            moved = imp.run(limit, need_rel=0.0, frozen=frozen)  # phase 1: partitions not kept
-            if kept:
-                moved += imp.run(limit, need_rel=opts.min_gain, frozen=None)  # phase 2: kept ones too
-        load = imp.load
+        # phase 1: partitions not kept (all without sticky); phase 2 (sticky): kept ones too
+        phases = [(0.0, frozen)] if frozen is None or not kept else [(0.0, frozen), (opts.min_gain, None)]
+        moved, load = _improve(n, subs, owners, arrays, load, opts.mode == "global", limit, phases)
     best = max(load, default=0)
     return (
         ids,
@@ -711,6 +706,77 @@ def _sticky(
 
 
 # -- improvement pass -------------------------------------------------------------------------------
+
+Phases = list[tuple[float, "dict[str, list[bool]] | None"]]
+
+
+def _improve(
+    n: int,
+    subs: dict[str, tuple[int, ...]],
+    owners: dict[str, list[int]],
+    arrays: dict[str, list[int]],
+    load: list[int],
+    overall: bool,
+    limit: int,
+    phases: Phases,
+) -> tuple[int, list[int]]:
+    """The improvement pass (module docstring) over ``owners`` (updated in place) from ``load``,
+    one run per phase (least gain as a fraction of the busiest member's lag, frozen flags per
+    topic or None). Returns (partition moves, loads after).
+
+    The pass runs in the Rust core (``_core.lag_improve``, the same rules, samples and budgets);
+    :func:`_improve_py` (the :class:`_Improver` class) is the Python implementation, used when a
+    lag sum reaches 2**50 (the kernel's exact range) and as the reference the tests compare with.
+    """
+    from .. import _core
+
+    topics = list(subs)
+    if len(owners) != len(topics) or any(t not in owners for t in topics):
+        return _improve_py(n, subs, owners, arrays, load, overall, limit, phases)
+    index = {t: k for k, t in enumerate(topics)}
+    try:
+        moved, lists, after = _core.lag_improve(
+            [subs[t] for t in topics],
+            [owners[t] for t in topics],
+            [arrays.get(t) for t in topics],
+            [index[t] for t in (owners if overall else arrays)],
+            load,
+            overall,
+            max(limit, int(limit * (1 + _TOLERANCE))),
+            [(need, None if fz is None else [fz.get(t) for t in topics]) for need, fz in phases],
+            (
+                _ROUNDS_PER_MEMBER,
+                _ROUNDS_EXTRA,
+                _PARTNERS,
+                _PARTNERS_WIDE,
+                _SWAP_SAMPLE,
+                _WORK_PER_PARTITION,
+                _WORK_EXTRA,
+            ),
+        )
+    except OverflowError:
+        return _improve_py(n, subs, owners, arrays, load, overall, limit, phases)
+    for t, own in zip(topics, lists):
+        owners[t][:] = own
+    return sum(moved), after
+
+
+def _improve_py(
+    n: int,
+    subs: dict[str, tuple[int, ...]],
+    owners: dict[str, list[int]],
+    arrays: dict[str, list[int]],
+    load: list[int],
+    overall: bool,
+    limit: int,
+    phases: Phases,
+) -> tuple[int, list[int]]:
+    """:func:`_improve` in Python (the reference of its kernel)."""
+    imp = _Improver(n, subs, owners, arrays, load, overall=overall)
+    moved = 0
+    for need_rel, frozen in phases:
+        moved += imp.run(limit, need_rel=need_rel, frozen=frozen)
+    return moved, imp.load
 
 
 class _Improver:

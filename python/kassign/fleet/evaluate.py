@@ -69,15 +69,26 @@ def evaluate_group_table(
     with the reason. Same contract as :func:`kassign.fleet.group.evaluate_group`, as a table.
     ``prepared``: :func:`python_strategies` of ``strategies``, when the caller evaluates many
     groups with the same strategies (computed here otherwise)."""
+    strategies = list(strategies)
+    kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
+    table = _core.fleet_evaluate(cluster, group_id, members_tbl, parts_tbl, strategies, **kw)
+    return _finish(table, *_migration_meta(members_tbl, parts_tbl))
+
+
+def _core_options(
+    cluster: str,
+    group_id: str,
+    strategies: list[str],
+    churn_rounds: int,
+    with_assignment: bool,
+    auto_offset_reset: str,
+    seed: int,
+    prepared: dict[str, tuple[Callable[..., Any], bool]] | None,
+) -> dict[str, Any]:
+    """The keyword arguments of the core's evaluation of a group (checked)."""
     if churn_rounds < 0:
         raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
-    strategies = list(strategies)
-    table = _core.fleet_evaluate(
-        cluster,
-        group_id,
-        members_tbl,
-        parts_tbl,
-        strategies,
+    return dict(
         churn_rounds=churn_rounds,
         churn_seed=churn_seed(cluster, group_id, seed),
         with_assignment=with_assignment,
@@ -86,6 +97,36 @@ def evaluate_group_table(
         member_class=Member,
         inputs_class=Inputs,
     )
+
+
+def evaluate_stream_group(
+    group: pa.Table,
+    index: Any,
+    strategies: Sequence[str],
+    *,
+    churn_rounds: int = 0,
+    with_assignment: bool = False,
+    auto_offset_reset: str = "latest",
+    seed: int = 0,
+    prepared: dict[str, tuple[Callable[..., Any], bool]] | None = None,
+) -> pa.Table:
+    """:func:`evaluate_group_table` on one group's rows of the stream plan (``group``: its rows of
+    the sorted stream, :mod:`kassign.fleet.stream`) with the task's ``index``
+    (:func:`kassign.fleet.stream.stream_index`): the core reads the group's members, its
+    subscribed topics' partitions and its committed offsets from them directly (no per-group
+    pyarrow tables), with the rules of :func:`kassign.fleet.stream.group_inputs` followed by
+    :func:`evaluate_group_table` (the tests compare the two)."""
+    strategies = list(strategies)
+    cluster = group.column("cluster")[0].as_py()
+    group_id = group.column("group_id")[0].as_py()
+    kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
+    table, group_protocol, custom = _core.fleet_evaluate_stream(cluster, group_id, group, index, strategies, **kw)
+    return _finish(table, group_protocol, custom)
+
+
+def _finish(table: pa.Table, group_protocol: str | None, custom: int) -> pa.Table:
+    """The core's result table with the columns computed here: ``lag_vs_bound`` and the KIP-848
+    migration inputs (``group_protocol``, ``custom_user_data``)."""
     # busiest member lag / its lower bound (kassign.fleet.group's lag_vs_bound)
     import pyarrow.compute as pc
 
@@ -93,8 +134,6 @@ def evaluate_group_table(
     table = table.add_column(
         table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio
     )
-    # The KIP-848 migration inputs (kassign.fleet.group.migration_meta), with pyarrow compute.
-    group_protocol, custom = _migration_meta(members_tbl, parts_tbl)
     at = table.schema.get_field_index("current_protocol") + 1
     n = table.num_rows
     table = table.add_column(at, pa.field("group_protocol", pa.string()), pa.array([group_protocol] * n, pa.string()))
@@ -107,13 +146,19 @@ def _migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> tuple[str | N
     import pyarrow.compute as pc
 
     gp = None
+    # (the all-null checks skip the compute calls in the common case: no group protocol recorded,
+    # built-in assignors' null assignment user data)
     if "group_protocol" in parts_tbl.column_names and "topic" in parts_tbl.column_names:
         col = parts_tbl.column("group_protocol")
+    else:
+        col = None
+    if col is not None and col.null_count < len(col):
         keep = pc.and_(pc.is_null(parts_tbl.column("topic")), pc.fill_null(pc.not_equal(col, ""), False))
         found = pc.filter(col, keep)
         gp = found[0].as_py() if len(found) else None
     custom = 0
-    if "assignment_user_data" in members_tbl.column_names:
+    data = members_tbl.column("assignment_user_data") if "assignment_user_data" in members_tbl.column_names else None
+    if data is not None and data.null_count < len(data):
         lengths = pc.binary_length(members_tbl.column("assignment_user_data"))
         custom = int(pc.sum(pc.fill_null(pc.greater(lengths, 0), False).cast(pa.int32())).as_py() or 0)
     return gp, custom

@@ -15,11 +15,14 @@ tested against, and the choice when the partitions and offsets tables do not fit
 On the 10,000-group fleet Spark alone (no-op per-group function) took 177-214 s with it and 67 s
 with the stream plan (docs/fleet.md).
 
-The per-group function is :func:`kassign.fleet.evaluate.evaluate_group_table`: the group's Arrow
-tables go to the Rust core, which builds the problem once, runs every strategy, measures the
-results and replays churn, and returns the result rows as Arrow (the Python reference it is tested
-against is :func:`kassign.fleet.group.evaluate_group`). Every group with a member, an offset or a
-groups-table row reaches it; a group without members comes out as an error row.
+The per-group function is :func:`kassign.fleet.evaluate.evaluate_stream_group` in the stream plan
+(the group's stream rows and the task's index of the two files go to the core, which builds the
+group's inputs itself) and :func:`kassign.fleet.evaluate.evaluate_group_table` in the cogroup plan
+(the group's two Arrow tables go to the core). Either way the Rust core builds the problem once,
+runs every strategy, measures the results and replays churn, and returns the result rows as Arrow
+(the Python reference it is tested against is :func:`kassign.fleet.group.evaluate_group`). Every
+group with a member, an offset or a groups-table row reaches it; a group without members comes out
+as an error row.
 """
 
 from __future__ import annotations
@@ -535,23 +538,24 @@ def fleet_dataframe(
     # The Python strategies' callables, made once per task (the closure is unpickled per task).
     prepared: dict[str, Any] = {}
 
-    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
-        from kassign.fleet.evaluate import evaluate_group_table, python_strategies
+    def options() -> dict[str, Any]:
+        """The per-group evaluation's keyword arguments (in a task)."""
+        from kassign.fleet.evaluate import python_strategies
 
         if "python" not in prepared:
             prepared["python"] = python_strategies(strategies)
-        table = evaluate_group_table(
-            key[0].as_py(),
-            key[1].as_py(),
-            left,
-            right,
-            strategies,
+        return dict(
             churn_rounds=churn,
             with_assignment=with_assignment,
             auto_offset_reset=auto_offset_reset,
             seed=seed,
             prepared=prepared["python"],
         )
+
+    def evaluate(key: tuple[Any, ...], left: pa.Table, right: pa.Table) -> pa.Table:
+        from kassign.fleet.evaluate import evaluate_group_table
+
+        table = evaluate_group_table(key[0].as_py(), key[1].as_py(), left, right, strategies, **options())
         if counter is not None:
             counter.add(1)
         return table
@@ -569,14 +573,17 @@ def fleet_dataframe(
     def evaluate_stream(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import SparkFiles
 
-        from kassign.fleet.stream import group_inputs, group_tables, partition_index
+        from kassign.fleet.evaluate import evaluate_stream_group
+        from kassign.fleet.stream import group_tables, stream_index
 
-        index = partition_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
+        index = stream_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
+        kw = options()
         done: list[pa.Table] = []
         rows = 0
         for group in group_tables(batches):
-            cluster, group_id, members_tbl, side_tbl = group_inputs(group, index)
-            table = evaluate((pa.scalar(cluster), pa.scalar(group_id)), members_tbl, side_tbl)
+            table = evaluate_stream_group(group, index, strategies, **kw)
+            if counter is not None:
+                counter.add(1)
             done.append(table)
             rows += table.num_rows
             if rows >= RESULT_ROWS_PER_BATCH:

@@ -15,7 +15,10 @@ memory-mapped there (:class:`PartitionIndex`), as a broadcast join would ship a 
 the partition side (one row per subscribed topic that has partitions, with the topic's partitions
 and the group's committed offsets of it, plus one marker row with the group's state and protocols)
 — the rows the earlier Spark plan (:func:`kassign.fleet.job.build_inputs`) produced with
-``collect_list`` aggregations and joins.
+``collect_list`` aggregations and joins. The job does the same in the Rust core
+(:func:`stream_index`: the two files read once per task; then each group's stream rows go to
+:func:`kassign.fleet.evaluate.evaluate_stream_group`), without pyarrow calls per group;
+:func:`group_inputs` with :func:`kassign.fleet.evaluate.evaluate_group_table` is its reference.
 """
 
 from __future__ import annotations
@@ -265,6 +268,17 @@ class PartitionIndex:
 _NAMES: dict[tuple[str, str | None], tuple[dict[tuple[str, str], int], dict[str, int]]] = {}
 
 
+def stream_index(path: str, offsets_path: str | None = None) -> Any:
+    """The files of :class:`PartitionIndex`, memory-mapped, as the core's index
+    (``kassign._core.StreamIndex``): what the job's tasks hand
+    :func:`kassign.fleet.evaluate.evaluate_stream_group` with each group's stream rows. The core
+    then builds the group's inputs itself, by the rules of :func:`group_inputs` (the Python
+    reference the tests compare it with)."""
+    from .. import _core
+
+    return _core.StreamIndex(_read_arrow(path), _read_arrow(offsets_path) if offsets_path else None)
+
+
 def partition_index(path: str, offsets_path: str | None = None) -> PartitionIndex:
     """A :class:`PartitionIndex` of these files (the files mapped anew, the lookups reused)."""
     return PartitionIndex(path, offsets_path)
@@ -300,10 +314,13 @@ def _first_valid(col: pa.ChunkedArray) -> Any:
 
 def group_inputs(group: pa.Table, index: PartitionIndex) -> tuple[str, str, pa.Table, pa.Table]:
     """(cluster, group_id, member rows, partition side) of one group's stream rows (sorted by
-    ``kind``; filtered by it otherwise). The partition side has one row per distinct subscribed
-    topic (first-seen order) that has partitions in the group's cluster, with its ``parts`` and the
-    group's committed ``offsets`` of it (null when none), then one marker row (``topic`` null) with
-    the first non-null state, protocol and group protocol of the group's groups-table rows."""
+    ``kind``; filtered by it otherwise), as :func:`kassign.fleet.evaluate.evaluate_group_table`
+    reads them. The job builds these inputs in the core instead (:func:`stream_index`,
+    :func:`kassign.fleet.evaluate.evaluate_stream_group`); this is their Python reference. The
+    partition side has one row per distinct subscribed topic (first-seen order) that has
+    partitions in the group's cluster, with its ``parts`` and the group's committed ``offsets`` of
+    it (null when none), then one marker row (``topic`` null) with the first non-null state,
+    protocol and group protocol of the group's groups-table rows."""
     import numpy as np
     import pyarrow.compute as pc
 

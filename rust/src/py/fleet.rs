@@ -38,7 +38,7 @@ fn arrow_err(e: impl std::fmt::Display) -> PyErr {
 }
 
 /// The table's batches as one batch (a group usually arrives as a single batch).
-fn one_batch(table: PyTable) -> PyResult<RecordBatch> {
+pub(super) fn one_batch(table: PyTable) -> PyResult<RecordBatch> {
     let (batches, schema) = table.into_inner();
     if batches.len() == 1 {
         return Ok(batches.into_iter().next().unwrap());
@@ -131,6 +131,18 @@ fn string_list(list: &Option<ListArray>, i: usize, mut each: impl FnMut(Option<&
 
 fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
     let mut g = GroupRows::default();
+    decode_members(members, &mut g)?;
+    let p = Columns { batch: parts };
+    if parts.column_by_name("parts").is_some() {
+        decode_topic_rows(&p, parts.num_rows(), &mut g)?;
+        return Ok(g);
+    }
+    decode_part_rows(&p, parts.num_rows(), &mut g)?;
+    Ok(g)
+}
+
+/// The member rows of a group (columns by name; others are ignored) into `g.members`.
+pub(super) fn decode_members(members: &RecordBatch, g: &mut GroupRows) -> PyResult<()> {
     let m = Columns { batch: members };
     let (ids, gids, racks) = (m.utf8("member_id")?, m.utf8("group_instance_id")?, m.utf8("rack")?);
     let topics = m.list("topics", Some(&DataType::Utf8))?;
@@ -184,17 +196,16 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
         }
         g.members.push(row);
     }
+    Ok(())
+}
 
-    let p = Columns { batch: parts };
-    if parts.column_by_name("parts").is_some() {
-        decode_topic_rows(&p, parts.num_rows(), &mut g)?;
-        return Ok(g);
-    }
+/// The partition side as one row per partition (the cogroup plan's join).
+fn decode_part_rows(p: &Columns<'_>, n: usize, g: &mut GroupRows) -> PyResult<()> {
     let (topic, partition) = (p.utf8("topic")?, p.i32("partition")?);
     let replica_racks = p.list("replica_racks", Some(&DataType::Utf8))?;
     let (beginning, end, committed) = (p.i64("beginning_offset")?, p.i64("end_offset")?, p.i64("committed")?);
     let (state, protocol) = (p.utf8("state")?, p.utf8("protocol")?);
-    for i in 0..parts.num_rows() {
+    for i in 0..n {
         let Some(t) = opt_str(&topic, i) else {
             g.add_marker(opt_str(&state, i), opt_str(&protocol, i));
             continue;
@@ -210,7 +221,7 @@ fn decode(members: &RecordBatch, parts: &RecordBatch) -> PyResult<GroupRows> {
             committed: opt_i64(&committed, i),
         });
     }
-    Ok(g)
+    Ok(())
 }
 
 /// The job's compact partition side: one row per subscribed topic, with the topic's partitions
@@ -282,20 +293,26 @@ fn decode_topic_rows(p: &Columns<'_>, n: usize, g: &mut GroupRows) -> PyResult<(
                 end: if ps.is_valid(j) { opt_i64(&end, j) } else { None },
                 committed: None,
             };
-            match partition.and_then(|pt| committed.get(&pt)) {
-                Some(cs) => {
-                    for &c in cs {
-                        g.parts.push(PartRow {
-                            committed: c,
-                            ..row.clone()
-                        });
-                    }
-                }
-                None => g.parts.push(row),
-            }
+            push_part(g, row, partition.and_then(|pt| committed.get(&pt)));
         }
     }
     Ok(())
+}
+
+/// A partition's row as the join with committed offsets gives it: one row per committed offset of
+/// the partition (`committed`), or the row itself without one.
+pub(super) fn push_part(g: &mut GroupRows, row: PartRow, committed: Option<&Vec<Option<i64>>>) {
+    match committed {
+        Some(cs) => {
+            for &c in cs {
+                g.parts.push(PartRow {
+                    committed: c,
+                    ..row.clone()
+                });
+            }
+        }
+        None => g.parts.push(row),
+    }
 }
 
 /// Python strategies: called with `kassign.Member`s, they return `{topic: [owner index]}` (owner =
@@ -826,6 +843,54 @@ fn fleet_evaluate<'py>(
     member_class: Bound<'py, PyType>,
     inputs_class: Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (members, parts) = (one_batch(members)?, one_batch(parts)?);
+    let args = EvalArgs {
+        cluster,
+        group_id,
+        strategies,
+        opts: EvalOptions {
+            churn_rounds,
+            churn_seed,
+            with_assignment,
+        },
+        auto_offset_reset,
+        python_strategies,
+        member_class,
+        inputs_class,
+    };
+    evaluate_decoded(py, args, move || decode(&members, &parts))
+}
+
+/// The arguments of a group's evaluation besides its rows.
+pub(super) struct EvalArgs<'a, 'py> {
+    pub cluster: &'a str,
+    pub group_id: &'a str,
+    pub strategies: Vec<String>,
+    pub opts: EvalOptions,
+    pub auto_offset_reset: &'a str,
+    pub python_strategies: Bound<'py, PyDict>,
+    pub member_class: Bound<'py, PyType>,
+    pub inputs_class: Bound<'py, PyAny>,
+}
+
+/// Decode a group's rows (`decode`, run without the GIL), build it, evaluate every strategy and
+/// return the result rows as a pyarrow table (`fleet_evaluate`'s contract).
+pub(super) fn evaluate_decoded<'py>(
+    py: Python<'py>,
+    args: EvalArgs<'_, 'py>,
+    decode: impl FnOnce() -> PyResult<GroupRows> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    let EvalArgs {
+        cluster,
+        group_id,
+        strategies,
+        opts,
+        auto_offset_reset,
+        python_strategies,
+        member_class,
+        inputs_class,
+    } = args;
+    let with_assignment = opts.with_assignment;
     let reset = match auto_offset_reset.to_ascii_lowercase().as_str() {
         "latest" => OffsetReset::Latest,
         "earliest" => OffsetReset::Earliest,
@@ -840,17 +905,11 @@ fn fleet_evaluate<'py>(
         let (f, history): (Bound<'py, PyAny>, bool) = spec.extract()?;
         funcs.insert(name.extract()?, (f, history));
     }
-    let opts = EvalOptions {
-        churn_rounds,
-        churn_seed,
-        with_assignment,
-    };
-    let (members, parts) = (one_batch(members)?, one_batch(parts)?);
     let rust_names: Vec<String> = strategies.iter().filter(|s| !funcs.contains_key(*s)).cloned().collect();
     // Decode, build, and evaluate the Rust strategies without the GIL.
     let opts_rust = opts.clone();
     let (rows, built, rust_rows) = run_detached(py, move || -> PyResult<_> {
-        let rows = decode(&members, &parts)?;
+        let rows = decode()?;
         let built = Group::build(&rows, reset);
         let mut out = Vec::new();
         if let Ok(group) = &built {
@@ -933,5 +992,6 @@ fn fleet_evaluate<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fleet_evaluate, m)?)?;
+    super::fleet_stream::register(m)?;
     Ok(())
 }

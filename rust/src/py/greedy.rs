@@ -10,6 +10,7 @@ use pyo3::types::PyTuple;
 
 use super::errors::run_detached;
 use crate::greedy::{self, CarriedTopic, Overflow};
+use crate::improve;
 
 fn overflow(_: Overflow) -> PyErr {
     PyOverflowError::new_err("lag sum beyond int64")
@@ -112,8 +113,79 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> 
     }
 }
 
+type PhaseArg = (f64, Option<Vec<Option<Vec<bool>>>>);
+/// (moves per phase, owners per topic, loads).
+type Improved = (Vec<usize>, Vec<Vec<i64>>, Vec<i64>);
+
+/// `kassign.assignors.lag_aware`'s improvement pass (`_Improver`, [`crate::improve`]), by topic
+/// index: `subs` the subscribers of each topic, `owners` each topic's owner per partition,
+/// `arrays` each topic's lag per partition (None: no lag), `fill_order` the topics in the order
+/// the pass lists partitions, `load` each member's total lag, `overall` global mode, `stop` the
+/// busiest member's lag at which it stops, `phases` (least gain as a fraction, per-topic frozen
+/// flags or None) one run each, `limits` the pass's bounds (rounds per member, extra rounds,
+/// partners, partners while none helps, swap sample, work per tracked partition, extra work: the
+/// Python module's constants). Returns (moves per phase, owners after, loads after). Inputs the
+/// kernel cannot take exactly (a lag sum at or beyond 2^50, an owner out of range) raise
+/// OverflowError: the caller runs the Python class.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn lag_improve(
+    py: Python<'_>,
+    subs: Vec<Vec<u32>>,
+    owners: Vec<Vec<i64>>,
+    arrays: Vec<Option<Vec<i64>>>,
+    fill_order: Vec<u32>,
+    load: Vec<i64>,
+    overall: bool,
+    stop: i64,
+    phases: Vec<PhaseArg>,
+    limits: (usize, usize, usize, usize, usize, f64, u64),
+) -> PyResult<Improved> {
+    let mut owners = owners;
+    let (rounds_per_member, rounds_extra, partners, partners_wide, swap_sample, work_per_partition, work_extra) =
+        limits;
+    if swap_sample == 0 || !(work_per_partition >= 0.0 && work_per_partition.is_finite()) {
+        return Err(PyValueError::new_err("lag_improve: limits out of range"));
+    }
+    let limits = improve::Limits {
+        rounds_per_member,
+        rounds_extra,
+        partners,
+        partners_wide,
+        swap_sample,
+        work_per_partition,
+        work_extra,
+    };
+    let inputs = improve::Inputs {
+        n: load.len(),
+        subs: &subs,
+        arrays: &arrays,
+        fill_order: &fill_order,
+        overall,
+        stop,
+        limits,
+    };
+    let out = run_detached(py, || {
+        let phases: Vec<improve::Phase<'_>> = phases
+            .iter()
+            .map(|(need_rel, frozen)| improve::Phase {
+                need_rel: *need_rel,
+                frozen: frozen.as_deref(),
+            })
+            .collect();
+        improve::improve(&inputs, &mut owners, load, &phases)
+    })?;
+    match out {
+        Ok((moved, load)) => Ok((moved, owners, load)),
+        Err(improve::OutOfRange) => Err(PyOverflowError::new_err(
+            "lag_improve: inputs out of the kernel's range",
+        )),
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_deal, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_carried, m)?)?;
+    m.add_function(wrap_pyfunction!(lag_improve, m)?)?;
     Ok(())
 }

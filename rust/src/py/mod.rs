@@ -6,7 +6,8 @@
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
-//! * `fleet`, `greedy`: the fleet job's group evaluation; the Python strategies' placement loops.
+//! * `fleet`, `fleet_stream`, `greedy`: the fleet job's group evaluation (its stream plan's inputs);
+//!   the Python strategies' placement loops.
 //!
 //! Heavy work runs with the GIL released, inside `catch_unwind`, so a consumer's heartbeat
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
@@ -14,6 +15,7 @@
 mod assign;
 mod errors;
 pub(crate) mod fleet;
+mod fleet_stream;
 mod greedy;
 mod member;
 mod objects;
