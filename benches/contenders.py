@@ -11,6 +11,7 @@ so the driver (:mod:`run_all`) can cap every single call and report "> cap" inst
 Inputs are built the way each library's own group leader receives them and are not timed:
 
 * ``kassign``: :func:`kassign.assign` end to end (validation, conversion, Rust, result objects).
+* ``kassign-owners``: ``kassign.assign_owners`` end to end (owner arrays, no object per partition).
 * ``kassign-core``: only the extension call ``kassign._core.assign`` on ready ``Member`` objects.
 * ``kassign-wire``: a leader's whole job on bytes, :func:`kassign.protocol.assign_wire`: every
   member's subscription bytes (as kassign's members send them, history included) in, every
@@ -53,7 +54,7 @@ STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 #: broker's own UniformAssignor / RangeAssignor (kafka-group-coordinator, benches/peers/java
 #: ServerBench); only these contenders have them.
 SERVER_STRATEGIES = ("server-uniform", "server-range")
-SERVER_CONTENDERS = ("kassign", "kassign-core", "java")
+SERVER_CONTENDERS = ("kassign", "kassign-owners", "kassign-core", "java")
 
 Assignment = dict[str, list[tuple[str, int]]]
 
@@ -190,6 +191,20 @@ def _prep_kassign(doc: dict, strategy: str):
         return kassign.assign(strategy, sc.members, sc.partitions_per_topic, partition_racks=racks)
 
     return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.items()}
+
+
+def _prep_kassign_owners(doc: dict, strategy: str):
+    import kassign
+
+    if strategy not in kassign.STRATEGIES:
+        return None
+    sc = _scenario(doc)
+    racks = sc.partition_racks
+
+    def call():
+        return kassign.assign_owners(strategy, sc.members, sc.partitions_per_topic, partition_racks=racks)
+
+    return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.to_dict().items()}
 
 
 def _prep_kassign_core(doc: dict, strategy: str):
@@ -468,6 +483,7 @@ def _prep_kassign_aiokafka(doc, strategy):
 #: name -> (prepare function, one-line description). Order = column order in the report.
 PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
     "kassign": (_prep_kassign, "kassign.assign end to end"),
+    "kassign-owners": (_prep_kassign_owners, "kassign.assign_owners end to end: the same assignment as owner arrays"),
     "kassign-core": (_prep_kassign_core, "kassign._core.assign on ready Members (Rust + result objects)"),
     "kassign-wire": (_prep_kassign_wire, "kassign.protocol.assign_wire: subscription bytes in, assignment bytes out"),
     "kassign-protocol": (_prep_kassign_protocol, "0.1's leader route: decode_subscription, assign, encode_assignment"),

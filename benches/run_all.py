@@ -634,6 +634,7 @@ def plot(data: dict, png: Path) -> None:
 #: kassign's own entry points (same Rust code); kassign-reference is a separate, pure-Python engine.
 KASSIGN_ITSELF = (
     "kassign",
+    "kassign-owners",
     "kassign-core",
     "kassign-wire",
     "kassign-protocol",
@@ -699,7 +700,9 @@ def render_server(data: dict, w: Any) -> None:
         "is timed, on a `GroupSpecImpl` built once the way the coordinator's `TargetAssignmentBuilder` "
         "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the extension call "
         "`kassign._core.assign` alone and `kassign` is `kassign.assign` end to end; both take Python "
-        "objects in and give Python objects out. Round 2: `owned` is each member's current target "
+        "objects in and give Python objects out, one `TopicPartition` per partition. `kassign-owners` is "
+        "`kassign.assign_owners` end to end: the same assignment as one owner array per topic "
+        "(`kassign.Owners`), with no Python object per partition. Round 2: `owned` is each member's current target "
         "assignment. Ratios: Java time / kassign "
         "time (above 1×: kassign faster). Load average at each cell is in benches/results/full.json. "
         "The Rust core alone (no Python objects) against the same Java cells: docs/server_assignors.md, "
@@ -715,34 +718,39 @@ def render_server(data: dict, w: Any) -> None:
         w(f"### {st}")
         w("")
         w(
-            "| scenario | partitions | members | `kassign-core` | `kassign` | `java` assign() "
-            "| java / core | java / kassign |"
+            "| scenario | partitions | members | `kassign-core` | `kassign` | `kassign-owners` | `java` assign() "
+            "| java / core | java / kassign | java / kassign-owners |"
         )
-        w("|---|---|---|---|---|---|---|---|")
+        w("|---|---|---|---|---|---|---|---|---|---|")
         for sc in scenarios:
-            core, kas, java = (get(sc, st, c) for c in ("kassign-core", "kassign", "java"))
-            if not any((core, kas, java)):
+            core, kas, own, java = (get(sc, st, c) for c in ("kassign-core", "kassign", "kassign-owners", "java"))
+            if not any((core, kas, own, java)):
                 continue
             p, n = meta["sizes"].get(sc.split("/")[0], [0, 0])
+            text = [cell_text(r, cap, None) if r else "" for r in (core, kas, own, java)]
             w(
-                f"| {sc} | {p:,} | {n:,} | {cell_text(core, cap, None) if core else ''} | "
-                f"{cell_text(kas, cap, None) if kas else ''} | {cell_text(java, cap, None) if java else ''} | "
-                f"{ratio(java, core)} | {ratio(java, kas)} |"
+                f"| {sc} | {p:,} | {n:,} | {' | '.join(text)} | "
+                f"{ratio(java, core)} | {ratio(java, kas)} | {ratio(java, own)} |"
             )
             if p >= 1_000_000 and ok(java):
                 core_ok = ok(core) and java["median"] >= 3 * core["median"]
                 kas_ok = ok(kas) and kas["median"] <= java["median"]
+                own_ok = ok(own) and own["median"] <= java["median"]
                 goals.append(
                     f"{sc} {st}: `kassign-core` {'≥' if core_ok else '**<**'} 3× faster than Java "
                     f"({ratio(java, core) or 'n/a'}); kassign.assign end to end "
                     f"{'no slower than' if kas_ok else '**slower than**'} Java's assign() "
-                    f"({ratio(java, kas) or 'n/a'})"
+                    f"({ratio(java, kas) or 'n/a'}); kassign.assign_owners end to end "
+                    f"{'no slower than' if own_ok else '**slower than**'} Java's assign() "
+                    f"({ratio(java, own) or 'n/a'})"
                 )
         w("")
     if goals:
         w(
             "Goals on the 1M-partition shapes (Rust core ≥ 3× faster than Java's `assign()`; "
-            "`kassign.assign` end to end no slower than Java's `assign()` alone). `kassign-core` is "
+            "kassign end to end, Python objects included, no slower than Java's `assign()` alone: "
+            "`kassign.assign` makes a `TopicPartition` per partition, `kassign.assign_owners` an owner "
+            "array per topic). `kassign-core` is "
             "the extension call, Python objects in and out; the Rust core alone, with no Python "
             "object, is timed by `cargo bench --bench core` (docs/server_assignors.md, "
             '"Performance"):'

@@ -43,6 +43,36 @@ def test_member_topics_are_interned_and_str_subclasses_kept():
     assert sorted(map(len, r.values())) == [1, 1]
 
 
+def test_members_share_equal_subscriptions_and_owned_names():
+    # Equal subscriptions become one tuple, and owned topic names the subscription's objects, so
+    # that kassign.assign resolves both by identity.
+    owned = [tuple(g) for g in json.loads('[["payments", [1]], ["orders", [0, 2]]]')]
+    a = Member(json.loads('["orders", "payments"]'), owned)
+    b = Member(json.loads('["payments", "orders"]'))
+    assert a.topics is b.topics
+    assert [t for t, _ in a.owned_groups] == ["payments", "orders"]
+    assert all(t is sys.intern(t) for t, _ in a.owned_groups)
+    # A different subscription, or one with a str subclass, gets its own tuple.
+    assert Member(["orders"]).topics is not a.topics
+
+    class Name(str):
+        pass
+
+    c = Member([Name("orders"), "payments"], [(Name("orders"), 1)])
+    assert c.topics is not a.topics and c.topics == a.topics
+    assert type(c.owned_groups[0][0]) is Name
+    # Owned names as subclass objects (one per group, never interned) resolve by value.
+    members = {"a": a, "c": c, "d": Member(["orders"], [(Name("orders"), p) for p in range(3)])}
+    r = kassign.assign("sticky", members, {"orders": 3, "payments": 2})
+    assert sorted(tp for tps in r.values() for tp in tps) == [
+        ("orders", 0),
+        ("orders", 1),
+        ("orders", 2),
+        ("payments", 0),
+        ("payments", 1),
+    ]
+
+
 def test_subscriptions_differing_in_one_subclass_name_stay_distinct():
     # Subscriptions are compared name by name (str subclasses are never interned, so by value):
     # equal lengths and a shared first name must not make two subscriptions one.

@@ -183,21 +183,30 @@ impl<'py> SubInterner<'py> {
 }
 
 /// Resolves topic str objects to TopicIds: the same object as last time costs a pointer
-/// comparison; otherwise the name is compared with the topic after the last one resolved (owned
-/// groups come in topic order), then looked up. Nothing is remembered by address: owned topic
-/// names are often a fresh str object per group (decoded or parsed input), and a map of a
-/// million addresses cost more than the lookups it saved.
+/// comparison, an object seen before a look-up by address (`Member` interns its topic names, so
+/// a group usually has one object per topic); otherwise the name is compared with the topic after
+/// the last one resolved (owned groups come in topic order), then looked up. At most
+/// [`TopicLookup::REMEMBERED`] addresses are remembered: names that are a fresh object per group
+/// (a `str` subclass, say) would otherwise fill a map of a million addresses.
 pub(crate) struct TopicLookup {
     last: Option<(usize, Option<TopicId>)>,
+    seen: FastMap<usize, Option<TopicId>>,
     hint: usize,
 }
 
 impl TopicLookup {
+    const REMEMBERED: usize = 1 << 14;
+
     pub(crate) fn new() -> Self {
-        TopicLookup { last: None, hint: 0 }
+        TopicLookup {
+            last: None,
+            seen: FastMap::default(),
+            hint: 0,
+        }
     }
 
-    /// `topic` must stay alive while it is the last one looked up (it is compared by address).
+    /// Every `topic` looked up must stay alive while the lookup is used (it is remembered by
+    /// address): callers hold the objects that own them.
     #[inline]
     pub(crate) fn get(&mut self, b: &ProblemBuilder, topic: &Bound<'_, PyString>) -> PyResult<Option<TopicId>> {
         let key = topic.as_ptr() as usize;
@@ -206,8 +215,16 @@ impl TopicLookup {
                 return Ok(t);
             }
         }
-        let name = topic.to_str()?.as_bytes();
-        let t = b.topic_bytes_near(self.hint, name);
+        let t = match self.seen.get(&key) {
+            Some(&t) => t,
+            None => {
+                let t = b.topic_bytes_near(self.hint, topic.to_str()?.as_bytes());
+                if self.seen.len() < Self::REMEMBERED {
+                    self.seen.insert(key, t);
+                }
+                t
+            }
+        };
         if let Some(t) = t {
             self.hint = t as usize + 1;
         }
@@ -350,6 +367,7 @@ fn solve<'py>(
     let mut subs = SubInterner::new();
     let mut lookup = TopicLookup::new();
     let mut ids: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
+    let mut held: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
     let mut gil = GilYield::new();
     for (key, value) in items {
         let id = key
@@ -368,7 +386,12 @@ fn solve<'py>(
         let mut owned: Vec<PartId> = Vec::with_capacity(m.n_owned);
         for g in m.owned.iter() {
             if let Some(t) = lookup.get(&b, g.topic.bind(py))? {
-                owned.extend(g.partitions.iter().filter_map(|&p| b.partition(t, p)));
+                let (first, count) = b.topic_span(t);
+                for &p in g.partitions.iter() {
+                    if p >= 0 && (p as u64) < u64::from(count) {
+                        owned.push(first + p as PartId);
+                    }
+                }
             }
         }
         gil.tick(py, m.n_owned / 8 + 1);
@@ -382,6 +405,8 @@ fn solve<'py>(
         };
         b.add_member(id_str.to_owned(), sub, owned, m.generation, rack, instance)?;
         ids.push(key);
+        // Held to the end: `lookup` remembers its topic objects by address.
+        held.push(value);
     }
     add_partition_racks(&mut b, partition_racks)?;
     let names = names_by_topic(&b, &topics.keys);

@@ -118,7 +118,9 @@ impl<'py> OwnedBuilder<'py> {
             None => false,
         };
         if !same {
-            self.groups.push((topic.clone(), Vec::new()));
+            // Interned like the subscription's names, so that `assign` resolves the group's
+            // topic by identity.
+            self.groups.push((interned(topic), Vec::new()));
         }
         Ok(&mut self.groups.last_mut().expect("just pushed").1)
     }
@@ -181,6 +183,38 @@ fn interned<'py>(s: &Bound<'py, PyString>) -> Bound<'py, PyString> {
         pyo3::ffi::PyUnicode_InternInPlace(&mut ptr);
         Bound::from_owned_ptr(s.py(), ptr).cast_into_unchecked()
     }
+}
+
+/// How many distinct subscriptions [`shared_topics`] remembers.
+const SHARED_SUBSCRIPTIONS: usize = 64;
+
+/// Recent subscriptions (topic-name hash, tuple), for [`shared_topics`].
+static SUBSCRIPTIONS: std::sync::Mutex<Vec<(u64, Py<PyTuple>)>> = std::sync::Mutex::new(Vec::new());
+
+/// A tuple of these (sorted, unique) topic names: an earlier member's tuple when one of the last
+/// few distinct subscriptions has the same names as the same objects (exact, interned `str`), so
+/// that members of one group usually share one tuple and `assign` compares their subscriptions
+/// by identity; otherwise a new tuple, remembered in place of the oldest.
+fn shared_topics<'py>(py: Python<'py>, names: Vec<Bound<'py, PyString>>, hash: u64) -> PyResult<Bound<'py, PyTuple>> {
+    let exact = names.iter().all(|n| n.is_exact_instance_of::<PyString>());
+    if exact {
+        let cache = SUBSCRIPTIONS.lock().unwrap_or_else(|e| e.into_inner());
+        for (h, t) in cache.iter() {
+            let t = t.bind(py);
+            if *h == hash && t.len() == names.len() && t.iter().zip(&names).all(|(a, b)| a.is(b)) {
+                return Ok(t.clone());
+            }
+        }
+    }
+    let tuple = PyTuple::new(py, names)?;
+    if exact {
+        let mut cache = SUBSCRIPTIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() == SHARED_SUBSCRIPTIONS {
+            cache.remove(0);
+        }
+        cache.push((hash, tuple.clone().unbind()));
+    }
+    Ok(tuple)
 }
 
 fn optional_str<'py>(v: Option<&Bound<'py, PyAny>>, field: &str) -> PyResult<Option<Py<PyString>>> {
@@ -319,7 +353,7 @@ impl Member {
             names.dedup_by(|a, b| a.0 == b.0);
         }
         let topics_hash = hash_names(names.iter().map(|(n, _)| n.as_str()));
-        let topics_t = PyTuple::new(py, names.into_iter().map(|(_, s)| s))?;
+        let topics_t = shared_topics(py, names.into_iter().map(|(_, s)| s).collect(), topics_hash)?;
 
         // owned partitions
         let mut owned = OwnedBuilder {
