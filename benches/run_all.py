@@ -1010,7 +1010,8 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
                 if k is None
                 else f"{k:.2f}" + (f" ({kc:.2f})" if kc is not None else "") + f", N {pts[0][0]}–{pts[-1][0]}"
             )
-        w(f"| {c} | " + " | ".join(row) + " |")
+        if any(row):
+            w(f"| {c} | " + " | ".join(row) + " |")
     w("")
     if png_link is not None:
         w(f"![time vs group size, N = P series]({png_link})")
