@@ -126,7 +126,7 @@ pub fn encode_member_assignment(
 /// Every member's `ConsumerProtocolAssignment`, in the members' order. Most are written into one
 /// buffer; a member whose assignment is exactly its history, and whose history bytes are laid
 /// out as this encoder would write the assignment, is answered with those bytes (`'a` is the
-/// input's lifetime), as franz-go and Java would answer a rebalance that moves nothing.
+/// input's lifetime): the same bytes, without encoding them again.
 #[derive(Clone, Debug, Default)]
 pub struct Encoded<'a> {
     bytes: Vec<u8>,
