@@ -163,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--python-inputs",
         action="store_true",
-        help="derive the Python strategies' sorted ids and subscribers per topic in Python each round "
-        "(Inputs ignores the ones the core passes; the core still derives them), to compare",
+        help="derive the Python strategies' sorted ids and subscribers per topic (each round) and lag arrays "
+        "(each group) in Python, as before the core passed them (Inputs ignores the core's; the core still "
+        "derives them), to compare",
     )
     ap.add_argument(
         "--stream", action="store_true", help="the stream plan's per-task path (cut, build inputs, evaluate)"
@@ -177,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
         class PythonDerived(Inputs):
             __slots__ = ()
 
-            def __init__(self, *args: Any, ids: object = None, subs: object = None, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)  # ids and subs derived here, as before the core did
+            def __init__(
+                self, *args: Any, shared: dict[str, Any], ids: object = None, subs: object = None, **kwargs: Any
+            ) -> None:
+                # ids and subs derived here; the lag arrays too, kept per group in a dict of their own
+                super().__init__(*args, shared=shared.setdefault("--python-inputs", {}), **kwargs)
 
         evaluate_module.Inputs = PythonDerived  # type: ignore[misc]
     if args.python_loops:

@@ -1,5 +1,6 @@
 """The fleet core hands the Python strategies their derived inputs (``Inputs.ids``, ``Inputs.subs``)
-instead of each churn round deriving them in Python: they must be exactly what the Python
+and the lag arrays (``Inputs.shared[TOPIC_LAGS]``) instead of each churn round (each group, for the
+arrays) deriving them in Python: they must be exactly what the Python
 derivation gives (:func:`kassign.assignors._greedy.subscribers_by_topic` on the round's members):
 the same list, the same dict order, tuples of the same member indexes, and the same tuple sharing
 between topics (strategies intern eligible sets by identity). The result rows stay those of the
@@ -13,7 +14,7 @@ from collections import Counter
 import pyarrow as pa
 import pytest
 
-from kassign.assignors._greedy import Inputs, subscribers_by_topic
+from kassign.assignors._greedy import TOPIC_LAGS, Inputs, subscribers_by_topic
 from kassign.fleet.evaluate import evaluate_group_table, python_strategies
 from kassign.fleet.group import evaluate_group
 from test_fleet_evaluate import MEMBER_COLUMNS, PARTS_SCHEMA, TOPICS, assert_rows_equal, random_group
@@ -38,6 +39,11 @@ def check_inputs(inputs: Inputs) -> None:
     assert list(got.items()) == list(want.items())  # same keys in the same order, same tuples
     assert all(type(v) is tuple and all(type(i) is int for i in v) for v in got.values())
     assert _sharing(got) == _sharing(want)
+    # the lag arrays of every topic, as lag-aware derives them from ``lags``
+    lags, ppt = inputs.lags or {}, inputs.partitions_per_topic
+    arrays = {t: [lags.get((t, p), 0) for p in range(n)] for t, n in ppt.items()}
+    assert inputs.shared[TOPIC_LAGS] == {t: a if any(a) else None for t, a in arrays.items()}
+    SEEN["lagged"] += any(a is not None for a in inputs.shared[TOPIC_LAGS].values())
     SEEN["calls"] += 1
     SEEN["shared"] += len(set(_sharing(want))) < len(want)
     SEEN["unsorted"] += list(want) != sorted(want)
@@ -112,4 +118,4 @@ def test_the_checks_above_are_not_vacuous():
         m, p = big_group(rng, rng.randint(20, 120))
         evaluate_group_table("k", "big", m, p, ["fair"], prepared=probing(["fair"]), churn_rounds=3, seed=seed)
     assert SEEN["calls"] == 12 * 4
-    assert SEEN["shared"] > 0 and SEEN["unsorted"] > 0 and SEEN["skipped"] > 0, SEEN
+    assert SEEN["shared"] > 0 and SEEN["unsorted"] > 0 and SEEN["skipped"] > 0 and SEEN["lagged"] > 0, SEEN

@@ -151,6 +151,12 @@ def build_result(
     return {m: lists[rank[m]] for m in members}
 
 
+#: The key of :attr:`Inputs.shared` holding each topic's lag array: topic -> the lag of each of its
+#: partitions (0 without one), or None when they are all 0. Filled per topic by the strategies that
+#: read it (lag-aware), or for every topic up front by the fleet core, which has the arrays decoded.
+TOPIC_LAGS = "topic-lags"
+
+
 class Inputs:
     """A Python strategy's arguments with what every strategy derives from them, computed once.
 
@@ -166,7 +172,7 @@ class Inputs:
     ``previous`` from the core instead of members that carry their owned partitions.
     ``shared`` holds values derived from ``partitions_per_topic`` and ``lags`` alone (e.g. the lag
     array of each topic): the fleet job passes one dict to every ``Inputs`` of a group, since
-    those two are the same in every churn round.
+    those two are the same in every churn round (:data:`TOPIC_LAGS`: the lag arrays).
     ``ids`` and ``subs``, when given, are ``sorted(members)`` and :attr:`subs` already derived by
     the caller (the fleet core derives both from its interned problem: the same list, the same
     dict order and the same tuple sharing as :func:`subscribers_by_topic`; the tests compare them).

@@ -84,7 +84,7 @@ from heapq import heapify, heappop, heappush, heapreplace
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import Balancer, Inputs, build_result, deal_global
+from ._greedy import TOPIC_LAGS, Balancer, Inputs, build_result, deal_global
 
 NAME = "lag-aware"
 MODES = ("proposal", "per-topic", "global")
@@ -256,7 +256,7 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     elif "lag-aware:arrays" in inputs.memo:
         arrays = inputs.memo["lag-aware:arrays"]  # the same for every mode: derived once, read-only
     else:
-        cache = inputs.shared.setdefault("lag-aware:topic-arrays", {})
+        cache = inputs.shared.setdefault(TOPIC_LAGS, {})
         arrays = inputs.memo["lag-aware:arrays"] = _lag_arrays(subs, partitions_per_topic, inputs.lags, cache)
     n = len(ids)
     kept = 0

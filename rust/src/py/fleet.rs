@@ -316,6 +316,9 @@ pub(super) fn push_part(g: &mut GroupRows, row: PartRow, committed: Option<&Vec<
     }
 }
 
+/// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
+const TOPIC_LAGS: &str = "topic-lags";
+
 /// Python strategies: called with `kassign.Member`s, they return `{topic: [owner index]}` (owner =
 /// index into the sorted member ids, -1 = unassigned).
 struct PyAssigner<'py, 'g> {
@@ -368,6 +371,22 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 lags.set_item(key, group.lag[f as usize])?;
             }
         }
+        // `Inputs.shared[TOPIC_LAGS]` (kassign.assignors._greedy): each topic's lag array, None
+        // when all 0, from the decoded lags (what the strategies would derive from `lags`).
+        let topic_lags = PyDict::new(py);
+        for (t, name) in names.iter().enumerate() {
+            let (lo, hi) = (p.topic_base[t] as usize, p.topic_base[t + 1] as usize);
+            let arr: Vec<i64> = (lo..hi)
+                .map(|f| if group.has_lag[f] { group.lag[f] } else { 0 })
+                .collect();
+            if arr.iter().any(|&x| x != 0) {
+                topic_lags.set_item(name, arr)?;
+            } else {
+                topic_lags.set_item(name, py.None())?;
+            }
+        }
+        let shared = PyDict::new(py);
+        shared.set_item(TOPIC_LAGS, topic_lags)?;
         let sub_tuples = group
             .subscriptions
             .iter()
@@ -398,7 +417,7 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             topic_names: names,
             inputs_class,
             inputs: FxHashMap::default(),
-            shared: PyDict::new(py),
+            shared,
         })
     }
 
