@@ -3,7 +3,7 @@
 (``kassign.fleet.group.evaluate_group``), on the groups of a snapshot.
 
     python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 \
-        [--reference] [--profile] [--python-loops | --python-improve] [--stream]
+        [--reference] [--profile] [--python-loops | --python-improve] [--python-inputs] [--stream]
 
 The group tables are built with pyarrow the way the job's cogroup plan builds them (members; the
 group's subscribed topics joined with partitions and committed offsets; a marker row with the
@@ -27,6 +27,7 @@ import os
 import pstats
 import sys
 import time
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -160,9 +161,30 @@ def main(argv: list[str] | None = None) -> int:
         help="run only lag-aware's improvement pass in Python (_core.lag_improve's reference and fallback)",
     )
     ap.add_argument(
+        "--python-inputs",
+        action="store_true",
+        help="derive the Python strategies' sorted ids and subscribers per topic (each round) and lag arrays "
+        "(each group) in Python, as before the core passed them (Inputs ignores the core's; the core still "
+        "derives them), to compare",
+    )
+    ap.add_argument(
         "--stream", action="store_true", help="the stream plan's per-task path (cut, build inputs, evaluate)"
     )
     args = ap.parse_args(argv)
+    if args.python_inputs:
+        import kassign.fleet.evaluate as evaluate_module
+        from kassign.assignors._greedy import Inputs
+
+        class PythonDerived(Inputs):
+            __slots__ = ()
+
+            def __init__(
+                self, *args: Any, shared: dict[str, Any], ids: object = None, subs: object = None, **kwargs: Any
+            ) -> None:
+                # ids and subs derived here; the lag arrays too, kept per group in a dict of their own
+                super().__init__(*args, shared=shared.setdefault("--python-inputs", {}), **kwargs)
+
+        evaluate_module.Inputs = PythonDerived  # type: ignore[misc]
     if args.python_loops:
         from kassign import _core
 

@@ -1,8 +1,8 @@
 """The Rust improvement pass of ``lag-aware`` against the Python class it replaces.
 
 ``_core.lag_improve`` runs ``lag_aware._Improver``'s pass (``lag_aware._improve``); the Python
-class is kept (``_improve_py``) as the reference and the fallback. Here both run on seeded random
-inputs — placements far from balanced, lags with ties, zeros and hot partitions, shared and
+class is kept (``_improve(..., kernel=False)``) as the reference and the fallback. Here both run on
+seeded random inputs — placements far from balanced, lags with ties, zeros and hot partitions, shared and
 distinct subscriptions, per-topic and global count rules, frozen partitions and minimum gains,
 groups large enough to hit the round limit and the work budget — and must agree exactly: moves,
 owners and loads. Then the whole strategy with and without the kernel (every mode, sticky too),
@@ -73,7 +73,7 @@ def random_case(rng: random.Random, big: bool = False) -> dict[str, Any]:
 def both(case: dict[str, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     a, b = copy.deepcopy(case), copy.deepcopy(case)
     new = lag_aware._improve(**a)
-    old = lag_aware._improve_py(**b)
+    old = lag_aware._improve(**b, kernel=False)
     return (new, a["owners"]), (old, b["owners"])
 
 

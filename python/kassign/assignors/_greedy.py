@@ -151,6 +151,12 @@ def build_result(
     return {m: lists[rank[m]] for m in members}
 
 
+#: The key of :attr:`Inputs.shared` holding each topic's lag array: topic -> the lag of each of its
+#: partitions (0 without one), or None when they are all 0. Filled per topic by the strategies that
+#: read it (lag-aware), or for every topic up front by the fleet core, which has the arrays decoded.
+TOPIC_LAGS = "topic-lags"
+
+
 class Inputs:
     """A Python strategy's arguments with what every strategy derives from them, computed once.
 
@@ -166,7 +172,10 @@ class Inputs:
     ``previous`` from the core instead of members that carry their owned partitions.
     ``shared`` holds values derived from ``partitions_per_topic`` and ``lags`` alone (e.g. the lag
     array of each topic): the fleet job passes one dict to every ``Inputs`` of a group, since
-    those two are the same in every churn round.
+    those two are the same in every churn round (:data:`TOPIC_LAGS`: the lag arrays).
+    ``ids`` and ``subs``, when given, are ``sorted(members)`` and :attr:`subs` already derived by
+    the caller (the fleet core derives both from its interned problem: the same list, the same
+    dict order and the same tuple sharing as :func:`subscribers_by_topic`; the tests compare them).
     """
 
     __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous", "shared")
@@ -179,13 +188,15 @@ class Inputs:
         history: dict[str, Member] | None = None,
         *,
         shared: dict[str, Any] | None = None,
+        ids: list[str] | None = None,
+        subs: dict[str, tuple[int, ...]] | None = None,
     ) -> None:
         self.members = members
         self.partitions_per_topic = partitions_per_topic
         self.lags = lags
         self.history = members if history is None else history
-        self.ids = sorted(members)
-        self._subs: dict[str, tuple[int, ...]] | None = None
+        self.ids = sorted(members) if ids is None else ids
+        self._subs: dict[str, tuple[int, ...]] | None = subs
         #: Values a strategy derives from these inputs alone, by name (e.g. lag arrays).
         self.memo: dict[str, Any] = {}
         #: Values derived from ``partitions_per_topic`` and ``lags`` alone, by name.

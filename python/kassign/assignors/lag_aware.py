@@ -84,7 +84,7 @@ from heapq import heapify, heappop, heappush, heapreplace
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import Balancer, Inputs, build_result, deal_global
+from ._greedy import TOPIC_LAGS, Balancer, Inputs, build_result, deal_global
 
 NAME = "lag-aware"
 MODES = ("proposal", "per-topic", "global")
@@ -256,7 +256,7 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     elif "lag-aware:arrays" in inputs.memo:
         arrays = inputs.memo["lag-aware:arrays"]  # the same for every mode: derived once, read-only
     else:
-        cache = inputs.shared.setdefault("lag-aware:topic-arrays", {})
+        cache = inputs.shared.setdefault(TOPIC_LAGS, {})
         arrays = inputs.memo["lag-aware:arrays"] = _lag_arrays(subs, partitions_per_topic, inputs.lags, cache)
     n = len(ids)
     kept = 0
@@ -719,20 +719,30 @@ def _improve(
     overall: bool,
     limit: int,
     phases: Phases,
+    *,
+    kernel: bool = True,
 ) -> tuple[int, list[int]]:
     """The improvement pass (module docstring) over ``owners`` (updated in place) from ``load``,
     one run per phase (least gain as a fraction of the busiest member's lag, frozen flags per
     topic or None). Returns (partition moves, loads after).
 
     The pass runs in the Rust core (``_core.lag_improve``, the same rules, samples and budgets);
-    :func:`_improve_py` (the :class:`_Improver` class) is the Python implementation, used when a
-    lag sum reaches 2**50 (the kernel's exact range) and as the reference the tests compare with.
+    ``kernel=False`` runs the Python implementation (the :class:`_Improver` class), which is also
+    used when a lag sum reaches 2**50 (the kernel's exact range) and is the reference the tests
+    compare with.
     """
     from .. import _core
 
+    def in_python() -> tuple[int, list[int]]:
+        imp = _Improver(n, subs, owners, arrays, load, overall=overall)
+        moved = 0
+        for need_rel, frozen in phases:
+            moved += imp.run(limit, need_rel=need_rel, frozen=frozen)
+        return moved, imp.load
+
     topics = list(subs)
-    if len(owners) != len(topics) or any(t not in owners for t in topics):
-        return _improve_py(n, subs, owners, arrays, load, overall, limit, phases)
+    if not kernel or len(owners) != len(topics) or any(t not in owners for t in topics):
+        return in_python()
     index = {t: k for k, t in enumerate(topics)}
     try:
         moved, lists, after = _core.lag_improve(
@@ -755,28 +765,10 @@ def _improve(
             ),
         )
     except OverflowError:
-        return _improve_py(n, subs, owners, arrays, load, overall, limit, phases)
+        return in_python()
     for t, own in zip(topics, lists):
         owners[t][:] = own
     return sum(moved), after
-
-
-def _improve_py(
-    n: int,
-    subs: dict[str, tuple[int, ...]],
-    owners: dict[str, list[int]],
-    arrays: dict[str, list[int]],
-    load: list[int],
-    overall: bool,
-    limit: int,
-    phases: Phases,
-) -> tuple[int, list[int]]:
-    """:func:`_improve` in Python (the reference of its kernel)."""
-    imp = _Improver(n, subs, owners, arrays, load, overall=overall)
-    moved = 0
-    for need_rel, frozen in phases:
-        moved += imp.run(limit, need_rel=need_rel, frozen=frozen)
-    return moved, imp.load
 
 
 class _Improver:

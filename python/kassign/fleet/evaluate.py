@@ -8,7 +8,8 @@ sticky, cooperative-sticky) with the GIL released, measures every result and rep
 reusing the problem for every strategy and round. The Python strategies (lag-aware, fair,
 failover) are called back with ``kassign.Member`` objects built once per member from the decoded
 rows, wrapped in one :class:`kassign.assignors._greedy.Inputs` per member set (every Python
-strategy of a churn round shares its sorted ids, subscribers per topic and lag arrays), and return
+strategy of a churn round shares its sorted ids, subscribers per topic and lag arrays; the core
+derives the ids and subscribers from its interned problem), and return
 owner arrays (:data:`kassign.assignors.PYTHON_OWNERS`), which the core measures the same way; the
 sticky ones get the previous owners the core derives instead of members carrying owned partitions.
 The result is a pyarrow table in :func:`kassign.fleet.group.result_schema`.

@@ -6,7 +6,8 @@
 //! ([`crate::fleet::Group`]), then every Rust strategy is evaluated with the GIL released. Python
 //! strategies (lag-aware, fair, failover) are called back with one `kassign.assignors._greedy.Inputs`
 //! per member set (shared by every Python strategy of a churn round), holding `kassign.Member`
-//! objects built once per group member from the decoded rows (no re-validation); the sticky ones
+//! objects built once per group member from the decoded rows (no re-validation), with the sorted
+//! ids and the subscribers per topic derived here ([`PyAssigner::subs`]); the sticky ones
 //! also get the previous owners the core derives ([`PyAssigner::previous`]) instead of members
 //! carrying owned partitions. They return per-topic owner arrays, which the core measures like any
 //! other result. The result rows go back as one pyarrow table.
@@ -23,7 +24,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Fields, Schema};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3_arrow::PyTable;
 
 use super::errors::run_detached;
@@ -315,6 +316,9 @@ pub(super) fn push_part(g: &mut GroupRows, row: PartRow, committed: Option<&Vec<
     }
 }
 
+/// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
+const TOPIC_LAGS: &str = "topic-lags";
+
 /// Python strategies: called with `kassign.Member`s, they return `{topic: [owner index]}` (owner =
 /// index into the sorted member ids, -1 = unassigned).
 struct PyAssigner<'py, 'g> {
@@ -330,6 +334,8 @@ struct PyAssigner<'py, 'g> {
     ppt: Bound<'py, PyDict>,
     lags: Bound<'py, PyDict>,
     topic_ids: FxHashMap<String, u32>,
+    /// Problem topic id => its name as a Python string (the keys of `Inputs.subs`).
+    topic_names: Vec<Bound<'py, PyString>>,
     /// `kassign.assignors._greedy.Inputs`, and one instance per member set seen (a churn round has
     /// the same members for every strategy): derived inputs are shared by every Python strategy.
     inputs_class: Bound<'py, PyAny>,
@@ -365,6 +371,22 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 lags.set_item(key, group.lag[f as usize])?;
             }
         }
+        // `Inputs.shared[TOPIC_LAGS]` (kassign.assignors._greedy): each topic's lag array, None
+        // when all 0, from the decoded lags (what the strategies would derive from `lags`).
+        let topic_lags = PyDict::new(py);
+        for (t, name) in names.iter().enumerate() {
+            let (lo, hi) = (p.topic_base[t] as usize, p.topic_base[t + 1] as usize);
+            let arr: Vec<i64> = (lo..hi)
+                .map(|f| if group.has_lag[f] { group.lag[f] } else { 0 })
+                .collect();
+            if arr.iter().any(|&x| x != 0) {
+                topic_lags.set_item(name, arr)?;
+            } else {
+                topic_lags.set_item(name, py.None())?;
+            }
+        }
+        let shared = PyDict::new(py);
+        shared.set_item(TOPIC_LAGS, topic_lags)?;
         let sub_tuples = group
             .subscriptions
             .iter()
@@ -392,9 +414,10 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             ppt,
             lags,
             topic_ids,
+            topic_names: names,
             inputs_class,
             inputs: FxHashMap::default(),
-            shared: PyDict::new(py),
+            shared,
         })
     }
 
@@ -504,6 +527,22 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         Ok(out)
     }
 
+    /// `Inputs.subs` of the round's members, derived in the core
+    /// ([`fleet::problem::subscribers_by_topic`]: the same dict order and tuple sharing as the
+    /// Python derivation it replaces).
+    fn subs(&self, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
+        let (topics, sets) = fleet::problem::subscribers_by_topic(problem);
+        let tuples = sets
+            .iter()
+            .map(|s| PyTuple::new(self.py, s))
+            .collect::<PyResult<Vec<_>>>()?;
+        let out = PyDict::new(self.py);
+        for (t, s) in topics {
+            out.set_item(&self.topic_names[t as usize], &tuples[s as usize])?;
+        }
+        Ok(out)
+    }
+
     /// A member id as a Python string, interned for the group.
     fn id(&mut self, id: &str) -> Bound<'py, PyString> {
         match self.ids.get(id) {
@@ -536,12 +575,17 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             Some(i) => i.clone(),
             None => {
                 let members = PyDict::new(py);
+                let ids = PyList::empty(py);
                 for (m, origin) in problem.members.iter().zip(origins) {
                     let obj = self.history_free(*origin)?;
-                    members.set_item(self.id(&m.id), obj)?;
+                    let id = self.id(&m.id);
+                    members.set_item(&id, obj)?;
+                    ids.append(id)?; // problem members are sorted by id: this is sorted(members)
                 }
                 let kwargs = PyDict::new(py);
                 kwargs.set_item("shared", &self.shared)?;
+                kwargs.set_item("ids", ids)?;
+                kwargs.set_item("subs", self.subs(problem)?)?;
                 let i = self
                     .inputs_class
                     .call((members, &self.ppt, &self.lags), Some(&kwargs))?;
