@@ -33,8 +33,11 @@ develop: $(VENV)/.deps
 
 # The main job: the fleet report (PySpark, local[*]) on the bundled default fleet of 300 synthetic
 # groups: every strategy on every group -> out/fleet/report.html, results.parquet, console summary.
+# Its set-up records the Spark driver JVM's class archive once (python -m kassign.fleet.warmup: a
+# small run of the job; kassign.fleet.classarchive), so the job's Spark start maps Spark's classes.
 DEMO_OUT ?= out/fleet
 demo: develop
+	$(PY) -m kassign.fleet.warmup
 	$(VENV)/bin/kassign fleet --out $(DEMO_OUT) --churn 4
 
 test-rust:

@@ -21,6 +21,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 pytest_plugins = ["kafka_broker"]
 
+# The Spark runs of the tests start their JVM without the class archive (kassign.fleet.classarchive),
+# so that no test writes one into the user's cache and every run starts the same way;
+# tests/test_spark_class_archive.py sets its own.
+os.environ.setdefault("KASSIGN_SPARK_CLASS_ARCHIVE", "off")
+
 # Tests that use these fixtures need the real broker (Java, Maven, a Kafka process): they are
 # marked ``broker`` wherever they live, so ``-m "not broker"`` leaves them all out.
 BROKER_FIXTURES = frozenset({"kafka_broker", "numbered_topics", "java_consumer"})

@@ -138,6 +138,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         ship_kassign=args.ship_kassign,
         plan=args.plan,
+        class_archive=args.class_archive,
     )
 
     def log(msg: str) -> None:
@@ -229,6 +230,14 @@ def add_fleet(sub: Any) -> None:
         "the executors, the members go through one sorted exchange to mapInArrow; cogroup: every "
         "table through Spark (aggregations, joins, cogroup.applyInArrow), slower, for partitions and "
         "offsets tables too big for the driver's memory",
+    )
+    p.add_argument(
+        "--class-archive",
+        choices=["auto", "use", "off"],
+        default="auto",
+        help="the driver JVM's class archive (faster Spark start, kassign.fleet.classarchive): auto "
+        "(default) uses it, or records it during this run when it does not exist; use: never record; "
+        "off: neither (also KASSIGN_SPARK_CLASS_ARCHIVE=off)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_fleet)

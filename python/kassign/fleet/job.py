@@ -39,7 +39,7 @@ import pyarrow as pa
 
 import kassign
 
-from . import DEFAULT_DRIVER_MEMORY, stream
+from . import DEFAULT_DRIVER_MEMORY, classarchive, stream
 from .group import result_schema
 from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
@@ -70,6 +70,9 @@ class FleetConfig:
     ship_kassign: bool = False
     #: :data:`PLANS`: "stream" (default) or the earlier "cogroup".
     plan: str = "stream"
+    #: The driver JVM's class archive (:mod:`kassign.fleet.classarchive`): "auto" (default), "use" or
+    #: "off".
+    class_archive: str = "auto"
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:
@@ -171,6 +174,10 @@ BIG_DRIVER_JVM_OPTIONS = "-XX:+UseSerialGC"
 BIG_SNAPSHOT_MEMBER_ROWS = 200_000
 
 
+#: ``MALLOC_ARENA_MAX`` of the JVM that ``kassign fleet`` starts in local mode (unless set).
+MALLOC_ARENA_MAX = 2
+
+
 def driver_jvm_options(snapshot: str | None) -> str:
     """:data:`BIG_DRIVER_JVM_OPTIONS` for a local snapshot with at least
     :data:`BIG_SNAPSHOT_MEMBER_ROWS` member rows, else :data:`DRIVER_JVM_OPTIONS`."""
@@ -189,6 +196,10 @@ def quiet_spark_env(master: str, jvm_options: str = DRIVER_JVM_OPTIONS) -> list[
     os.environ.setdefault("SPARK_LAUNCHER_OPTS", DRIVER_JVM_OPTIONS)
     if master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # glibc's malloc gives each thread that allocates natively (shuffle compression, Parquet,
+        # Netty) an arena of its own; the JVM's RSS on the 10,000-group fleet swung between 0.8 and
+        # 1.5 GiB from run to run with the default (8 x cores), 0.8 GiB with 2 (docs/fleet.md)
+        os.environ.setdefault("MALLOC_ARENA_MAX", str(MALLOC_ARENA_MAX))
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
     path = os.path.join(tempfile.gettempdir(), "kassign-log4j2.properties")
@@ -239,11 +250,30 @@ def effective_master(cfg: FleetConfig) -> str | None:
     return None if "PYSPARK_GATEWAY_PORT" in os.environ else "local[*]"
 
 
-def spark_session(cfg: FleetConfig) -> Any:
+def class_archive_plan(cfg: FleetConfig) -> classarchive.Plan:
+    """What the session this job starts does with the class archive: nothing when a JVM runs
+    already (spark-submit, or an earlier session in this process) or when ``--conf`` sets the
+    driver's JVM options (they replace the job's)."""
+    from pyspark import SparkContext
+
+    if (
+        "PYSPARK_GATEWAY_PORT" in os.environ
+        or SparkContext._gateway is not None
+        or "spark.driver.extraJavaOptions" in cfg.spark_conf
+    ):
+        return classarchive.Plan(None, "")
+    return classarchive.plan(cfg.class_archive)
+
+
+def spark_session(cfg: FleetConfig, archive: classarchive.Plan | None = None) -> Any:
+    """The job's Spark session; ``archive`` adds the class archive's JVM options."""
     from pyspark.sql import SparkSession
 
     master = effective_master(cfg)
-    quiet = quiet_spark_env(master or "", driver_jvm_options(cfg.snapshot))
+    jvm = driver_jvm_options(cfg.snapshot)
+    if archive is not None and archive.jvm_options:
+        jvm = f"{jvm} {archive.jvm_options}"
+    quiet = quiet_spark_env(master or "", jvm)
     conf = dict(cfg.spark_conf)
     if cfg.ship_kassign:
         conf.update(ship_conf(package_archive(cfg.out), conf))
@@ -669,6 +699,8 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     strategies = check_strategies(cfg.strategies)
     if cfg.churn < 0:
         raise FleetError(f"churn: expected >= 0 rounds, got {cfg.churn}")
+    if cfg.class_archive not in classarchive.MODES:
+        raise FleetError(f"class archive: expected one of {', '.join(classarchive.MODES)}, got {cfg.class_archive!r}")
     t_start = time.perf_counter()
     os.makedirs(cfg.out, exist_ok=True)
     snapshot = cfg.snapshot or default_fleet(cfg.out, log=say)
@@ -676,10 +708,15 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         check_snapshot(snapshot.removeprefix("file://"))
     say(f"strategies: {', '.join(strategies)}" + (f"; churn replay: {cfg.churn} rounds" if cfg.churn else ""))
     own_spark = spark is None
+    archive = classarchive.Plan(None, "")
     t_spark = time.perf_counter()
     if own_spark:
-        say(f"starting Spark ({effective_master(cfg) or 'spark-submit master'})")
-        spark = spark_session(cfg)
+        archive = class_archive_plan(cfg)
+        note = {True: "; JVM class archive " + str(archive.path), False: ""}[archive.used]
+        if archive.recording:
+            note = "; recording the JVM class archive for later runs (this run starts slower)"
+        say(f"starting Spark ({effective_master(cfg) or 'spark-submit master'}{note})")
+        spark = spark_session(cfg, archive)
     sc = spark.sparkContext
     shuffle = cfg.shuffle_partitions or default_partitions(snapshot, sc.defaultParallelism)
     spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
@@ -726,4 +763,12 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         run.report_path = write_report(run, cfg.out)
         say(f"report written {time.perf_counter() - t_spark:.1f}s after Spark start -> {run.report_path}")
     run.seconds = time.perf_counter() - t_start
+    if archive.recording:
+        t = time.perf_counter()
+        path = classarchive.finish(archive, spark)
+        if path:
+            mib = os.path.getsize(path) / 2**20
+            say(f"recorded the JVM class archive ({mib:.0f} MiB) in {time.perf_counter() - t:.1f}s -> {path}")
+        else:
+            say("the JVM wrote no class archive; a later run records it again")
     return run

@@ -1,0 +1,158 @@
+"""The driver JVM's class archive (kassign.fleet.classarchive): where it lives, what each mode
+adds to the JVM's options, and how a recording is moved into place. The Spark runs that record,
+use and survive a broken archive are in tests/test_spark_class_archive.py."""
+
+import os
+
+import pytest
+
+from kassign.fleet import classarchive
+from kassign.fleet.classarchive import ENV, Plan, archive_key, finish, plan
+
+
+@pytest.fixture
+def archive(tmp_path, monkeypatch):
+    path = tmp_path / "cache" / "spark-classes.jsa"
+    monkeypatch.setenv(ENV, str(path))
+    return path
+
+
+def test_off_adds_nothing(archive):
+    assert plan("off") == Plan(None, "")
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"x")
+    assert plan("off") == Plan(None, "")
+
+
+def test_env_off_disables_every_mode(monkeypatch):
+    monkeypatch.setenv(ENV, "OFF")
+    assert classarchive.archive_path() is None
+    for mode in classarchive.MODES:
+        assert plan(mode) == Plan(None, "")
+
+
+def test_missing_archive_auto_records_to_a_temporary_file_beside_it(archive):
+    p = plan("auto")
+    assert p.path == str(archive)
+    assert p.recording is not None and not p.used
+    assert os.path.dirname(p.recording) == str(archive.parent)  # created, and a rename stays on one disk
+    assert archive.parent.is_dir()
+    assert p.recording != str(archive) and p.recording.endswith(".tmp")
+    assert f"-XX:ArchiveClassesAtExit={p.recording}" in p.jvm_options.split()
+    assert "-XX:SharedArchiveFile" not in p.jvm_options
+    # two recording runs never write the same file
+    assert plan("auto").recording != p.recording
+
+
+def test_missing_archive_use_adds_nothing(archive):
+    p = plan("use")
+    assert p.jvm_options == "" and p.recording is None and not p.used
+
+
+@pytest.mark.parametrize("mode", ["auto", "use"])
+def test_existing_archive_is_mapped_quietly(archive, mode):
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"x")
+    p = plan(mode)
+    assert p.used and p.recording is None
+    opts = p.jvm_options.split()
+    assert f"-XX:SharedArchiveFile={archive}" in opts
+    assert "-Xlog:cds=off" in opts and "-Xlog:cds+dynamic=off" in opts
+    assert not any(o.startswith("-XX:ArchiveClassesAtExit") for o in opts)
+
+
+def test_unknown_mode_is_an_error():
+    with pytest.raises(ValueError, match="expected one of auto, use, off, got 'always'"):
+        plan("always")
+
+
+def _fake_java(root):
+    (root / "bin").mkdir(parents=True)
+    (root / "lib" / "server").mkdir(parents=True)
+    java = root / "bin" / "java"
+    java.write_text("java")
+    (root / "lib" / "server" / "libjvm.so").write_bytes(b"\0" * 10)
+    jars = root / "jars"
+    jars.mkdir()
+    for name in ("a.jar", "b.jar"):
+        (jars / name).write_bytes(b"\0" * 5)
+    return str(java), jars
+
+
+def test_key_follows_the_java_and_the_jars(tmp_path):
+    java, jars = _fake_java(tmp_path / "one")
+    key = archive_key(java, str(jars))
+    assert key == archive_key(java, str(jars))
+    assert len(key) == 16 and int(key, 16) >= 0
+    (jars / "notes.txt").write_text("not a jar")
+    assert archive_key(java, str(jars)) == key
+    (jars / "b.jar").write_bytes(b"\0" * 6)  # a jar's size
+    k2 = archive_key(java, str(jars))
+    assert k2 != key
+    (jars / "c.jar").write_bytes(b"")  # one more jar
+    k3 = archive_key(java, str(jars))
+    assert k3 not in (key, k2)
+    libjvm = tmp_path / "one" / "lib" / "server" / "libjvm.so"
+    libjvm.write_bytes(b"\0" * 11)  # another JVM build in the same place
+    assert archive_key(java, str(jars)) not in (key, k2, k3)
+    other, _ = _fake_java(tmp_path / "two")  # another java
+    assert archive_key(other, str(jars)) != archive_key(java, str(jars))
+
+
+def test_default_path_is_in_the_user_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    java, jars = _fake_java(tmp_path / "jdk")
+    monkeypatch.setattr(classarchive, "_java", lambda: java)
+    monkeypatch.setattr(classarchive, "_spark_jars", lambda: str(jars))
+    assert classarchive.archive_path() == str(
+        tmp_path / "kassign" / f"spark-classes-{archive_key(java, str(jars))}.jsa"
+    )
+    monkeypatch.setattr(classarchive, "_java", lambda: None)
+    assert classarchive.archive_path() is None
+
+
+@pytest.fixture
+def no_gateway(monkeypatch):
+    # finish() ends the JVM this process launched; these tests run without one (another test
+    # module's session may have left its gateway in this process)
+    from pyspark import SparkContext
+
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.setattr(SparkContext, "_jvm", None)
+
+
+class _Stopped:
+    def __init__(self):
+        self.stopped = 0
+
+    def stop(self):
+        self.stopped += 1
+
+
+def test_finish_moves_the_recording_into_place(archive, no_gateway):
+    p = plan("auto")
+    assert p.recording is not None
+    with open(p.recording, "wb") as f:
+        f.write(b"archive")
+    spark = _Stopped()
+    assert finish(p, spark) == str(archive)
+    assert spark.stopped == 1
+    assert archive.read_bytes() == b"archive" and not os.path.exists(p.recording)
+
+
+@pytest.mark.parametrize("content", [None, b""])
+def test_finish_without_a_recording_leaves_no_archive(archive, content, no_gateway):
+    p = plan("auto")
+    assert p.recording is not None
+    if content is not None:
+        with open(p.recording, "wb") as f:
+            f.write(content)
+    assert finish(p, _Stopped()) is None
+    assert not archive.exists() and not os.path.exists(p.recording)
+
+
+def test_finish_after_a_run_that_did_not_record_does_nothing(archive):
+    spark = _Stopped()
+    assert finish(Plan(str(archive), ""), spark) is None
+    assert spark.stopped == 0
