@@ -202,6 +202,33 @@ def test_churn_columns(run):
     assert sum(r["churn_moves"] for r in ok) > 0
 
 
+def test_results_read_back_equal_sparks_own_read(spark, run, monkeypatch):
+    # the job reads a local results.parquet with pyarrow; before, it read it through Spark, which is
+    # still how it reads a remote one: both give the same table, in result_schema's types
+    from kassign.fleet import job
+    from kassign.fleet.group import result_schema
+
+    spark_read = spark.read.parquet(run.results_path).drop("assignment").toArrow()
+    assert spark_read.num_rows == run.results.num_rows > 0
+    assert run.results.schema == result_schema(False)
+    key = ("cluster", "group_id", "strategy")
+
+    def rows(table):
+        return sorted(table.to_pylist(), key=lambda r: tuple(r[k] for k in key))
+
+    assert rows(run.results) == rows(spark_read)
+    keys = [tuple(r[k] for k in key[:2]) for r in run.results.to_pylist()]
+    assert keys == sorted(keys)
+    # within a group, the strategies' order
+    order = {s: i for i, s in enumerate(run.strategies)}
+    first = [r["strategy"] for r in run.results.to_pylist() if tuple(r[k] for k in key[:2]) == keys[0]]
+    assert first == sorted(first, key=order.__getitem__) and len(first) == len(run.strategies)
+    monkeypatch.setattr(job, "_is_local_path", lambda path: False)
+    through_spark = job.read_results(spark, run.results_path)
+    assert through_spark.schema == result_schema(False)
+    assert through_spark.equals(run.results)
+
+
 def test_report_html_and_pngs(run):
     html = open(run.report_path, encoding="utf-8").read()
     pngs = re.findall(r'<img src="([^"]+)"', html)

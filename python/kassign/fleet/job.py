@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ import pyarrow as pa
 
 import kassign
 
-from . import DEFAULT_DRIVER_MEMORY, classarchive, stream
+from . import DEFAULT_DRIVER_MEMORY, classarchive, figures, stream
 from .group import result_schema
 from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
@@ -470,11 +471,13 @@ class StreamFiles:
     partitions: str  # file name: kassign.fleet.stream.compact_partitions
     offsets: str  # file name: kassign.fleet.stream.pack_offsets' rows
     offset_keys: pa.Table  # pack_offsets' keys: (cluster, group_id, offsets_start, offsets_end)
+    directory: str = ""  # where the driver wrote them
 
 
-def stream_files(spark: Any, snapshot: str) -> StreamFiles:
+def pack_stream_files(spark: Any, snapshot: str) -> StreamFiles:
     """Pack the snapshot's partitions (per topic) and committed offsets (per group) into Arrow IPC
-    files (:mod:`kassign.fleet.stream`) and add them to the Spark files."""
+    files (:mod:`kassign.fleet.stream`) in a temporary directory. ``spark`` is only used for a
+    snapshot that is not local (None is fine for a local one: the job packs while the JVM starts)."""
     import atexit
     import shutil
     import tempfile
@@ -493,9 +496,16 @@ def stream_files(spark: Any, snapshot: str) -> StreamFiles:
     del rows
     # give the tables' memory back to the system now: the driver idles through the job
     pa.default_memory_pool().release_unused()
-    for name in names:
-        spark.sparkContext.addFile(os.path.join(d, name))
-    return StreamFiles(names[0], names[1], keys)
+    return StreamFiles(names[0], names[1], keys, d)
+
+
+def stream_files(spark: Any, snapshot: str, packed: StreamFiles | None = None) -> StreamFiles:
+    """The stream plan's files (:func:`pack_stream_files`, or ``packed`` when the driver packed them
+    already), added to the Spark files."""
+    files = packed if packed is not None else pack_stream_files(spark, snapshot)
+    for name in (files.partitions, files.offsets):
+        spark.sparkContext.addFile(os.path.join(files.directory, name))
+    return files
 
 
 #: The Parquet leaf of the rack names (Spark and pyarrow name a list's element differently).
@@ -556,8 +566,10 @@ def fleet_dataframe(
     seed: int = 0,
     counter: Any = None,
     plan: str = "stream",
+    packed: StreamFiles | None = None,
 ) -> Any:
-    """The result DataFrame (lazy): one row per (cluster, group_id, strategy)."""
+    """The result DataFrame (lazy): one row per (cluster, group_id, strategy). ``packed``: the stream
+    plan's files when the driver packed them already (:func:`pack_stream_files`)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     if plan not in PLANS:
@@ -598,7 +610,7 @@ def fleet_dataframe(
             .applyInArrow(evaluate, schema=from_arrow_schema(schema))
         )
 
-    files = stream_files(spark, snapshot)
+    files = stream_files(spark, snapshot, packed)
 
     def evaluate_stream(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import SparkFiles
@@ -676,6 +688,22 @@ class _ProgressThread(threading.Thread):
             self.stream.flush()
 
 
+def read_results(spark: Any, path: str) -> pa.Table:
+    """The results the job wrote to ``path``, without the assignment column, in
+    :func:`kassign.fleet.group.result_schema`'s types, sorted by (cluster, group_id) (each group's
+    rows stay in the order the job wrote them: the strategies' order): read with pyarrow from a local
+    path (no Spark job on the driver's cold JVM), else through Spark."""
+    schema = result_schema(False)
+    if _is_local_path(path):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path.removeprefix("file://"), columns=schema.names)
+    else:
+        table = spark.read.parquet(path).select(*schema.names).toArrow()
+    table = table.replace_schema_metadata(None).cast(schema)
+    return table.sort_by([("cluster", "ascending"), ("group_id", "ascending")])
+
+
 @dataclass
 class FleetRun:
     results_path: str
@@ -709,6 +737,15 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     say(f"strategies: {', '.join(strategies)}" + (f"; churn replay: {cfg.churn} rounds" if cfg.churn else ""))
     own_spark = spark is None
     archive = classarchive.Plan(None, "")
+    # while the JVM starts (one core), the driver packs a local snapshot's stream files and imports
+    # what the report needs
+    background = ThreadPoolExecutor(2, thread_name_prefix="kassign-fleet")
+    packing = None
+    if cfg.plan == "stream" and _is_local_path(snapshot):
+        packing = background.submit(pack_stream_files, None, snapshot)
+    if cfg.report:
+        background.submit(figures.preload)
+    background.shutdown(wait=False)
     t_spark = time.perf_counter()
     if own_spark:
         archive = class_archive_plan(cfg)
@@ -732,6 +769,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         seed=cfg.seed,
         counter=counter,
         plan=cfg.plan,
+        packed=packing.result() if packing is not None else None,
     )
     results_path = os.path.join(cfg.out, "results.parquet")
     progress = _ProgressThread(spark, counter, sys.stderr) if cfg.progress else None
@@ -742,10 +780,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     finally:
         if progress:
             progress.stop()
-    res = spark.read.parquet(results_path)
-    if "assignment" in res.columns:
-        res = res.drop("assignment")
-    results = res.toArrow()
+    results = read_results(spark, results_path)
     spark_seconds = time.perf_counter() - t_spark
     say(f"{results.num_rows} result rows for {counter.value} groups in {spark_seconds:.1f}s -> {results_path}")
     run = FleetRun(

@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .figures import save_figure
+
 #: Classic assignor name -> the broker assignor the group lands on.
 BROKER_ASSIGNOR = {"range": "range", "roundrobin": "uniform", "sticky": "uniform", "cooperative-sticky": "uniform"}
 #: The broker's default (``group.remote.assignor`` unset).
@@ -211,6 +213,7 @@ def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
     if view.empty:
         return None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig.subplots_adjust(wspace=0.3)
     labels = ["online -> uniform", "online -> range", "blocked (user data)", "already consumer", "no members"]
     counts = [
         int(((view.status == "online") & (view.lands_on == "uniform")).sum()),
@@ -231,11 +234,10 @@ def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
     ax2.set_xlabel("% of the group's owned partitions moved at the switch")
     ax2.set_ylabel("share of groups")
     ax2.set_title("Partitions moved by the broker's first assignment")
-    ax2.legend(fontsize=8)
+    if ax2.get_legend_handles_labels()[0]:  # no online group with owned partitions: no line
+        ax2.legend(fontsize=8)
     ax2.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "migration.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "migration.png"))
     return (
         "migration.png",
         "Moving to the consumer protocol",

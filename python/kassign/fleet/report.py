@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .figures import save_figure
 from .quality import IMBALANCE_THRESHOLD
 
 #: Columns of the summary table, in order, with their headers.
@@ -137,6 +138,26 @@ def console_table(summary: Any) -> str:
     return "\n".join(lines)
 
 
+def _strategy_ticks(ax: Any) -> None:
+    """Strategy names under bars, rotated and anchored at their tick (centred, neighbours overlap)."""
+    ax.tick_params(axis="x", labelrotation=40)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
+
+
+def _plain_log(ax: Any, which: str) -> None:
+    """A log scale on ``ax``'s ``which`` ("x" or "y") axis with plain-number labels on the decades and
+    none on the minor ticks (the default labels are typeset as math text, the slowest part of
+    drawing these figures)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    getattr(ax, f"set_{which}scale")("log")
+    axis = getattr(ax, f"{which}axis")
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str, str, str]]:
     """Write the PNGs; return (file name, title, caption) for each."""
     import matplotlib
@@ -160,15 +181,13 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     if len(v):
         ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label="best possible", color="black", ls=":")
     ax.axvline(IMBALANCE_THRESHOLD, color="grey", ls="--", lw=1)
-    ax.set_xscale("log")
+    _plain_log(ax, "x")
     ax.set_xlabel("max member lag / mean member lag (log)")
     ax.set_ylabel("share of groups")
     ax.set_title("Lag balance per group")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "lag_balance.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "lag_balance.png"))
     made.append(
         (
             "lag_balance.png",
@@ -192,9 +211,7 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     ax.set_title("Distance from the lower bound per group")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "lag_vs_bound.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "lag_vs_bound.png"))
     made.append(
         (
             "lag_vs_bound.png",
@@ -221,9 +238,7 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     ax.set_title("Partition-count balance")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "count_spread.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "count_spread.png"))
     made.append(
         (
             "count_spread.png",
@@ -235,6 +250,7 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     # 3. moves (and churn)
     has_churn = ok.churn_moves.notna().any()
     fig, axes = plt.subplots(1, 2 if has_churn else 1, figsize=(10 if has_churn else 7, 4.5), squeeze=False)
+    fig.subplots_adjust(wspace=0.3)
     ax = axes[0][0]
     pct = []
     for s in strategies:
@@ -244,7 +260,7 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     ax.bar(strategies, pct, color=[colors[s] for s in strategies])
     ax.set_ylabel("% of previously owned partitions")
     ax.set_title("Moves vs the snapshot's owners")
-    ax.tick_params(axis="x", rotation=30)
+    _strategy_ticks(ax)
     ax.grid(alpha=0.3, axis="y")
     if has_churn:
         ax2 = axes[0][1]
@@ -253,11 +269,9 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
         rounds = int(ok.churn_rounds.max())
         ax2.set_title(f"Cumulative moves over {rounds} leave/join rounds")
         ax2.set_ylabel("partition moves (all groups)")
-        ax2.tick_params(axis="x", rotation=30)
+        _strategy_ticks(ax2)
         ax2.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "moves.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "moves.png"))
     made.append(
         (
             "moves.png",
@@ -278,11 +292,9 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
     ax.set_ylim(0, 100)
     ax.set_ylabel("% of partitions read from a same-rack replica")
     ax.set_title("Rack locality (members with client.rack)")
-    ax.tick_params(axis="x", rotation=30)
+    _strategy_ticks(ax)
     ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "rack_locality.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "rack_locality.png"))
     made.append(
         (
             "rack_locality.png",
@@ -312,16 +324,14 @@ def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str
             p95.append(float(np.quantile(v, 0.95)))
         ax.plot(xs, med, marker="o", ms=3, label=s, color=colors[s])
         ax.plot(xs, p95, ls=":", lw=1, color=colors[s])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _plain_log(ax, "x")
+    _plain_log(ax, "y")
     ax.set_xlabel("partitions in the group (log)")
     ax.set_ylabel("kassign.assign time, ms (log)")
     ax.set_title("Assignment time per group (median, dotted: p95)")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "time.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out_dir, "time.png"))
     made.append(
         (
             "time.png",
