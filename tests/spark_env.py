@@ -7,6 +7,8 @@ calls :func:`require_spark` before it imports anything that needs PySpark.
 
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -23,3 +25,16 @@ def require_spark() -> None:
         if os.environ.get("CI"):
             raise RuntimeError(f"the Spark tests need {' and '.join(missing)}")
         pytest.skip(f"the Spark tests need {' and '.join(missing)}", allow_module_level=True)
+
+
+def fleet_cli(args, out, *, env=None, timeout=900):
+    """``python -m kassign fleet ARGS --master local[2] --out OUT`` as a user runs it, with this
+    interpreter for the Python workers; ``env``: extra environment variables."""
+    full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "kassign", "fleet", *args, "--master", "local[2]", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+    )

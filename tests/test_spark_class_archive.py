@@ -4,12 +4,11 @@ JVM cannot use is ignored, quietly. The three runs give the same results."""
 
 import os
 import subprocess
-import sys
 import zipfile
 
 import pytest
 
-from spark_env import require_spark
+from spark_env import fleet_cli, require_spark
 
 require_spark()
 
@@ -26,15 +25,8 @@ TIMES = {"time_ms", "churn_time_ms"}
 
 
 def _run(snap, out, archive):
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, ENV: str(archive)}
     args = ["--snapshot", str(snap), "--strategies", "range,sticky,lag-aware", "--churn", "1", "--partitions", "2"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "kassign", "fleet", *args, "--master", "local[2]", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    proc = fleet_cli(args, out, env={ENV: str(archive)}, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pq.read_table(out / "results.parquet")
     table = table.select([c for c in table.column_names if c not in TIMES])
