@@ -40,7 +40,7 @@ import pyarrow as pa
 
 import kassign
 
-from . import DEFAULT_DRIVER_MEMORY, classarchive, figures, stream
+from . import DEFAULT_DRIVER_MEMORY, classarchive, stream
 from .group import result_schema
 from .snapshot import REQUIRED_COLUMNS, TABLES, SnapshotError, check_snapshot, table_path
 
@@ -688,6 +688,15 @@ class _ProgressThread(threading.Thread):
             self.stream.flush()
 
 
+def _prepare_report(start_server: bool) -> None:
+    """The report's imports (matplotlib, numpy, pandas: about 1 s), and for a small snapshot the
+    server its figure-drawing processes fork from (:func:`kassign.fleet.plots.start_server`)."""
+    from . import plots
+
+    if start_server:
+        plots.start_server()
+
+
 def read_results(spark: Any, path: str) -> pa.Table:
     """The results the job wrote to ``path``, without the assignment column, in
     :func:`kassign.fleet.group.result_schema`'s types, sorted by (cluster, group_id) (each group's
@@ -744,7 +753,8 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     if cfg.plan == "stream" and _is_local_path(snapshot):
         packing = background.submit(pack_stream_files, None, snapshot)
     if cfg.report:
-        background.submit(figures.preload)
+        rows = member_rows(snapshot)
+        background.submit(_prepare_report, rows is not None and rows < BIG_SNAPSHOT_MEMBER_ROWS)
     background.shutdown(wait=False)
     t_spark = time.perf_counter()
     if own_spark:

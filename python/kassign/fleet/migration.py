@@ -28,8 +28,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .figures import save_figure
-
 #: Classic assignor name -> the broker assignor the group lands on.
 BROKER_ASSIGNOR = {"range": "range", "roundrobin": "uniform", "sticky": "uniform", "cooperative-sticky": "uniform"}
 #: The broker's default (``group.remote.assignor`` unset).
@@ -209,6 +207,8 @@ def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+
+    from .plots import save_figure
 
     if view.empty:
         return None

@@ -13,7 +13,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from .figures import save_figure
 from .quality import IMBALANCE_THRESHOLD
 
 #: Columns of the summary table, in order, with their headers.
@@ -136,211 +135,6 @@ def console_table(summary: Any) -> str:
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def _strategy_ticks(ax: Any) -> None:
-    """Strategy names under bars, rotated and anchored at their tick (centred, neighbours overlap)."""
-    ax.tick_params(axis="x", labelrotation=40)
-    for label in ax.get_xticklabels():
-        label.set_horizontalalignment("right")
-        label.set_rotation_mode("anchor")
-
-
-def _plain_log(ax: Any, which: str) -> None:
-    """A log scale on ``ax``'s ``which`` ("x" or "y") axis with plain-number labels on the decades and
-    none on the minor ticks (the default labels are typeset as math text, the slowest part of
-    drawing these figures)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    getattr(ax, f"set_{which}scale")("log")
-    axis = getattr(ax, f"{which}axis")
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    axis.set_minor_formatter(NullFormatter())
-
-
-def _plots(df: Any, strategies: tuple[str, ...], out_dir: str) -> list[tuple[str, str, str]]:
-    """Write the PNGs; return (file name, title, caption) for each."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    ok = df[df.status == "ok"]
-    colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(strategies)}
-    made = []
-
-    # 1. lag balance: ECDF of max/mean member lag
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for s in strategies:
-        v = np.sort(ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy())
-        if len(v):
-            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
-    first = ok[ok.lag_ratio_bound.notna()].drop_duplicates(["cluster", "group_id"])
-    v = np.sort(first.lag_ratio_bound.to_numpy())
-    if len(v):
-        ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label="best possible", color="black", ls=":")
-    ax.axvline(IMBALANCE_THRESHOLD, color="grey", ls="--", lw=1)
-    _plain_log(ax, "x")
-    ax.set_xlabel("max member lag / mean member lag (log)")
-    ax.set_ylabel("share of groups")
-    ax.set_title("Lag balance per group")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    save_figure(fig, os.path.join(out_dir, "lag_balance.png"))
-    made.append(
-        (
-            "lag_balance.png",
-            "Lag balance",
-            f"Cumulative share of groups by max/mean member lag (groups with lag). The dashed line is "
-            f"the {IMBALANCE_THRESHOLD:.2f} imbalance threshold; further left is better. The dotted line is "
-            f"the best any assignment could do (a hot partition cannot be split).",
-        )
-    )
-
-    # 1b. distance from the lower bound: ECDF of busiest member lag / bound
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    vs_all = ok.lag_ratio / ok.lag_ratio_bound
-    for s in strategies:
-        v = np.sort(vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy())
-        if len(v):
-            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
-    ax.set_xlim(0.9, 3.0)  # groups beyond 3x (failover, by design) are off the right edge
-    ax.set_xlabel("busiest member lag / lower bound (1 = best possible; cut at 3)")
-    ax.set_ylabel("share of groups")
-    ax.set_title("Distance from the lower bound per group")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    save_figure(fig, os.path.join(out_dir, "lag_vs_bound.png"))
-    made.append(
-        (
-            "lag_vs_bound.png",
-            "Distance from the lower bound",
-            "Cumulative share of groups by the busiest member's lag over the lower bound max(largest "
-            "partition lag, total lag / members); 1.0 is the best any assignment could do (below 1: "
-            "partitions withheld for a follow-up round). Every group's value per strategy is in "
-            "lag_vs_bound.csv.",
-        )
-    )
-
-    # 2. count spread buckets
-    buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    width = 0.8 / max(len(strategies), 1)
-    x = np.arange(len(buckets))
-    for i, s in enumerate(strategies):
-        v = ok[ok.strategy == s].count_spread.to_numpy()
-        share = [((v >= lo) & (v <= hi)).mean() if len(v) else 0 for lo, hi, _ in buckets]
-        ax.bar(x + i * width, share, width, label=s, color=colors[s])
-    ax.set_xticks(x + width * (len(strategies) - 1) / 2, [b[2] for b in buckets])
-    ax.set_xlabel("max - min partitions per member")
-    ax.set_ylabel("share of groups")
-    ax.set_title("Partition-count balance")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, axis="y")
-    save_figure(fig, os.path.join(out_dir, "count_spread.png"))
-    made.append(
-        (
-            "count_spread.png",
-            "Partition-count balance",
-            "Share of groups by the difference between the busiest and the idlest member.",
-        )
-    )
-
-    # 3. moves (and churn)
-    has_churn = ok.churn_moves.notna().any()
-    fig, axes = plt.subplots(1, 2 if has_churn else 1, figsize=(10 if has_churn else 7, 4.5), squeeze=False)
-    fig.subplots_adjust(wspace=0.3)
-    ax = axes[0][0]
-    pct = []
-    for s in strategies:
-        d = ok[ok.strategy == s]
-        owned = (d.moves + d.kept).sum()
-        pct.append(100 * d.moves.sum() / owned if owned else 0)
-    ax.bar(strategies, pct, color=[colors[s] for s in strategies])
-    ax.set_ylabel("% of previously owned partitions")
-    ax.set_title("Moves vs the snapshot's owners")
-    _strategy_ticks(ax)
-    ax.grid(alpha=0.3, axis="y")
-    if has_churn:
-        ax2 = axes[0][1]
-        tot = [ok[ok.strategy == s].churn_moves.sum() for s in strategies]
-        ax2.bar(strategies, tot, color=[colors[s] for s in strategies])
-        rounds = int(ok.churn_rounds.max())
-        ax2.set_title(f"Cumulative moves over {rounds} leave/join rounds")
-        ax2.set_ylabel("partition moves (all groups)")
-        _strategy_ticks(ax2)
-        ax2.grid(alpha=0.3, axis="y")
-    save_figure(fig, os.path.join(out_dir, "moves.png"))
-    made.append(
-        (
-            "moves.png",
-            "Partition moves",
-            "Share of partitions that leave their current owner if the group switched to the strategy now"
-            + ("; right: cumulative moves in the churn replay." if has_churn else "."),
-        )
-    )
-
-    # 4. rack locality
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    loc = []
-    for s in strategies:
-        d = ok[ok.strategy == s]
-        e = d.rack_eligible.sum()
-        loc.append(100 * d.rack_local.sum() / e if e else 0)
-    ax.bar(strategies, loc, color=[colors[s] for s in strategies])
-    ax.set_ylim(0, 100)
-    ax.set_ylabel("% of partitions read from a same-rack replica")
-    ax.set_title("Rack locality (members with client.rack)")
-    _strategy_ticks(ax)
-    ax.grid(alpha=0.3, axis="y")
-    save_figure(fig, os.path.join(out_dir, "rack_locality.png"))
-    made.append(
-        (
-            "rack_locality.png",
-            "Rack locality",
-            "Among partitions assigned to members with a rack, the share with a replica on that rack.",
-        )
-    )
-
-    # 5. time per group vs size: median and p95 per size bin (a scatter of every group and strategy
-    # overplots into one colour at fleet scale)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    sized = ok[ok.partitions > 0]
-    top = max(float(sized.partitions.max()), 2.0) if len(sized) else 2.0
-    edges = np.unique(np.round(np.logspace(0, np.log10(top) + 1e-9, 13)).astype(np.int64))
-    for s in strategies:
-        d = sized[sized.strategy == s]
-        if d.empty:
-            continue
-        b = np.digitize(d.partitions.to_numpy(), edges)
-        t = d.time_ms.clip(lower=1e-3).to_numpy()
-        xs, med, p95 = [], [], []
-        for k in np.unique(b):
-            v = t[b == k]
-            sizes = d.partitions.to_numpy()[b == k]
-            xs.append(float(np.exp(np.log(sizes).mean())))
-            med.append(float(np.median(v)))
-            p95.append(float(np.quantile(v, 0.95)))
-        ax.plot(xs, med, marker="o", ms=3, label=s, color=colors[s])
-        ax.plot(xs, p95, ls=":", lw=1, color=colors[s])
-    _plain_log(ax, "x")
-    _plain_log(ax, "y")
-    ax.set_xlabel("partitions in the group (log)")
-    ax.set_ylabel("kassign.assign time, ms (log)")
-    ax.set_title("Assignment time per group (median, dotted: p95)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    save_figure(fig, os.path.join(out_dir, "time.png"))
-    made.append(
-        (
-            "time.png",
-            "Assignment time",
-            "Wall time of kassign.assign per group (inside the Spark task, input conversion included): "
-            "median (line) and 95th percentile (dotted) of the groups in each size bin.",
-        )
-    )
-    return made
 
 
 def _td(cell: str) -> str:
@@ -534,14 +328,18 @@ def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str
     return parts, fig
 
 
-def write_report(run: Any, out_dir: str) -> str:
-    """Write ``report.html`` and its PNGs into ``out_dir``; print the console summary; return the
-    HTML path."""
+def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
+    """Write ``report.html`` and its PNGs into ``out_dir``; return the HTML path. ``processes``: how
+    many worker processes draw the figures (:class:`kassign.fleet.plots.Drawing`; default: by the
+    results' size)."""
     df = run.results.to_pandas()
+    from .plots import Drawing
+
     strategies = tuple(run.strategies)
+    drawing = Drawing(df[df.status == "ok"], strategies, out_dir, processes)
     summary = summarize(run.results, strategies)
-    plots = _plots(df, strategies, out_dir)
     migration_html, migration_fig = _migration_section(df, out_dir)
+    plots = drawing.result()
     if migration_fig is not None:
         plots.append(migration_fig)
     groups = df[["cluster", "group_id"]].drop_duplicates()
