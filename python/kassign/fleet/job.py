@@ -688,13 +688,9 @@ class _ProgressThread(threading.Thread):
             self.stream.flush()
 
 
-def _prepare_report(start_server: bool) -> None:
-    """The report's imports (matplotlib, numpy, pandas: about 1 s), and for a small snapshot the
-    server its figure-drawing processes fork from (:func:`kassign.fleet.plots.start_server`)."""
-    from . import plots
-
-    if start_server:
-        plots.start_server()
+def _prepare_report() -> None:
+    """The report's imports (matplotlib, numpy, pandas: about 1 s of CPU), while the JVM starts."""
+    from . import plots  # noqa: F401
 
 
 def read_results(spark: Any, path: str) -> pa.Table:
@@ -753,8 +749,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     if cfg.plan == "stream" and _is_local_path(snapshot):
         packing = background.submit(pack_stream_files, None, snapshot)
     if cfg.report:
-        rows = member_rows(snapshot)
-        background.submit(_prepare_report, rows is not None and rows < BIG_SNAPSHOT_MEMBER_ROWS)
+        background.submit(_prepare_report)
     background.shutdown(wait=False)
     t_spark = time.perf_counter()
     if own_spark:

@@ -1,8 +1,8 @@
 """The fleet report's figures (matplotlib, Agg): one function per PNG, each drawing from the
 results of the groups that assigned without error and returning (file name, title, caption).
 
-Importing this module imports matplotlib, numpy and pandas; :func:`draw_all` draws the figures in
-worker processes forked from a server that has them imported already (see its docstring).
+Importing this module imports matplotlib, numpy and pandas; :class:`Drawing` draws the figures in
+worker processes forked from the driver, which has them imported already.
 """
 
 from __future__ import annotations
@@ -276,23 +276,12 @@ PARALLEL_MAX_ROWS = 50_000
 
 
 def _context() -> Any:
-    """The worker processes' start method: forked from a server process that imported this module
-    (matplotlib, numpy, pandas) once, not from the driver (its threads, its JVM connection, its
-    memory)."""
+    """The worker processes' start method: forked from the driver, which has this module (matplotlib,
+    numpy, pandas) imported already, so a worker starts drawing at once. Spark is done by then: the
+    workers only draw and write their PNGs."""
     import multiprocessing
 
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])
-    return ctx
-
-
-def start_server() -> None:
-    """Start the worker processes' server now (it imports this module: about 1 s), so that the
-    report does not wait for it. The job calls it while the JVM starts, for a small snapshot."""
-    from multiprocessing import forkserver
-
-    _context()
-    forkserver.ensure_running()
+    return multiprocessing.get_context("fork")
 
 
 class Drawing:
@@ -312,7 +301,7 @@ class Drawing:
 
             try:
                 self.pool = ProcessPoolExecutor(processes, mp_context=_context())
-            except (ValueError, OSError):  # no forkserver on this platform, or no processes to spare
+            except (ValueError, OSError):  # no fork on this platform, or no processes to spare
                 self.pool = None
         if self.pool is not None:
             data = ok[[c for c in COLUMNS if c in ok.columns]]
