@@ -156,3 +156,23 @@ def test_finish_after_a_run_that_did_not_record_does_nothing(archive):
     spark = _Stopped()
     assert finish(Plan(str(archive), ""), spark) is None
     assert spark.stopped == 0
+
+
+def test_recordings_of_finished_processes_are_removed(archive):
+    import subprocess
+    import sys
+
+    archive.parent.mkdir(parents=True)
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(done.stdout)
+    stale = archive.parent / f"{archive.name}.{dead}-123.tmp"
+    mine = archive.parent / f"{archive.name}.{os.getpid()}-5.tmp"
+    running = archive.parent / f"{archive.name}.1-7.tmp"  # init: alive
+    other = archive.parent / "notes.tmp"
+    for f in (stale, mine, running, other):
+        f.write_bytes(b"partial")
+    p = plan("auto")  # a recording run clears what dead runs left
+    assert p.recording is not None
+    assert not stale.exists()
+    assert mine.exists() and running.exists() and other.exists()
+    assert classarchive.remove_stale_recordings(str(archive)) == []

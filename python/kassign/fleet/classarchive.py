@@ -28,7 +28,8 @@ real path and its ``libjvm.so``'s size and time) and pyspark's jars (version, di
 jar's name and size). The JVM checks the archive again when it maps it (its own version, the
 class path's jars); an archive it cannot use is ignored, quietly, and the job runs as without
 one. A recording is written under a temporary name and renamed when the JVM has exited, so a
-reader never sees a partial archive; deleting the file is always safe.
+reader never sees a partial archive; a recording left by a run that ended first (killed, failed)
+is deleted by the next recording run; deleting the archive is always safe.
 """
 
 from __future__ import annotations
@@ -125,8 +126,39 @@ def plan(mode: str) -> Plan:
     if mode == "use":
         return Plan(path, "")
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    remove_stale_recordings(path)
     tmp = f"{path}.{os.getpid()}-{time.monotonic_ns()}.tmp"
     return Plan(path, f"-XX:ArchiveClassesAtExit={tmp} {QUIET}", recording=tmp)
+
+
+def remove_stale_recordings(path: str) -> list[str]:
+    """Delete the temporary recordings of ``path`` (``<path>.<pid>-<n>.tmp``) whose process is gone:
+    a run that ended before moving its recording into place (killed, or its JVM outlived it) leaves
+    one, possibly cut short. Returns the deleted files."""
+    d, base = os.path.split(path)
+    gone: list[str] = []
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return gone
+    for name in names:
+        if not (name.startswith(base + ".") and name.endswith(".tmp")):
+            continue
+        pid = name[len(base) + 1 :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            _remove(os.path.join(d, name))
+            gone.append(os.path.join(d, name))
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, another user's
+        return True
+    return True
 
 
 def finish(p: Plan, spark: Any, timeout: float = 120.0) -> str | None:

@@ -754,7 +754,7 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     t_spark = time.perf_counter()
     if own_spark:
         archive = class_archive_plan(cfg)
-        note = {True: "; JVM class archive " + str(archive.path), False: ""}[archive.used]
+        note = f"; JVM class archive {archive.path}" if archive.used else ""
         if archive.recording:
             note = "; recording the JVM class archive for later runs (this run starts slower)"
         say(f"starting Spark ({effective_master(cfg) or 'spark-submit master'}{note})")
