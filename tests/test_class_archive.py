@@ -3,6 +3,7 @@ adds to the JVM's options, and how a recording is moved into place. The Spark ru
 use and survive a broken archive are in tests/test_spark_class_archive.py."""
 
 import os
+from types import SimpleNamespace
 
 import pytest
 
@@ -176,3 +177,40 @@ def test_recordings_of_finished_processes_are_removed(archive):
     assert not stale.exists()
     assert mine.exists() and running.exists() and other.exists()
     assert classarchive.remove_stale_recordings(str(archive)) == []
+
+
+class _Proc:
+    """A stand-in for the driver JVM's process: exits with ``status``, or never (``status`` None)."""
+
+    def __init__(self, status):
+        import io
+
+        self.status, self.stdin, self.killed = status, io.BytesIO(), False
+
+    def wait(self, timeout=None):
+        import subprocess
+
+        if self.status is None and not self.killed:
+            raise subprocess.TimeoutExpired("java", timeout)
+        return -9 if self.killed else self.status
+
+    def kill(self):
+        self.killed = True
+
+
+@pytest.mark.parametrize("status, kept", [(0, True), (1, False), (None, False)])
+def test_finish_keeps_only_what_a_cleanly_exited_jvm_wrote(archive, monkeypatch, status, kept):
+    from pyspark import SparkContext
+
+    proc = _Proc(status)
+    monkeypatch.setattr(SparkContext, "_gateway", SimpleNamespace(proc=proc))
+    monkeypatch.setattr(SparkContext, "_jvm", object())
+    p = plan("auto")
+    assert p.recording is not None
+    with open(p.recording, "wb") as f:
+        f.write(b"archive, perhaps cut short")
+    got = finish(p, _Stopped(), timeout=0.01)
+    assert proc.stdin.closed and (proc.killed == (status is None))
+    assert SparkContext._gateway is None and SparkContext._jvm is None  # a later session starts a JVM
+    assert got == (str(archive) if kept else None)
+    assert archive.exists() == kept and not os.path.exists(p.recording)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -172,18 +173,21 @@ def finish(p: Plan, spark: Any, timeout: float = 120.0) -> str | None:
     spark.stop()
     gateway = SparkContext._gateway
     proc = getattr(gateway, "proc", None)
+    exited = True
     if proc is not None:
-        # the JVM exits when its stdin closes (PythonGatewayServer), writing the archive first
+        # the JVM exits (status 0) when its stdin closes (PythonGatewayServer), writing the archive
+        # first; one killed here, or failing, may have written part of it
         if proc.stdin is not None:
             proc.stdin.close()
         try:
-            proc.wait(timeout=timeout)
-        except Exception:
+            exited = proc.wait(timeout=timeout) == 0
+        except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            exited = False
         SparkContext._gateway = None
         SparkContext._jvm = None
-    if not os.path.isfile(p.recording) or os.path.getsize(p.recording) == 0:
+    if not exited or not os.path.isfile(p.recording) or os.path.getsize(p.recording) == 0:
         _remove(p.recording)
         return None
     os.replace(p.recording, p.path)
