@@ -214,3 +214,15 @@ def test_finish_keeps_only_what_a_cleanly_exited_jvm_wrote(archive, monkeypatch,
     assert SparkContext._gateway is None and SparkContext._jvm is None  # a later session starts a JVM
     assert got == (str(archive) if kept else None)
     assert archive.exists() == kept and not os.path.exists(p.recording)
+
+
+@pytest.mark.parametrize("name", ["with space", "tab\there", "quote'd", 'double"d', "back\\slash"])
+def test_a_path_spark_would_split_goes_without_the_archive(tmp_path, monkeypatch, name):
+    path = tmp_path / name / "spark-classes.jsa"
+    monkeypatch.setenv(ENV, str(path))
+    for mode in ("auto", "use"):
+        assert plan(mode) == Plan(None, "")
+    path.parent.mkdir()
+    path.write_bytes(b"x")
+    assert plan("auto") == Plan(None, "")
+    assert not path.parent.joinpath("x").exists() and sorted(os.listdir(path.parent)) == ["spark-classes.jsa"]

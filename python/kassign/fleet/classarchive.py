@@ -22,7 +22,8 @@ their own start-up). ``--conf spark.driver.extraJavaOptions=...`` replaces the j
 this archive's included.
 
 Where: ``$KASSIGN_SPARK_CLASS_ARCHIVE`` if it names a file, else
-``$XDG_CACHE_HOME/kassign`` (``~/.cache/kassign``) as ``spark-classes-<key>.jsa``, about 190 MB.
+``$XDG_CACHE_HOME/kassign`` (``~/.cache/kassign``) as ``spark-classes-<key>.jsa``, about 190 MB (a
+path with a space or a quote goes without the archive: Spark splits the JVM options at spaces).
 The key is a hash of what the archive depends on: the ``java`` that ``spark-submit`` runs (its
 real path and its ``libjvm.so``'s size and time) and pyspark's jars (version, directory, each
 jar's name and size). The JVM checks the archive again when it maps it (its own version, the
@@ -120,7 +121,9 @@ def plan(mode: str) -> Plan:
     if mode not in MODES:
         raise ValueError(f"class archive: expected one of {', '.join(MODES)}, got {mode!r}")
     path = None if mode == "off" else archive_path()
-    if path is None:
+    if path is None or any(c.isspace() or c in "'\"\\" for c in path):
+        # Spark splits spark.driver.extraJavaOptions at spaces: such a path would break the JVM's
+        # command line, so the run goes without the archive
         return Plan(None, "")
     if os.path.isfile(path):
         return Plan(path, f"-XX:SharedArchiveFile={path} {QUIET}")
