@@ -37,19 +37,17 @@ def fleet_cli_run(tmp_path_factory):
     24-group synthetic fleet with churn and assignments: test_spark_job checks its console output
     and files, test_spark_cluster compares a standalone cluster's results with it. (Each run starts
     a JVM; sharing it keeps ``make test`` within CI's time.)"""
-    import sys
     from types import SimpleNamespace
 
     from kassign.fleet.synth import synth
-    from spark_env import fleet_cli
+    from spark_env import fleet_cli, fleet_env
 
     d = tmp_path_factory.mktemp("fleet-cli")
     snap, out = d / "snap", d / "local"
     synth(24, str(snap), seed=7)
     args = ["--snapshot", str(snap), "--churn", "2", "--assignments", "--partitions", "4"]
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
     proc = fleet_cli(args, out)
-    return SimpleNamespace(proc=proc, snapshot=snap, out=out, groups=24, args=args, env=env)
+    return SimpleNamespace(proc=proc, snapshot=snap, out=out, groups=24, args=args, env=fleet_env())
 
 
 def pytest_collection_modifyitems(config, items):

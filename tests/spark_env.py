@@ -27,10 +27,16 @@ def require_spark() -> None:
         pytest.skip(f"the Spark tests need {' and '.join(missing)}", allow_module_level=True)
 
 
+def fleet_env(extra=None):
+    """The environment ``kassign fleet`` runs with in the tests: this one, with this interpreter for
+    the Python workers, plus ``extra``."""
+    return {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, **(extra or {})}
+
+
 def fleet_cli(args, out, *, env=None, timeout=900):
-    """``python -m kassign fleet ARGS --master local[2] --out OUT`` as a user runs it, with this
-    interpreter for the Python workers; ``env``: extra environment variables."""
-    full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, **(env or {})}
+    """``python -m kassign fleet ARGS --master local[2] --out OUT`` as a user runs it, in
+    :func:`fleet_env` (``env``: extra environment variables)."""
+    full_env = fleet_env(env)
     return subprocess.run(
         [sys.executable, "-m", "kassign", "fleet", *args, "--master", "local[2]", "--out", str(out)],
         capture_output=True,

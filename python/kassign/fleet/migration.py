@@ -206,9 +206,8 @@ def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    from .plots import save_figure
+    from .plots import ecdf, legend, save_figure
 
     if view.empty:
         return None
@@ -228,14 +227,11 @@ def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
     ax1.grid(alpha=0.3, axis="x")
     m = view[(view.status == "online") & view.moved_pct.notna()]
     for target, color in (("uniform", "#1f77b4"), ("range", "#ff7f0e")):
-        v = np.sort(100 * m[m.lands_on == target].moved_pct.to_numpy())
-        if len(v):
-            ax2.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=f"server-{target}", color=color)
+        ecdf(ax2, 100 * m[m.lands_on == target].moved_pct.to_numpy(), label=f"server-{target}", color=color)
     ax2.set_xlabel("% of the group's owned partitions moved at the switch")
     ax2.set_ylabel("share of groups")
     ax2.set_title("Partitions moved by the broker's first assignment")
-    if ax2.get_legend_handles_labels()[0]:  # no online group with owned partitions: no line
-        ax2.legend(fontsize=8)
+    legend(ax2)  # none when no online group has owned partitions
     ax2.grid(alpha=0.3)
     save_figure(fig, os.path.join(out_dir, "migration.png"))
     return (

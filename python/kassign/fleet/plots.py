@@ -34,6 +34,19 @@ def save_figure(fig: Any, path: str) -> None:
     plt.close(fig)
 
 
+def ecdf(ax: Any, values: Any, **style: Any) -> None:
+    """The cumulative share of ``values`` as a step line on ``ax`` (nothing when empty)."""
+    v = np.sort(np.asarray(values))
+    if len(v):
+        ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", **style)
+
+
+def legend(ax: Any) -> None:
+    """``ax``'s legend, when some line or bar has a label (matplotlib warns on an empty one)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+
+
 def _colors(strategies: tuple[str, ...]) -> dict[str, Any]:
     return {s: plt.cm.tab10(i % 10) for i, s in enumerate(strategies)}
 
@@ -63,19 +76,15 @@ def lag_balance(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     colors = _colors(strategies)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for s in strategies:
-        v = np.sort(ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy())
-        if len(v):
-            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
+        ecdf(ax, ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy(), label=s, color=colors[s])
     first = ok[ok.lag_ratio_bound.notna()].drop_duplicates(["cluster", "group_id"])
-    v = np.sort(first.lag_ratio_bound.to_numpy())
-    if len(v):
-        ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label="best possible", color="black", ls=":")
+    ecdf(ax, first.lag_ratio_bound.to_numpy(), label="best possible", color="black", ls=":")
     ax.axvline(IMBALANCE_THRESHOLD, color="grey", ls="--", lw=1)
     _plain_log(ax, "x")
     ax.set_xlabel("max member lag / mean member lag (log)")
     ax.set_ylabel("share of groups")
     ax.set_title("Lag balance per group")
-    ax.legend(fontsize=8)
+    legend(ax)
     ax.grid(alpha=0.3)
     save_figure(fig, os.path.join(out_dir, "lag_balance.png"))
     return (
@@ -93,14 +102,12 @@ def lag_vs_bound(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     vs_all = ok.lag_ratio / ok.lag_ratio_bound
     for s in strategies:
-        v = np.sort(vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy())
-        if len(v):
-            ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=s, color=colors[s])
+        ecdf(ax, vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy(), label=s, color=colors[s])
     ax.set_xlim(0.9, 3.0)  # groups beyond 3x (failover, by design) are off the right edge
     ax.set_xlabel("busiest member lag / lower bound (1 = best possible; cut at 3)")
     ax.set_ylabel("share of groups")
     ax.set_title("Distance from the lower bound per group")
-    ax.legend(fontsize=8)
+    legend(ax)
     ax.grid(alpha=0.3)
     save_figure(fig, os.path.join(out_dir, "lag_vs_bound.png"))
     return (
@@ -128,7 +135,7 @@ def count_spread(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     ax.set_xlabel("max - min partitions per member")
     ax.set_ylabel("share of groups")
     ax.set_title("Partition-count balance")
-    ax.legend(fontsize=8)
+    legend(ax)
     ax.grid(alpha=0.3, axis="y")
     save_figure(fig, os.path.join(out_dir, "count_spread.png"))
     return (
@@ -224,7 +231,7 @@ def assign_time(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     ax.set_xlabel("partitions in the group (log)")
     ax.set_ylabel("kassign.assign time, ms (log)")
     ax.set_title("Assignment time per group (median, dotted: p95)")
-    ax.legend(fontsize=8)
+    legend(ax)
     ax.grid(alpha=0.3)
     save_figure(fig, os.path.join(out_dir, "time.png"))
     return (
