@@ -156,6 +156,13 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
 
         print()
         print("\n".join(console_lines(migration_view(run.results.to_pandas()))))
+    if run.report_path:
+        import pandas as pd
+
+        from kassign.fleet.recommend import console_lines as plan_lines
+
+        print()
+        print("\n".join(plan_lines(pd.read_csv(run.recommendations_path))))
     import pyarrow.compute as pc
 
     errors = run.results.filter(pc.equal(run.results.column("status"), "error"))
@@ -167,6 +174,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     print(f"results: {run.results_path}")
     if run.report_path:
         print(f"report:  {run.report_path}")
+        print(f"plan:    {run.recommendations_path}")
+        print(f"metrics: {run.metrics_path}")
     return 0
 
 

@@ -719,11 +719,18 @@ class FleetRun:
     spark_seconds: float
     report_path: str | None = None
     lag_source: str = ""
+    #: With the report: the per-group plan (recommendations.csv) and the metrics for monitoring
+    #: (kassign_fleet.prom, with kassign_fleet.json beside it).
+    recommendations_path: str | None = None
+    metrics_path: str | None = None
+
+
+#: Where the job's lags come from: the Rust core computes them while it builds each group's inputs.
+LAG_SOURCE = "kassign's Rust core, fleet::partition_lag (rust/src/fleet/mod.rs), kassign.lag's rules"
 
 
 def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     """Run the fleet job (see the module docstring). Checks arguments before Spark starts."""
-    from .group import lag_function
 
     def say(msg: str) -> None:
         if log is not None:
@@ -795,12 +802,15 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         snapshot=snapshot,
         seconds=0.0,
         spark_seconds=spark_seconds,
-        lag_source=lag_function()[1],
+        lag_source=LAG_SOURCE,
     )
     if cfg.report:
+        from .export import PROM_FILE
         from .report import write_report
 
         run.report_path = write_report(run, cfg.out)
+        run.recommendations_path = os.path.join(cfg.out, "recommendations.csv")
+        run.metrics_path = os.path.join(cfg.out, PROM_FILE)
         say(f"report written {time.perf_counter() - t_spark:.1f}s after Spark start -> {run.report_path}")
     run.seconds = time.perf_counter() - t_start
     if archive.recording:
