@@ -51,23 +51,23 @@ def decide(current, rows, group_protocol="classic", user_data=0, members=4):
 
 
 def test_consumer_protocol_group_is_left_for_review():
-    d = decide("uniform", {"range": row(300, 3.0)}, group_protocol="consumer")
+    d = decide("uniform", {"range": row(30000, 3.0)}, group_protocol="consumer")
     assert d["action"] == "review" and "consumer protocol" in d["reason"] and d["recommended"] is None
 
 
 def test_unknown_or_unmeasured_current_strategy_is_left_for_review():
-    assert decide(None, {"range": row(300, 3.0)})["action"] == "review"
-    d = decide("my-custom", {"range": row(300, 3.0), "sticky": row(100, 1.0)})
+    assert decide(None, {"range": row(30000, 3.0)})["action"] == "review"
+    d = decide("my-custom", {"range": row(30000, 3.0), "sticky": row(10000, 1.0)})
     assert d["action"] == "review" and "'my-custom' was not among the strategies run" in d["reason"]
 
 
 def test_current_strategy_error_is_left_for_review():
-    d = decide("range", {"range": row(status="error", error="duplicate member id"), "sticky": row(100, 1.0)})
+    d = decide("range", {"range": row(status="error", error="duplicate member id"), "sticky": row(10000, 1.0)})
     assert d["action"] == "review" and "duplicate member id" in d["reason"]
 
 
 def test_failover_groups_keep_it_whatever_the_lag():
-    d = decide("failover", {"failover": row(1000, 8.0, spread=12), "sticky": row(100, 1.0, spread=0)})
+    d = decide("failover", {"failover": row(100000, 8.0, spread=12), "sticky": row(10000, 1.0, spread=0)})
     assert d["action"] == "keep" and d["recommended"] == "failover" and d["moves"] == 0
 
 
@@ -75,18 +75,18 @@ def test_failover_groups_keep_it_whatever_the_lag():
 
 
 def test_lag_switch_prefers_the_fewest_moves_among_strategies_at_the_bound():
-    # bound = 100. lag-aware (105, 1.05x) and lag-aware:global (100, 1.0x) are both within 1.10x of
+    # bound = 10000. lag-aware (1.05x) and lag-aware:global (1.0x) are both within 1.10x of
     # the bound: lag-aware moves fewer partitions. sticky cuts the lag by only 1/6 and is not at it.
     rows = {
-        "range": row(300, 3.0, spread=1, moves=0, kept=12),
-        "sticky": row(250, 2.5, moves=0, kept=12),
-        "lag-aware": row(105, 1.05, spread=1, moves=4, kept=8),
-        "lag-aware:global": row(100, 1.0, spread=1, moves=6, kept=6),
+        "range": row(30000, 3.0, spread=1, moves=0, kept=12),
+        "sticky": row(25000, 2.5, moves=0, kept=12),
+        "lag-aware": row(10500, 1.05, spread=1, moves=4, kept=8),
+        "lag-aware:global": row(10000, 1.0, spread=1, moves=6, kept=6),
     }
     d = decide("range", rows)
     assert d["action"] == "switch" and d["recommended"] == "lag-aware"
     assert d["reason"].startswith("lag:")
-    assert d["busiest_lag_current"] == 300 and d["busiest_lag_recommended"] == 105
+    assert d["busiest_lag_current"] == 30000 and d["busiest_lag_recommended"] == 10500
     assert d["lag_gain_pct"] == pytest.approx(65.0)
     assert d["moves"] == 4 and d["moved_pct"] == pytest.approx(100 * 4 / 12)
     assert d["online"] is True
@@ -96,9 +96,9 @@ def test_lag_switch_prefers_the_fewest_moves_among_strategies_at_the_bound():
 
 def test_lag_switch_without_a_strategy_at_the_bound_takes_the_lowest_lag():
     rows = {
-        "range": row(300, 3.0),
-        "sticky": row(250, 2.5, moves=0),  # cuts 16.7%
-        "roundrobin": row(200, 2.0, moves=5),  # cuts 33%: the lowest lag
+        "range": row(30000, 3.0),
+        "sticky": row(25000, 2.5, moves=0),  # cuts 16.7%
+        "roundrobin": row(20000, 2.0, moves=5),  # cuts 33%: the lowest lag
     }
     d = decide("range", rows)
     assert d["action"] == "switch" and d["recommended"] == "roundrobin"
@@ -106,29 +106,45 @@ def test_lag_switch_without_a_strategy_at_the_bound_takes_the_lowest_lag():
 
 
 def test_lag_gain_below_ten_percent_keeps_the_current_strategy():
-    d = decide("range", {"range": row(300, 3.0), "sticky": row(271, 2.71), "roundrobin": row(280, 2.8)})
+    d = decide("range", {"range": row(30000, 3.0), "sticky": row(27100, 2.71), "roundrobin": row(28000, 2.8)})
     assert d["action"] == "keep" and d["recommended"] == "range"
     assert "no measured strategy cuts its lag by 10%" in d["reason"]
     # exactly 10% less is enough
-    d = decide("range", {"range": row(300, 3.0), "sticky": row(270, 2.7)})
+    d = decide("range", {"range": row(30000, 3.0), "sticky": row(27000, 2.7)})
     assert d["action"] == "switch" and d["recommended"] == "sticky"
+
+
+def test_caught_up_groups_do_not_switch_for_lag():
+    # 3x the bound, but the busiest member has 999 messages: caught up; counts balanced: keep
+    d = decide("range", {"range": row(999, 3.0, spread=1), "lag-aware": row(333, 1.0, spread=1)})
+    assert d["action"] == "keep" and d["reason"] == "caught up (busiest member's lag 999 < 1,000), max-min 1"
+    # 1,000 messages is not caught up
+    d = decide("range", {"range": row(1000, 3.0, spread=1), "lag-aware": row(334, 1.0, spread=1)})
+    assert d["action"] == "switch" and d["recommended"] == "lag-aware"
+    # the count rule still applies to a caught-up group
+    d = decide("range", {"range": row(10, 3.0, spread=3), "sticky": row(10, 3.0, spread=1, moves=2)})
+    assert d["action"] == "switch" and d["reason"].startswith("count:")
 
 
 def test_incomplete_invalid_and_failover_rows_are_no_candidates():
     rows = {
-        "range": row(300, 3.0),
-        "cooperative-sticky": row(100, 1.0, unassigned=3),  # withholds partitions: a first round only
-        "fair": row(100, 1.0, violations=1),
-        "failover": row(100, 1.0),
-        "lag-aware": row(150, 1.5, status="error", error="boom"),
-        "sticky": row(200, 2.0, moves=1),
+        "range": row(30000, 3.0),
+        "cooperative-sticky": row(10000, 1.0, unassigned=3),  # withholds partitions: a first round only
+        "fair": row(10000, 1.0, violations=1),
+        "failover": row(10000, 1.0),
+        "lag-aware": row(15000, 1.5, status="error", error="boom"),
+        "sticky": row(20000, 2.0, moves=1),
     }
     d = decide("range", rows)
     assert d["recommended"] == "sticky"
 
 
 def test_ties_go_to_the_run_order():
-    rows = {"range": row(300, 3.0), "lag-aware:global": row(100, 1.0, moves=2), "lag-aware": row(100, 1.0, moves=2)}
+    rows = {
+        "range": row(30000, 3.0),
+        "lag-aware:global": row(10000, 1.0, moves=2),
+        "lag-aware": row(10000, 1.0, moves=2),
+    }
     assert decide("range", rows)["recommended"] == "lag-aware"  # lag-aware comes first in ORDER
 
 
@@ -137,10 +153,10 @@ def test_ties_go_to_the_run_order():
 
 def test_consumer_protocol_is_a_candidate_only_where_the_group_lands_and_online():
     rows = {
-        "sticky": row(300, 3.0),
-        "server-range": row(100, 1.0, moves=0),  # sticky lands on uniform, not range
-        "server-uniform": row(100, 1.0, moves=1, kept=11),
-        "lag-aware": row(100, 1.0, moves=3),
+        "sticky": row(30000, 3.0),
+        "server-range": row(10000, 1.0, moves=0),  # sticky lands on uniform, not range
+        "server-uniform": row(10000, 1.0, moves=1, kept=11),
+        "lag-aware": row(10000, 1.0, moves=3),
     }
     d = decide("sticky", rows)
     assert d["recommended"] == "server-uniform"
@@ -149,7 +165,7 @@ def test_consumer_protocol_is_a_candidate_only_where_the_group_lands_and_online(
     # custom user data in the current assignments blocks the online move: lag-aware instead
     assert decide("sticky", rows, user_data=2)["recommended"] == "lag-aware"
     # range lands on range
-    rows_range = {"range": row(300, 3.0), "server-range": row(100, 1.0, moves=2), "server-uniform": row(100, 1.0)}
+    rows_range = {"range": row(30000, 3.0), "server-range": row(10000, 1.0, moves=2), "server-uniform": row(10000, 1.0)}
     assert decide("range", rows_range)["recommended"] == "server-range"
 
 
@@ -158,10 +174,10 @@ def test_consumer_protocol_is_a_candidate_only_where_the_group_lands_and_online(
 
 def test_count_switch_when_lag_is_at_the_bound_but_counts_are_not_balanced():
     rows = {
-        "range": row(105, 1.05, spread=3, moves=0),
-        "sticky": row(110, 1.10, spread=1, moves=1),  # busiest lag higher: no
-        "roundrobin": row(90, 0.9, spread=0, moves=7),
-        "cooperative-sticky": row(105, 1.05, spread=1, moves=2),  # same lag, fewest moves
+        "range": row(10500, 1.05, spread=3, moves=0),
+        "sticky": row(11000, 1.10, spread=1, moves=1),  # busiest lag higher: no
+        "roundrobin": row(9000, 0.9, spread=0, moves=7),
+        "cooperative-sticky": row(10500, 1.05, spread=1, moves=2),  # same lag, fewest moves
     }
     d = decide("range", rows)
     assert d["action"] == "switch" and d["recommended"] == "cooperative-sticky"
@@ -176,12 +192,12 @@ def test_count_switch_in_a_group_without_lag():
 
 
 def test_unbalanced_counts_without_a_balanced_candidate_keep():
-    d = decide("range", {"range": row(105, 1.05, spread=3), "sticky": row(120, 1.2, spread=0)})
+    d = decide("range", {"range": row(10500, 1.05, spread=3), "sticky": row(12000, 1.2, spread=0)})
     assert d["action"] == "keep" and "without raising the busiest member's lag" in d["reason"]
 
 
 def test_balanced_groups_keep():
-    d = decide("range", {"range": row(105, 1.05, spread=1), "lag-aware": row(100, 1.0, spread=0, moves=1)})
+    d = decide("range", {"range": row(10500, 1.05, spread=1), "lag-aware": row(10000, 1.0, spread=0, moves=1)})
     assert d["action"] == "keep" and d["reason"] == "busiest member at 1.05x the lag bound, max-min 1"
     d = decide("range", {"range": row(spread=0), "sticky": row(spread=0)})
     assert d["action"] == "keep" and d["reason"].startswith("no lag")
@@ -268,15 +284,15 @@ def _results(groups):
 def test_recommendations_table_and_summary():
     df = _results(
         {
-            "a-lag": ("range", "classic", 0, {"range": row(300, 3.0), "lag-aware": row(100, 1.0, moves=4, kept=8)}),
+            "a-lag": ("range", "classic", 0, {"range": row(30000, 3.0), "lag-aware": row(10000, 1.0, moves=4, kept=8)}),
             "b-count": ("range", "classic", 0, {"range": row(spread=3), "sticky": row(spread=1, moves=2)}),
-            "c-keep": ("sticky", "classic", 0, {"sticky": row(100, 1.0), "range": row(90, 0.9)}),
-            "d-consumer": ("uniform", "consumer", 0, {"server-uniform": row(100, 1.0)}),
+            "c-keep": ("sticky", "classic", 0, {"sticky": row(10000, 1.0), "range": row(9000, 0.9)}),
+            "d-consumer": ("uniform", "consumer", 0, {"server-uniform": row(10000, 1.0)}),
             "e-to-consumer": (
                 "sticky",
                 "classic",
                 0,
-                {"sticky": row(200, 2.0), "server-uniform": row(100, 1.0, moves=5)},
+                {"sticky": row(20000, 2.0), "server-uniform": row(10000, 1.0, moves=5)},
             ),
         }
     )
@@ -297,7 +313,7 @@ def test_recommendations_table_and_summary():
     assert s["switch_from"] == {"range": 2, "sticky": 1}
     assert (s["for_lag"], s["for_count"], s["online"], s["to_consumer_protocol"]) == (2, 1, 3, 1)
     assert s["moves"] == 4 + 2 + 5
-    assert (s["busiest_lag_before"], s["busiest_lag_after"]) == (300 + 200, 100 + 100)
+    assert (s["busiest_lag_before"], s["busiest_lag_after"]) == (30000 + 20000, 10000 + 10000)
     assert s["review_reasons"] == {"already on the consumer protocol: the broker assigns": 1}
     lines = R.console_lines(rec)
     assert "keep 1, switch 3" in lines[0] and "review 1 of 5 groups" in lines[0]

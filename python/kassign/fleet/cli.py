@@ -100,7 +100,7 @@ def _strategies(values: list[str] | None) -> list[str]:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    from kassign.fleet.job import FleetConfig, FleetError, check_strategies
+    from kassign.fleet.config import FleetConfig, FleetError, check_strategies
     from kassign.fleet.snapshot import SnapshotError
 
     conf: dict[str, str] = {}

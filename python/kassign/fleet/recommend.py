@@ -14,15 +14,15 @@ The decision rule, for each group:
    only as the assignor the group lands on when it moves to the consumer protocol
    (:mod:`kassign.fleet.migration`), and only when that move can be done online.
 4. **Lag**: when the current strategy's busiest member carries more than :data:`LAG_TOLERANCE`
-   times the lower bound (``lag_vs_bound``), switch to a candidate that cuts the busiest member's
-   lag by at least :data:`MIN_LAG_GAIN`: among those, the ones within the tolerance of the bound
-   first, by fewest partitions moved; if none is, the one with the least busiest-member lag. No such
-   candidate: keep.
+   times the lower bound (``lag_vs_bound``) and at least :data:`LAG_FLOOR` messages, switch to a
+   candidate that cuts the busiest member's lag by at least :data:`MIN_LAG_GAIN`: among those, the
+   ones within the tolerance of the bound first, by fewest partitions moved; if none is, the one
+   with the least busiest-member lag. No such candidate: keep.
 5. **Count**: otherwise, when the current max - min partitions per member is above
    :data:`BALANCED_SPREAD`, switch to a candidate with a spread of at most that whose busiest-member
    lag is no higher than the current one's (fewest moves first). None: keep.
 6. Otherwise **keep**: the busiest member is within the tolerance of the bound (or the group has no
-   lag) and the counts are balanced.
+   lag, or is caught up) and the counts are balanced.
 
 Ties go to fewer partitions moved, then the smaller spread, then the strategies' order in the run.
 Every switch names how it is done online: one rolling bounce (the same protocol name, another
@@ -45,6 +45,9 @@ from .quality import IMBALANCE_THRESHOLD
 LAG_TOLERANCE = IMBALANCE_THRESHOLD
 #: A switch for lag must cut the busiest member's lag by at least this share.
 MIN_LAG_GAIN = 0.10
+#: A busiest member with less lag than this (messages) counts as caught up: the lag rule does not
+#: apply (a rolling upgrade for a few messages is not worth it); the count rule still does.
+LAG_FLOOR = 1_000
 #: max - min partitions per member that counts as balanced.
 BALANCED_SPREAD = 1
 #: Strategies never recommended: failover concentrates a topic on one member by design.
@@ -251,7 +254,7 @@ def decide(
             **base,
         )
 
-    if cur_vs is not None and cur_lag is not None and cur_vs > LAG_TOLERANCE:
+    if cur_vs is not None and cur_lag is not None and cur_vs > LAG_TOLERANCE and cur_lag >= LAG_FLOOR:
         limit = cur_lag * (1 - MIN_LAG_GAIN)
         better = [(s, r) for s, r in candidates if _lag(r) <= limit]
         at_bound = [(s, r) for s, r in better if (_num(r.get("lag_vs_bound")) or math.inf) <= LAG_TOLERANCE]
@@ -298,6 +301,8 @@ def decide(
         )
     if cur_vs is None:
         return keep(f"no lag, and max-min {cur_spread} partitions per member")
+    if cur_lag is not None and cur_lag < LAG_FLOOR:
+        return keep(f"caught up (busiest member's lag {cur_lag:,.0f} < {LAG_FLOOR:,}), max-min {cur_spread}")
     return keep(f"busiest member at {_fmt_ratio(cur_vs)} the lag bound, max-min {cur_spread}")
 
 
@@ -405,7 +410,7 @@ def console_lines(rec: Any) -> list[str]:
     to = ", ".join(f"{k}: {v}" for k, v in sorted(s["switch_to"].items(), key=lambda kv: -kv[1])) or "none"
     return [
         f"recommendations: keep {a[KEEP]}, switch {a[SWITCH]} ({s['for_lag']} for lag, {s['for_count']} for "
-        f"counts; all online: {s['online'] == a[SWITCH]}), review {a[REVIEW]} of {s['groups']} groups",
+        f"counts; {s['online']} online), review {a[REVIEW]} of {s['groups']} groups",
         f"  switch to: {to}; {s['moves']:,} partitions move at the switches; busiest members' lag "
         f"{s['busiest_lag_before']:,} -> {s['busiest_lag_after']:,} (sum over the switching groups)",
     ]

@@ -466,8 +466,11 @@ def _recommendation_section(df: Any, strategies: tuple[str, ...], out_dir: str) 
     if review:
         summary_rows.append(["  why", review])
     order = {R.SWITCH: 0, R.REVIEW: 1, R.KEEP: 2}
+    # switches first, by how much lag they take off the busiest member (messages, so that near-idle
+    # groups do not rank first), then the groups left for review, then the kept ones
+    cut = (rec.busiest_lag_current - rec.busiest_lag_recommended).astype("float64").fillna(-1.0)
     shown = (
-        rec.assign(_o=rec.action.map(order), _g=rec.lag_gain_pct.fillna(-1.0))
+        rec.assign(_o=rec.action.map(order), _g=cut)
         .sort_values(["_o", "_g", "moves", "cluster", "group_id"], ascending=[True, False, True, True, True])
         .head(RECOMMENDATION_ROWS)
     )
@@ -507,7 +510,8 @@ def _recommendation_section(df: Any, strategies: tuple[str, ...], out_dir: str) 
         "<p>Per group: keep the current strategy or switch, to which strategy, and why "
         f'(<code>kassign.fleet.recommend</code>; docs/fleet.md, "Recommendations"). A group switches for '
         f"lag when its busiest member carries more than {R.LAG_TOLERANCE:.2f}x the lower bound and a measured "
-        f"strategy cuts that lag by at least {100 * R.MIN_LAG_GAIN:.0f}% (one within {R.LAG_TOLERANCE:.2f}x of the "
+        f"strategy cuts that lag by at least {100 * R.MIN_LAG_GAIN:.0f}% (groups whose busiest member has less "
+        f"than {R.LAG_FLOOR:,} messages count as caught up; one within {R.LAG_TOLERANCE:.2f}x of the "
         "bound with the fewest partitions moved first, else the lowest lag); otherwise for the counts when "
         f"max - min is above {R.BALANCED_SPREAD} and a measured strategy balances them without raising the "
         "busiest member's lag (fewest moves first). failover groups keep it; consumer-protocol groups and "
@@ -542,7 +546,10 @@ def _recommendation_section(df: Any, strategies: tuple[str, ...], out_dir: str) 
         ),
     ]
     if len(rec) > len(shown):
-        parts.append(f"<p>First {len(shown):,} of {len(rec):,} groups shown (switches first, by lag cut).</p>")
+        parts.append(
+            f"<p>First {len(shown):,} of {len(rec):,} groups shown (switches first, by the busiest member's lag "
+            "they take off).</p>"
+        )
     return parts, rec
 
 
