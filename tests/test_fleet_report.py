@@ -178,3 +178,19 @@ def test_every_strategy_label_has_a_distinct_colour_and_marker(run, tmp_path, mo
         drawn = {n: (to_hex(h.get_color()), h.get_marker()) for h, n in zip(handles, names) if n in labels}
         assert drawn == {s: st[s] for s in labels if s in drawn}, name
         assert len(set(drawn.values())) == len(drawn) >= 12, name
+
+
+def test_migration_figure_draws_server_assignors_in_the_runs_styles(run, tmp_path, monkeypatch):
+    from matplotlib.colors import to_hex
+
+    from kassign.fleet import migration
+
+    labels = strategy_labels()
+    st = plots.styles(labels)
+    figures = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: figures.append(fig))
+    view = migration.migration_view(run.results.to_pandas())
+    assert migration.plot(view, str(tmp_path), labels) is not None
+    handles, names = figures[-1].axes[1].get_legend_handles_labels()
+    drawn = {n: (to_hex(h.get_color()), h.get_marker()) for h, n in zip(handles, names)}
+    assert drawn and drawn == {n: st[n] for n in drawn}

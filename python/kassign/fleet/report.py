@@ -306,7 +306,9 @@ def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int 
     return _html_table(["cluster", "group", "members", "partitions", *cols], rows)
 
 
-def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str, str] | None]:
+def _migration_section(
+    df: Any, out_dir: str, strategies: tuple[str, ...] = ()
+) -> tuple[list[str], tuple[str, str, str] | None]:
     """HTML of the "moving to the consumer protocol" view (kassign.fleet.migration); the full
     per-group view goes to migration.csv."""
     from . import migration as M
@@ -316,7 +318,7 @@ def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str
         return [], None
     view.to_csv(os.path.join(out_dir, "migration.csv"), index=False)
     t = M.totals(view)
-    fig = M.plot(view, out_dir)
+    fig = M.plot(view, out_dir, strategies)
     lost = ", ".join(f"{k} ({v})" for k, v in sorted(t["semantics_lost"].items())) or "none"
     sticky = f"; kassign's sticky would move {t['sticky_moves']:,}" if t["sticky_moves"] is not None else ""
     totals_html = _html_table(
@@ -563,7 +565,7 @@ def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
     strategies = tuple(run.strategies)
     drawing = Drawing(df[df.status == "ok"], strategies, out_dir, processes)
     summary = summarize(run.results, strategies)
-    migration_html, migration_fig = _migration_section(df, out_dir)
+    migration_html, migration_fig = _migration_section(df, out_dir, strategies)
     recommendation_html, rec = _recommendation_section(df, strategies, out_dir)
     from . import export
 
