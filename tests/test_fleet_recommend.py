@@ -212,7 +212,7 @@ def test_balanced_groups_keep():
         (
             "lag-aware",
             "lag-aware:global",
-            "one rolling bounce: same protocol 'lag-aware', new configuration",
+            "one rolling bounce: same protocol 'lag-aware', configured as lag-aware(mode='global')",
             "upgrade.md#same-protocol-name-another-library-one-bounce",
         ),
         (
@@ -226,6 +226,12 @@ def test_balanced_groups_keep():
             "cooperative-sticky",
             "two rolling bounces: [cooperative-sticky, roundrobin], then [cooperative-sticky]",
             "upgrade.md#eager-cooperative-two-bounces-kip-429",
+        ),
+        (
+            "range",
+            "lag-aware:sticky",
+            "two rolling bounces: [lag-aware(sticky=True), range], then [lag-aware(sticky=True)]",
+            "upgrade.md#how-the-broker-picks-the-assignor",
         ),
         (
             "range",

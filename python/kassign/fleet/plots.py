@@ -97,12 +97,20 @@ def _line_style(strategies: tuple[str, ...], s: str) -> dict[str, Any]:
     return {"color": colour, "marker": marker, "ms": 5, "markevery": ((0.013 * i) % 0.1, 0.1)}
 
 
+def _edge(marker: str, colour: str) -> str:
+    """A marker's edge colour on a bar of its own colour: black around a filled marker; an unfilled
+    one (x, tri) is all edge, so it keeps the strategy's colour."""
+    from matplotlib.lines import Line2D
+
+    return "black" if marker in Line2D.filled_markers else colour
+
+
 def _bar_markers(ax: Any, xs: Any, heights: Any, strategies: tuple[str, ...], labels: Any) -> None:
     """Each bar's strategy marker on its top."""
     st = styles(strategies)
     for x, h, s in zip(xs, heights, labels):
         colour, marker = st[s]
-        ax.plot([x], [h], ls="none", marker=marker, color=colour, mec="black", mew=0.5, ms=6)
+        ax.plot([x], [h], ls="none", marker=marker, color=colour, mec=_edge(marker, colour), mew=0.5, ms=6)
 
 
 def _strategy_ticks(ax: Any) -> None:
@@ -189,7 +197,8 @@ def count_spread(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
         colour, marker = styles(strategies)[s]
         ax.bar(x + i * width, share, width, color=colour)
         # the legend entry shows the bar's colour and its marker
-        ax.plot(x + i * width, share, ls="none", marker=marker, color=colour, mec="black", mew=0.5, ms=5, label=s)
+        edge = _edge(marker, colour)
+        ax.plot(x + i * width, share, ls="none", marker=marker, color=colour, mec=edge, mew=0.5, ms=5, label=s)
     ax.set_xticks(x + width * (len(strategies) - 1) / 2, [b[2] for b in buckets])
     ax.set_xlabel("max - min partitions per member")
     ax.set_ylabel("share of groups")

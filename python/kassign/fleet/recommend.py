@@ -117,6 +117,15 @@ def protocol_name(label: str) -> str:
     return strategy_call(label)[0]
 
 
+def configured(label: str) -> str:
+    """A fleet label as the assignor and options a consumer configures, e.g. ``lag-aware:global`` ->
+    ``lag-aware(mode='global')``."""
+    name, options = strategy_call(label)
+    if not options:
+        return name
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in sorted(options.items()))})"
+
+
 def switch_method(current: str, target: str) -> tuple[bool, str, list[str]]:
     """(online, how, step keys of :data:`STEPS`) of a switch of a classic group from ``current`` to
     ``target`` (both fleet labels; ``server-*``: a move to the consumer protocol, which
@@ -129,13 +138,14 @@ def switch_method(current: str, target: str) -> tuple[bool, str, list[str]]:
             ["to-consumer"],
         )
     old, new = protocol_name(current), protocol_name(target)
+    cfg_old, cfg_new = configured(current), configured(target)
     if old == new:
-        return True, f"one rolling bounce: same protocol {new!r}, new configuration", ["one-bounce"]
+        return True, f"one rolling bounce: same protocol {new!r}, configured as {cfg_new}", ["one-bounce"]
     if new in COOPERATIVE and old not in COOPERATIVE:
-        return True, f"two rolling bounces: [{new}, {old}], then [{new}]", ["to-cooperative"]
+        return True, f"two rolling bounces: [{cfg_new}, {cfg_old}], then [{cfg_new}]", ["to-cooperative"]
     if old in COOPERATIVE and new not in COOPERATIVE:
-        return True, f"two rolling bounces: [{old}, {new}], then [{new}]", ["to-eager"]
-    return True, f"two rolling bounces: [{new}, {old}], then [{new}]", ["pick"]
+        return True, f"two rolling bounces: [{cfg_old}, {cfg_new}], then [{cfg_new}]", ["to-eager"]
+    return True, f"two rolling bounces: [{cfg_new}, {cfg_old}], then [{cfg_new}]", ["pick"]
 
 
 def _num(v: Any) -> float | None:
