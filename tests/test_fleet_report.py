@@ -194,3 +194,34 @@ def test_migration_figure_draws_server_assignors_in_the_runs_styles(run, tmp_pat
     handles, names = figures[-1].axes[1].get_legend_handles_labels()
     drawn = {n: (to_hex(h.get_color()), h.get_marker()) for h, n in zip(handles, names)}
     assert drawn and drawn == {n: st[n] for n in drawn}
+
+
+def test_plan_scoped_metrics_hold_each_groups_current_and_recommended_strategy(run, written, tmp_path):
+    import pandas as pd
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from kassign.fleet import export
+
+    df = run.results.to_pandas()
+    rec = pd.read_csv(written / "recommendations.csv")
+    prom, _ = export.write(df, rec, str(tmp_path), scope="plan")
+    families = {f.name: f for f in text_string_to_metric_families(open(prom, encoding="utf-8").read())}
+    got = {
+        (s.labels["group"], s.labels["strategy"])
+        for s in families["kafka_consumergroup_kassign_partitions_moved"].samples
+    }
+    ok = {(g, s) for g, s, st in zip(df.group_id, df.strategy, df.status) if st == "ok"}
+    want = set()
+    for g, current, chosen in zip(rec.group_id, rec.current, rec.recommended):
+        want |= {(g, s) for s in (current, chosen) if isinstance(s, str) and (g, s) in ok}
+    assert got == want and len(got) < len(ok)
+    with pytest.raises(ValueError, match="metrics scope"):
+        export.rows(df, rec, "some")
+
+
+def test_unknown_metrics_scope_fails_before_spark(tmp_path):
+    from kassign.fleet.config import FleetConfig, FleetError
+    from kassign.fleet.job import run_fleet
+
+    with pytest.raises(FleetError, match="metrics: expected one of all, plan"):
+        run_fleet(FleetConfig(metrics="everything", out=str(tmp_path)), spark=None)

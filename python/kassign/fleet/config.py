@@ -43,6 +43,8 @@ class FleetConfig:
     #: The driver JVM's class archive (:mod:`kassign.fleet.classarchive`): "auto" (default), "use" or
     #: "off".
     class_archive: str = "auto"
+    #: The metrics export's scope (:data:`kassign.fleet.export.SCOPES`): "all" (default) or "plan".
+    metrics: str = "all"
 
 
 def check_strategies(strategies: Sequence[str]) -> tuple[str, ...]:

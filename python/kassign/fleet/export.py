@@ -58,16 +58,28 @@ METRICS = (
     ),
 )
 
+#: What the export holds: every strategy of every group ("all"), or only each group's current and
+#: recommended strategies ("plan": at most two rows per group, for fleets where the full set is more
+#: series than the monitoring should hold).
+SCOPES = ("all", "plan")
+
 #: Columns of a JSON row.
 JSON_COLUMNS = ("cluster", "group", "strategy", *(column for _, column, _ in METRICS))
 
 
-def rows(df: Any, rec: Any) -> list[dict[str, Any]]:
+def rows(df: Any, rec: Any, scope: str = "all") -> list[dict[str, Any]]:
     """The exported rows: one per ok result row (group and strategy), from the results table and
-    the recommendations (both pandas DataFrames). Missing values are None."""
+    the recommendations (both pandas DataFrames); with ``scope`` "plan" only the rows of each
+    group's current and recommended strategies. Missing values are None."""
+    if scope not in SCOPES:
+        raise ValueError(f"metrics scope: expected one of {', '.join(SCOPES)}, got {scope!r}")
     ok = df[df.status == "ok"]
     current = dict(zip(zip(rec.cluster, rec.group_id), rec.current))
     chosen = dict(zip(zip(rec.cluster, rec.group_id), rec.recommended))
+    if scope == "plan":
+        keys = list(zip(ok.cluster, ok.group_id))
+        keep = [current.get(k) == s or chosen.get(k) == s for k, s in zip(keys, ok.strategy)]
+        ok = ok[keep]
     cols = {c: ok[c].tolist() for _, c, _ in METRICS if c in ok.columns}
     out = []
     for i, (c, g, s) in enumerate(zip(ok.cluster.tolist(), ok.group_id.tolist(), ok.strategy.tolist())):
@@ -102,11 +114,12 @@ def registry(exported: list[dict[str, Any]]) -> Any:
     return reg
 
 
-def write(df: Any, rec: Any, out_dir: str) -> tuple[str, str]:
-    """Write :data:`PROM_FILE` and :data:`JSON_FILE` into ``out_dir``; return their paths."""
+def write(df: Any, rec: Any, out_dir: str, scope: str = "all") -> tuple[str, str]:
+    """Write :data:`PROM_FILE` and :data:`JSON_FILE` (the rows of ``scope``, :data:`SCOPES`) into
+    ``out_dir``; return their paths."""
     from prometheus_client import write_to_textfile
 
-    exported = rows(df, rec)
+    exported = rows(df, rec, scope)
     prom = os.path.join(out_dir, PROM_FILE)
     write_to_textfile(prom, registry(exported))
     path = os.path.join(out_dir, JSON_FILE)

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from . import classarchive
 from .config import FleetConfig, FleetError, check_strategies, default_fleet, default_partitions, is_local_path
+from .export import PROM_FILE, SCOPES
 from .plan import fleet_dataframe, pack_stream_files, read_results
 from .session import class_archive_plan, effective_master, spark_session
 from .snapshot import check_snapshot
@@ -114,6 +115,8 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
     strategies = check_strategies(cfg.strategies)
     if cfg.churn < 0:
         raise FleetError(f"churn: expected >= 0 rounds, got {cfg.churn}")
+    if cfg.metrics not in SCOPES:
+        raise FleetError(f"metrics: expected one of {', '.join(SCOPES)}, got {cfg.metrics!r}")
     if cfg.class_archive not in classarchive.MODES:
         raise FleetError(f"class archive: expected one of {', '.join(classarchive.MODES)}, got {cfg.class_archive!r}")
     t_start = time.perf_counter()
@@ -180,10 +183,9 @@ def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:
         lag_source=LAG_SOURCE,
     )
     if cfg.report:
-        from .export import PROM_FILE
         from .report import write_report
 
-        run.report_path = write_report(run, cfg.out)
+        run.report_path = write_report(run, cfg.out, metrics=cfg.metrics)
         run.recommendations_path = os.path.join(cfg.out, "recommendations.csv")
         run.metrics_path = os.path.join(cfg.out, PROM_FILE)
         say(f"report written {time.perf_counter() - t_spark:.1f}s after Spark start -> {run.report_path}")

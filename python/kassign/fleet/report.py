@@ -555,10 +555,11 @@ def _recommendation_section(df: Any, strategies: tuple[str, ...], out_dir: str) 
     return parts, rec
 
 
-def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
-    """Write ``report.html`` and its PNGs into ``out_dir``; return the HTML path. ``processes``: how
-    many worker processes draw the figures (:class:`kassign.fleet.plots.Drawing`; default: by the
-    results' size)."""
+def write_report(run: Any, out_dir: str, processes: int | None = None, metrics: str = "all") -> str:
+    """Write ``report.html`` and its PNGs, ``recommendations.csv`` and the metrics for monitoring
+    (:mod:`kassign.fleet.export`; ``metrics``: its scope, "all" or "plan") into ``out_dir``; return
+    the HTML path. ``processes``: how many worker processes draw the figures
+    (:class:`kassign.fleet.plots.Drawing`; default: by the results' size)."""
     df = run.results.to_pandas()
     from .plots import Drawing
 
@@ -569,7 +570,7 @@ def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
     recommendation_html, rec = _recommendation_section(df, strategies, out_dir)
     from . import export
 
-    export.write(df, rec, out_dir)
+    export.write(df, rec, out_dir, metrics)
     plots = drawing.result()
     if migration_fig is not None:
         plots.append(migration_fig)
