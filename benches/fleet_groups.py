@@ -11,7 +11,7 @@ groups table's state and protocol). Prints seconds per path and the per-group me
 prints a cProfile of the core path (where the remaining Python time goes).
 
 ``--stream`` times what the job's default (stream) plan runs per task instead, without Spark: the
-snapshot packed into the plan's files (:func:`kassign.fleet.job.stream_files`' packing), the rows
+snapshot packed into the plan's files (:func:`kassign.fleet.plan.stream_files`' packing), the rows
 keyed by group sorted into one stream as Spark sorts them, cut into groups
 (:func:`kassign.fleet.stream.group_tables`) and evaluated with the task's index of the files
 (:func:`kassign.fleet.evaluate.evaluate_stream_group`); the timed part (and the profile) covers
@@ -110,11 +110,11 @@ def stream_batches(snapshot: str, n_groups: int, workdir: str) -> tuple[list[pa.
     batches of the sorted stream (10,000 rows each, as the job's Arrow batches) and the paths of
     the packed partitions and offsets files."""
     from kassign.fleet import stream
-    from kassign.fleet.job import _RACK_LEAVES, MEMBER_COLUMNS, read_driver_table
+    from kassign.fleet.plan import MEMBER_COLUMNS, RACK_LEAVES, read_driver_table
 
     parts_path, offs_path = os.path.join(workdir, "parts.arrow"), os.path.join(workdir, "offsets.arrow")
     stream.write_compact_partitions(
-        read_driver_table(None, snapshot, "partitions", ("cluster", "topic", *_RACK_LEAVES)), parts_path
+        read_driver_table(None, snapshot, "partitions", ("cluster", "topic", *RACK_LEAVES)), parts_path
     )
     rows, keys = stream.pack_offsets(read_driver_table(None, snapshot, "offsets", ("cluster", "group_id", "topic")))
     stream.write_arrow(rows, offs_path)

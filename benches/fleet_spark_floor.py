@@ -1,6 +1,6 @@
 """What Spark alone costs in the fleet job: the job's plan (--plan stream: the driver-packed
 partitions/offsets files, one sorted exchange, mapInArrow cutting the batches into groups and
-building each group's inputs; --plan cogroup: kassign.fleet.job.build_inputs, cogroup and
+building each group's inputs; --plan cogroup: kassign.fleet.plan.build_inputs, cogroup and
 applyInArrow) and the Parquet write, with a per-group function that does nothing, and the
 executors' CPU time per stage from Spark's event log.
 
@@ -9,7 +9,7 @@ executors' CPU time per stage from Spark's event log.
 
 The difference between this and `kassign fleet` on the same snapshot is the per-group evaluation;
 what this takes is the floor no per-group speed-up can go below. Spark runs with the job's own
-settings (kassign.fleet.job.spark_session: driver memory, JVM options, shuffle partitions).
+settings (kassign.fleet.session.spark_session: driver memory, JVM options, shuffle partitions).
 """
 
 from __future__ import annotations
@@ -61,15 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    from kassign.fleet.config import FleetConfig, default_partitions
     from kassign.fleet.group import result_schema
-    from kassign.fleet.job import (
-        FleetConfig,
-        build_inputs,
-        default_partitions,
-        sorted_stream,
-        spark_session,
-        stream_files,
-    )
+    from kassign.fleet.plan import build_inputs, sorted_stream, stream_files
+    from kassign.fleet.session import spark_session
 
     events = tempfile.mkdtemp(prefix="kassign-events-")
     conf = dict(c.split("=", 1) for c in args.conf)

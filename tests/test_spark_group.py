@@ -207,17 +207,17 @@ def test_churn_replay_is_seeded():
 
 
 def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):
-    from kassign.fleet import job, synth
+    from kassign.fleet import config, synth
 
     snap = tmp_path / "snap"
     stats = synth.synth(5, str(snap), seed=3)
-    assert job.default_partitions(str(snap), 2) == 8
-    assert job.default_partitions(str(snap), 4) == 16
-    monkeypatch.setattr(job, "MEMBER_ROWS_PER_PARTITION", 10)
-    assert job.default_partitions(str(snap), 2) == max(8, -(-stats.members // 10))
-    monkeypatch.setattr(job, "MAX_DEFAULT_PARTITIONS", 9)
-    assert job.default_partitions(str(snap), 2) == 9
-    assert job.default_partitions("hdfs://nn/fleet", 2) == 8  # remote: not read here
+    assert config.default_partitions(str(snap), 2) == 8
+    assert config.default_partitions(str(snap), 4) == 16
+    monkeypatch.setattr(config, "MEMBER_ROWS_PER_PARTITION", 10)
+    assert config.default_partitions(str(snap), 2) == max(8, -(-stats.members // 10))
+    monkeypatch.setattr(config, "MAX_DEFAULT_PARTITIONS", 9)
+    assert config.default_partitions(str(snap), 2) == 9
+    assert config.default_partitions("hdfs://nn/fleet", 2) == 8  # remote: not read here
 
 
 def test_lag_aware_modes_and_distance_from_the_bound():

@@ -22,8 +22,11 @@ from spark_env import require_spark
 # PySpark and Java 17+: skipped without them on a developer's machine, a failure in CI
 require_spark()
 
+from kassign.fleet.config import FleetConfig, FleetError  # noqa: E402
 from kassign.fleet.group import strategy_call, strategy_labels  # noqa: E402
-from kassign.fleet.job import FleetConfig, FleetError, _read_table, run_fleet, spark_session  # noqa: E402
+from kassign.fleet.job import run_fleet  # noqa: E402
+from kassign.fleet.plan import read_table  # noqa: E402
+from kassign.fleet.session import spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -205,7 +208,7 @@ def test_churn_columns(run):
 def test_results_read_back_equal_sparks_own_read(spark, run, monkeypatch):
     # the job reads a local results.parquet with pyarrow; before, it read it through Spark, which is
     # still how it reads a remote one: both give the same table, in result_schema's types
-    from kassign.fleet import job
+    from kassign.fleet import plan
     from kassign.fleet.group import result_schema
 
     spark_read = spark.read.parquet(run.results_path).drop("assignment").toArrow()
@@ -223,8 +226,8 @@ def test_results_read_back_equal_sparks_own_read(spark, run, monkeypatch):
     order = {s: i for i, s in enumerate(run.strategies)}
     first = [r["strategy"] for r in run.results.to_pylist() if tuple(r[k] for k in key[:2]) == keys[0]]
     assert first == sorted(first, key=order.__getitem__) and len(first) == len(run.strategies)
-    monkeypatch.setattr(job, "_is_local_path", lambda path: False)
-    through_spark = job.read_results(spark, run.results_path)
+    monkeypatch.setattr(plan, "is_local_path", lambda path: False)
+    through_spark = plan.read_results(spark, run.results_path)
     assert through_spark.schema == result_schema(False)
     assert through_spark.equals(run.results)
 
@@ -255,7 +258,7 @@ def test_missing_column_is_a_clear_error(spark, snapshot_dir, tmp_path):
         run_fleet(FleetConfig(snapshot=str(bad), out=str(tmp_path / "o"), progress=False), spark=spark)
     # the same check when Spark reads the table (remote filesystems skip the local check)
     with pytest.raises(SnapshotError, match=r"missing required column.*topics"):
-        _read_table(spark, str(bad), "members")
+        read_table(spark, str(bad), "members")
     no_offsets = tmp_path / "no-offsets"
     shutil.copytree(snapshot_dir, no_offsets)
     os.remove(no_offsets / "offsets.parquet")

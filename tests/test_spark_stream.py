@@ -18,7 +18,9 @@ from spark_env import require_spark
 # PySpark and Java 17+: skipped without them on a developer's machine, a failure in CI
 require_spark()
 
-from kassign.fleet.job import FleetConfig, run_fleet, spark_session  # noqa: E402
+from kassign.fleet.config import FleetConfig  # noqa: E402
+from kassign.fleet.job import run_fleet  # noqa: E402
+from kassign.fleet.session import spark_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
 

@@ -1,9 +1,17 @@
 """The fleet pipeline on PySpark (``kassign fleet``): every strategy on every group of a snapshot.
 
-* :mod:`kassign.fleet.group` - one group: snapshot rows -> kassign inputs -> metrics (no Spark).
-* :mod:`kassign.fleet.churn` - the what-if leave/join replay.
-* :mod:`kassign.fleet.job` - the Spark job (groupBy/cogroup + ``applyInArrow``).
-* :mod:`kassign.fleet.report` - HTML report with PNG plots and the console summary.
+* :mod:`kassign.fleet.snapshot`, :mod:`kassign.fleet.collect`, :mod:`kassign.fleet.synth` - the
+  snapshot format, reading one from a cluster, generating a synthetic one.
+* :mod:`kassign.fleet.job` - the orchestration of the job, with its rooms:
+  :mod:`kassign.fleet.config` (configuration), :mod:`kassign.fleet.session` (the Spark session and
+  the driver JVM) and :mod:`kassign.fleet.plan` (the Spark plan: by default one sorted exchange of
+  each group's rows to ``mapInArrow``, the partitions and offsets shipped as Arrow files,
+  :mod:`kassign.fleet.stream`; ``--plan cogroup`` keeps every table in Spark).
+* :mod:`kassign.fleet.evaluate` - one group in a Spark task: the Rust core builds its inputs
+  (lags included), runs every strategy, measures the results and replays churn.
+* :mod:`kassign.fleet.report` - the HTML report with its figures (:mod:`kassign.fleet.plots`), the
+  consumer-protocol view (:mod:`kassign.fleet.migration`), the per-group recommendations
+  (:mod:`kassign.fleet.recommend`) and the exports for monitoring (:mod:`kassign.fleet.export`).
 
 PySpark is an optional dependency (``pip install 'kassign[spark]'``); importing this package does
 not import it.

@@ -100,7 +100,7 @@ def _strategies(values: list[str] | None) -> list[str]:
 
 
 def _cmd_fleet(args: argparse.Namespace) -> int:
-    from kassign.fleet.job import FleetConfig, FleetError, check_strategies
+    from kassign.fleet.config import FleetConfig, FleetError, check_strategies
     from kassign.fleet.snapshot import SnapshotError
 
     conf: dict[str, str] = {}
@@ -139,6 +139,7 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
         ship_kassign=args.ship_kassign,
         plan=args.plan,
         class_archive=args.class_archive,
+        metrics=args.metrics,
     )
 
     def log(msg: str) -> None:
@@ -156,6 +157,13 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
 
         print()
         print("\n".join(console_lines(migration_view(run.results.to_pandas()))))
+    if run.report_path:
+        import pandas as pd
+
+        from kassign.fleet.recommend import console_lines as plan_lines
+
+        print()
+        print("\n".join(plan_lines(pd.read_csv(run.recommendations_path))))
     import pyarrow.compute as pc
 
     errors = run.results.filter(pc.equal(run.results.column("status"), "error"))
@@ -167,6 +175,8 @@ def _cmd_fleet(args: argparse.Namespace) -> int:
     print(f"results: {run.results_path}")
     if run.report_path:
         print(f"report:  {run.report_path}")
+        print(f"plan:    {run.recommendations_path}")
+        print(f"metrics: {run.metrics_path}")
     return 0
 
 
@@ -176,7 +186,8 @@ def add_fleet(sub: Any) -> None:
         help="the fleet report: every strategy on every group of a snapshot, on PySpark",
         description="Run every strategy on every consumer group of a fleet snapshot (PySpark: one "
         "exchange by (cluster, group_id) + mapInArrow) and write results.parquet, report.html with PNG "
-        "plots and a console summary. Without --snapshot it runs on the bundled default fleet.",
+        "plots, the per-group plan (recommendations.csv), metrics for monitoring (kassign_fleet.prom, "
+        "kassign_fleet.json) and a console summary. Without --snapshot it runs on the bundled default fleet.",
     )
     p.add_argument("--snapshot", help="snapshot directory (docs/fleet.md); default: the bundled default fleet")
     p.add_argument(
@@ -238,6 +249,13 @@ def add_fleet(sub: Any) -> None:
         help="the driver JVM's class archive (faster Spark start, kassign.fleet.classarchive): auto "
         "(default) uses it, or records it during this run when it does not exist; use: never record; "
         "off: neither (also KASSIGN_SPARK_CLASS_ARCHIVE=off)",
+    )
+    p.add_argument(
+        "--metrics",
+        choices=["all", "plan"],
+        default="all",
+        help="what kassign_fleet.prom and kassign_fleet.json hold: every strategy of every group (all, "
+        "the default), or each group's current and recommended strategy only (plan: fewer series)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_fleet)

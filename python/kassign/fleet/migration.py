@@ -200,14 +200,16 @@ def totals(view: Any) -> dict[str, Any]:
     }
 
 
-def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
-    """migration.png: groups by outcome, and the share of partitions moved at the switch."""
+def plot(view: Any, out_dir: str, strategies: tuple[str, ...] = ()) -> tuple[str, str, str] | None:
+    """migration.png: groups by outcome, and the share of partitions moved at the switch. The lines
+    of ``server-uniform`` and ``server-range`` take their colour and marker among ``strategies`` (the
+    run's labels, as in the report's other figures) when they are there."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plots import ecdf, legend, save_figure
+    from .plots import ecdf, legend, save_figure, styles
 
     if view.empty:
         return None
@@ -226,8 +228,19 @@ def plot(view: Any, out_dir: str) -> tuple[str, str, str] | None:
     ax1.set_title("Moving to the consumer protocol")
     ax1.grid(alpha=0.3, axis="x")
     m = view[(view.status == "online") & view.moved_pct.notna()]
-    for target, color in (("uniform", "#1f77b4"), ("range", "#ff7f0e")):
-        ecdf(ax2, 100 * m[m.lands_on == target].moved_pct.to_numpy(), label=f"server-{target}", color=color)
+    run_styles = styles(strategies)
+    for target, color, marker in (("uniform", "#1f77b4", "o"), ("range", "#ff7f0e", "s")):
+        label = f"server-{target}"
+        color, marker = run_styles.get(label, (color, marker))
+        ecdf(
+            ax2,
+            100 * m[m.lands_on == target].moved_pct.to_numpy(),
+            label=label,
+            color=color,
+            marker=marker,
+            ms=5,
+            markevery=0.1,
+        )
     ax2.set_xlabel("% of the group's owned partitions moved at the switch")
     ax2.set_ylabel("share of groups")
     ax2.set_title("Partitions moved by the broker's first assignment")

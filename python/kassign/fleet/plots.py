@@ -47,8 +47,70 @@ def legend(ax: Any) -> None:
         ax.legend(fontsize=8)
 
 
+#: The strategies' colours, in the run's order: matplotlib's tab10, then eight more dark hues
+#: (the job runs 13 labels by default; tab10 alone drew range and lag-aware:global alike).
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#000080",
+    "#b8860b",
+    "#00ced1",
+    "#ff1493",
+    "#556b2f",
+    "#8b0000",
+    "#4b0082",
+    "#000000",
+)
+#: ... and their markers (on the lines, and on top of the bars), one per colour.
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "x", "p", "d", "h", "H", "8", "1", "2")
+
+
+def styles(strategies: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) of each strategy label, by its place in ``strategies``: distinct for up to
+    ``len(PALETTE)`` labels; beyond, colours from the turbo colour map and markers again."""
+    from matplotlib.colors import to_hex
+
+    out = {}
+    for i, s in enumerate(strategies):
+        colour = PALETTE[i] if i < len(PALETTE) else to_hex(plt.cm.turbo((i * 0.618034) % 1.0))
+        out[s] = (colour, MARKERS[i % len(MARKERS)])
+    return out
+
+
 def _colors(strategies: tuple[str, ...]) -> dict[str, Any]:
-    return {s: plt.cm.tab10(i % 10) for i, s in enumerate(strategies)}
+    return {s: c for s, (c, _) in styles(strategies).items()}
+
+
+def _line_style(strategies: tuple[str, ...], s: str) -> dict[str, Any]:
+    """A strategy's line: its colour, and its marker every tenth of the line's length (shifted per
+    strategy, so overlapping lines still show every marker)."""
+    colour, marker = styles(strategies)[s]
+    i = strategies.index(s)
+    return {"color": colour, "marker": marker, "ms": 5, "markevery": ((0.013 * i) % 0.1, 0.1)}
+
+
+def _edge(marker: str, colour: str) -> str:
+    """A marker's edge colour on a bar of its own colour: black around a filled marker; an unfilled
+    one (x, tri) is all edge, so it keeps the strategy's colour."""
+    from matplotlib.lines import Line2D
+
+    return "black" if marker in Line2D.filled_markers else colour
+
+
+def _bar_markers(ax: Any, xs: Any, heights: Any, strategies: tuple[str, ...], labels: Any) -> None:
+    """Each bar's strategy marker on its top."""
+    st = styles(strategies)
+    for x, h, s in zip(xs, heights, labels):
+        colour, marker = st[s]
+        ax.plot([x], [h], ls="none", marker=marker, color=colour, mec=_edge(marker, colour), mew=0.5, ms=6)
 
 
 def _strategy_ticks(ax: Any) -> None:
@@ -73,10 +135,14 @@ def _plain_log(ax: Any, which: str) -> None:
 
 def lag_balance(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     """Lag balance: ECDF of max/mean member lag."""
-    colors = _colors(strategies)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for s in strategies:
-        ecdf(ax, ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy(), label=s, color=colors[s])
+        ecdf(
+            ax,
+            ok[(ok.strategy == s) & ok.lag_ratio.notna()].lag_ratio.to_numpy(),
+            label=s,
+            **_line_style(strategies, s),
+        )
     first = ok[ok.lag_ratio_bound.notna()].drop_duplicates(["cluster", "group_id"])
     ecdf(ax, first.lag_ratio_bound.to_numpy(), label="best possible", color="black", ls=":")
     ax.axvline(IMBALANCE_THRESHOLD, color="grey", ls="--", lw=1)
@@ -98,11 +164,10 @@ def lag_balance(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
 
 def lag_vs_bound(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     """Distance from the lower bound: ECDF of busiest member lag / bound."""
-    colors = _colors(strategies)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     vs_all = ok.lag_ratio / ok.lag_ratio_bound
     for s in strategies:
-        ecdf(ax, vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy(), label=s, color=colors[s])
+        ecdf(ax, vs_all[(ok.strategy == s) & vs_all.notna()].to_numpy(), label=s, **_line_style(strategies, s))
     ax.set_xlim(0.9, 3.0)  # groups beyond 3x (failover, by design) are off the right edge
     ax.set_xlabel("busiest member lag / lower bound (1 = best possible; cut at 3)")
     ax.set_ylabel("share of groups")
@@ -122,7 +187,6 @@ def lag_vs_bound(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
 
 def count_spread(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     """Count spread buckets."""
-    colors = _colors(strategies)
     buckets = [(0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, 10**12, ">10")]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / max(len(strategies), 1)
@@ -130,7 +194,11 @@ def count_spread(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
     for i, s in enumerate(strategies):
         v = ok[ok.strategy == s].count_spread.to_numpy()
         share = [((v >= lo) & (v <= hi)).mean() if len(v) else 0 for lo, hi, _ in buckets]
-        ax.bar(x + i * width, share, width, label=s, color=colors[s])
+        colour, marker = styles(strategies)[s]
+        ax.bar(x + i * width, share, width, color=colour)
+        # the legend entry shows the bar's colour and its marker
+        edge = _edge(marker, colour)
+        ax.plot(x + i * width, share, ls="none", marker=marker, color=colour, mec=edge, mew=0.5, ms=5, label=s)
     ax.set_xticks(x + width * (len(strategies) - 1) / 2, [b[2] for b in buckets])
     ax.set_xlabel("max - min partitions per member")
     ax.set_ylabel("share of groups")
@@ -158,6 +226,7 @@ def moves(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
         owned = (d.moves + d.kept).sum()
         pct.append(100 * d.moves.sum() / owned if owned else 0)
     ax.bar(strategies, pct, color=[colors[s] for s in strategies])
+    _bar_markers(ax, range(len(strategies)), pct, strategies, strategies)
     ax.set_ylabel("% of previously owned partitions")
     ax.set_title("Moves vs the snapshot's owners")
     _strategy_ticks(ax)
@@ -166,6 +235,7 @@ def moves(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
         ax2 = axes[0][1]
         tot = [ok[ok.strategy == s].churn_moves.sum() for s in strategies]
         ax2.bar(strategies, tot, color=[colors[s] for s in strategies])
+        _bar_markers(ax2, range(len(strategies)), tot, strategies, strategies)
         rounds = int(ok.churn_rounds.max())
         ax2.set_title(f"Cumulative moves over {rounds} leave/join rounds")
         ax2.set_ylabel("partition moves (all groups)")
@@ -190,6 +260,7 @@ def rack_locality(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
         e = d.rack_eligible.sum()
         loc.append(100 * d.rack_local.sum() / e if e else 0)
     ax.bar(strategies, loc, color=[colors[s] for s in strategies])
+    _bar_markers(ax, range(len(strategies)), loc, strategies, strategies)
     ax.set_ylim(0, 100)
     ax.set_ylabel("% of partitions read from a same-rack replica")
     ax.set_title("Rack locality (members with client.rack)")
@@ -224,7 +295,8 @@ def assign_time(ok: Any, strategies: tuple[str, ...], out_dir: str) -> Figure:
             xs.append(float(np.exp(np.log(sizes).mean())))
             med.append(float(np.median(v)))
             p95.append(float(np.quantile(v, 0.95)))
-        ax.plot(xs, med, marker="o", ms=3, label=s, color=colors[s])
+        colour, marker = styles(strategies)[s]
+        ax.plot(xs, med, marker=marker, ms=4, label=s, color=colour)
         ax.plot(xs, p95, ls=":", lw=1, color=colors[s])
     _plain_log(ax, "x")
     _plain_log(ax, "y")

@@ -140,14 +140,89 @@ def console_table(summary: Any) -> str:
 def _td(cell: str) -> str:
     """A table cell: numbers right-aligned, text (names, errors) left-aligned."""
     numeric = cell.replace(",", "").replace(".", "").replace("%", "").replace("-", "").isdigit() or cell == "-"
-    return f"<td>{html.escape(cell)}</td>" if numeric else f"<td class='t'>{html.escape(cell)}</td>"
+    if numeric:
+        return f"<td>{html.escape(cell)}</td>"
+    # long text (a reason, an error) wraps in a column of its own width; short text stays on one line
+    return f"<td class='{'t w' if len(cell) > 40 else 't'}'>{html.escape(cell)}</td>"
 
 
 def _html_table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in rows)
-    # wide tables (many strategies or columns) scroll inside the page instead of being cut off
-    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    """A table in a scroll container (wide or long tables scroll inside the page, under a sticky
+    header), sortable by any column (:data:`SORT_JS`). A cell is a string (escaped here) or
+    ``Markup`` (HTML as is)."""
+    head = "".join(f"<th scope='col' title='sort by {html.escape(h)}'>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
+    return (
+        f"<div class='scroll'><table class='sortable'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+class Markup(str):
+    """A table cell that is HTML already (a link)."""
+
+
+def _cell(c: str) -> str:
+    return f"<td class='t w'>{c}</td>" if isinstance(c, Markup) else _td(c)
+
+
+#: The page's style: tables scroll inside their container (both ways, at most 70% of the window's
+#: height) under a sticky header; long words (paths) wrap, so nothing widens the page.
+CSS = (
+    "body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px;color:#222;overflow-wrap:anywhere}"
+    "table{border-collapse:separate;border-spacing:0;font-size:0.85em}td.t{text-align:left}"
+    "th,td{border-right:1px solid #ccc;border-bottom:1px solid #ccc;padding:4px 8px;text-align:right;"
+    "overflow-wrap:normal;white-space:nowrap}td.w{white-space:normal;min-width:24em;max-width:48em}"
+    "th{background:#f3f3f3;position:sticky;top:0;z-index:1;cursor:pointer;user-select:none;white-space:nowrap}"
+    "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
+    "td:first-child,th:first-child{text-align:left;border-left:1px solid #ccc}"
+    "figure{margin:1.5em 0}img{max-width:100%}"
+    "figcaption{font-size:0.9em;color:#555}code{background:#f3f3f3;padding:1px 4px}"
+    ".scroll{overflow:auto;max-width:100%;max-height:70vh;margin:1em 0}th{border-top:1px solid #ccc}"
+)
+
+#: Sorting for every ``table.sortable``: a click (or Enter) on a header sorts the rows by that
+#: column, ascending first, then descending. Numbers (with thousands separators, %, a trailing x)
+#: sort as numbers, "-" (no value) last either way, other text alphabetically. Written here, no
+#: library: the page works offline.
+SORT_JS = """
+(function () {
+  function key(td) {
+    var s = td ? td.textContent.trim() : "";
+    if (s === "" || s === "-") return null;
+    var t = s.replace(/,/g, "").replace(/[%x]$/, "");
+    if (/^[-+]?(\\d+\\.?\\d*|\\.\\d+)(e[-+]?\\d+)?$/i.test(t)) return [0, parseFloat(t)];
+    return [1, s.toLowerCase()];
+  }
+  function compare(a, b) {
+    if (a[0] !== b[0]) return a[0] - b[0];
+    return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+  }
+  function sortBy(table, th, col) {
+    var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+    table.querySelectorAll("thead th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.map.call(body.rows, function (r, i) { return [key(r.cells[col]), i, r]; });
+    rows.sort(function (a, b) {
+      if (a[0] === null || b[0] === null) {
+        if (a[0] === b[0]) return a[1] - b[1];
+        return a[0] === null ? 1 : -1;
+      }
+      return dir * compare(a[0], b[0]) || a[1] - b[1];
+    });
+    rows.forEach(function (r) { body.appendChild(r[2]); });
+  }
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    table.querySelectorAll("thead th").forEach(function (th, col) {
+      th.tabIndex = 0;
+      th.addEventListener("click", function () { sortBy(table, th, col); });
+      th.addEventListener("keydown", function (e) {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sortBy(table, th, col); }
+      });
+    });
+  });
+})();
+"""
 
 
 def _switch_table(df: Any, strategies: tuple[str, ...], limit: int = 20) -> str | None:
@@ -231,7 +306,9 @@ def _bound_table(df: Any, strategies: tuple[str, ...], out_dir: str, limit: int 
     return _html_table(["cluster", "group", "members", "partitions", *cols], rows)
 
 
-def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str, str] | None]:
+def _migration_section(
+    df: Any, out_dir: str, strategies: tuple[str, ...] = ()
+) -> tuple[list[str], tuple[str, str, str] | None]:
     """HTML of the "moving to the consumer protocol" view (kassign.fleet.migration); the full
     per-group view goes to migration.csv."""
     from . import migration as M
@@ -241,7 +318,7 @@ def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str
         return [], None
     view.to_csv(os.path.join(out_dir, "migration.csv"), index=False)
     t = M.totals(view)
-    fig = M.plot(view, out_dir)
+    fig = M.plot(view, out_dir, strategies)
     lost = ", ".join(f"{k} ({v})" for k, v in sorted(t["semantics_lost"].items())) or "none"
     sticky = f"; kassign's sticky would move {t['sticky_moves']:,}" if t["sticky_moves"] is not None else ""
     totals_html = _html_table(
@@ -328,17 +405,172 @@ def _migration_section(df: Any, out_dir: str) -> tuple[list[str], tuple[str, str
     return parts, fig
 
 
-def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
-    """Write ``report.html`` and its PNGs into ``out_dir``; return the HTML path. ``processes``: how
-    many worker processes draw the figures (:class:`kassign.fleet.plots.Drawing`; default: by the
-    results' size)."""
+#: Groups the page lists in the recommendations table (switches first); every group is in
+#: recommendations.csv.
+RECOMMENDATION_ROWS = 500
+
+
+def docs_base() -> str | None:
+    """Where the report's links to kassign's docs point: ``KASSIGN_DOCS_URL`` when set, else the
+    docs directory of the source checkout kassign runs from (a ``file:`` URL), else None (the page
+    names the documents without a link)."""
+    import pathlib
+
+    env = os.environ.get("KASSIGN_DOCS_URL")
+    if env:
+        return env.rstrip("/") + "/"
+    import kassign
+
+    docs = pathlib.Path(kassign.__file__).resolve().parents[2] / "docs"
+    return docs.as_uri() + "/" if (docs / "upgrade.md").is_file() else None
+
+
+def _steps_cell(steps: str | None, base: str | None) -> str:
+    if not steps:
+        return "-"
+    refs = steps.split()
+    if base is None:
+        return Markup(" ".join(f"<code>{html.escape(r)}</code>" for r in refs))
+    return Markup(
+        " ".join(f'<a href="{html.escape(base + r.removeprefix("docs/"))}">{html.escape(r)}</a>' for r in refs)
+    )
+
+
+def _recommendation_section(df: Any, strategies: tuple[str, ...], out_dir: str) -> tuple[list[str], Any]:
+    """HTML of the recommendations (kassign.fleet.recommend) and the table itself; every group goes
+    to recommendations.csv."""
+    from . import recommend as R
+
+    rec = R.recommendations(df, strategies)
+    rec.to_csv(os.path.join(out_dir, "recommendations.csv"), index=False)
+    if rec.empty:
+        return [], rec
+    t = R.summary(rec)
+    a = t["actions"]
+    to = ", ".join(f"{k} ({v:,})" for k, v in sorted(t["switch_to"].items(), key=lambda kv: (-kv[1], kv[0])))
+    frm = ", ".join(f"{k} ({v:,})" for k, v in sorted(t["switch_from"].items(), key=lambda kv: (-kv[1], kv[0])))
+    review = "; ".join(f"{k} ({v:,})" for k, v in t["review_reasons"].items())
+    summary_rows = [
+        ["groups", f"{t['groups']:,}"],
+        ["keep the current strategy", f"{a[R.KEEP]:,}"],
+        ["switch", f"{a[R.SWITCH]:,}"],
+        ["  for the busiest member's lag", f"{t['for_lag']:,}"],
+        ["  for the partition counts", f"{t['for_count']:,}"],
+        ["  online (rolling bounces)", f"{t['online']:,}"],
+        ["  of them to the consumer protocol", f"{t['to_consumer_protocol']:,}"],
+        ["  to", to or "-"],
+        ["  from", frm or "-"],
+        ["partitions moved at the switches", f"{t['moves']:,}"],
+        ["busiest members' lag of the switching groups, now", f"{t['busiest_lag_before']:,}"],
+        ["  after the switches", f"{t['busiest_lag_after']:,}"],
+        ["review (no decision)", f"{a[R.REVIEW]:,}"],
+    ]
+    if review:
+        summary_rows.append(["  why", review])
+    order = {R.SWITCH: 0, R.REVIEW: 1, R.KEEP: 2}
+    # switches first, by how much lag they take off the busiest member (messages, so that near-idle
+    # groups do not rank first), then the groups left for review, then the kept ones
+    cut = (rec.busiest_lag_current - rec.busiest_lag_recommended).astype("float64").fillna(-1.0)
+    shown = (
+        rec.assign(_o=rec.action.map(order), _g=cut)
+        .sort_values(["_o", "_g", "moves", "cluster", "group_id"], ascending=[True, False, True, True, True])
+        .head(RECOMMENDATION_ROWS)
+    )
+    base = docs_base()
+
+    import pandas as pd
+
+    def num(v: Any, fmt: str = "{:,.0f}") -> str:
+        return "-" if pd.isna(v) else fmt.format(v)
+
+    rows = [
+        [
+            r.cluster,
+            r.group_id,
+            f"{int(r.members):,}",
+            f"{int(r.partitions):,}",
+            r.current or "-",
+            r.action,
+            r.recommended if isinstance(r.recommended, str) else "-",
+            num(r.busiest_lag_current),
+            num(r.busiest_lag_recommended),
+            num(r.lag_gain_pct, "{:.1f}%"),
+            num(r.lag_vs_bound_current, "{:.2f}"),
+            num(r.lag_vs_bound_recommended, "{:.2f}"),
+            num(r.spread_current),
+            num(r.spread_recommended),
+            num(r.moves),
+            "yes" if r.online is True else "-",
+            r.how if isinstance(r.how, str) else "-",
+            _steps_cell(r.steps if isinstance(r.steps, str) else None, base),
+            r.reason,
+        ]
+        for r in shown.itertuples()
+    ]
+    parts = [
+        "<h2 id='recommendations'>Recommendations</h2>",
+        "<p>Per group: keep the current strategy or switch, to which strategy, and why "
+        f'(<code>kassign.fleet.recommend</code>; docs/fleet.md, "Recommendations"). A group switches for '
+        f"lag when its busiest member carries more than {R.LAG_TOLERANCE:.2f}x the lower bound and a measured "
+        f"strategy cuts that lag by at least {100 * R.MIN_LAG_GAIN:.0f}% (groups whose busiest member has less "
+        f"than {R.LAG_FLOOR:,} messages count as caught up; one within {R.LAG_TOLERANCE:.2f}x of the "
+        "bound with the fewest partitions moved first, else the lowest lag); otherwise for the counts when "
+        f"max - min is above {R.BALANCED_SPREAD} and a measured strategy balances them without raising the "
+        "busiest member's lag (fewest moves first). failover groups keep it; consumer-protocol groups and "
+        "groups whose current strategy was not measured are left for review. The consumer protocol is a "
+        "candidate only where the group can move online, on the broker assignor it lands on. Every group: "
+        "<code>recommendations.csv</code>.</p>",
+        _html_table(["", "groups"], summary_rows),
+        "<h3>Per group</h3>",
+        _html_table(
+            [
+                "cluster",
+                "group",
+                "members",
+                "partitions",
+                "current",
+                "action",
+                "recommended",
+                "busiest lag now",
+                "busiest lag after",
+                "lag cut",
+                "lag/bound now",
+                "lag/bound after",
+                "max-min now",
+                "max-min after",
+                "partitions moved",
+                "online",
+                "how",
+                "steps",
+                "why",
+            ],
+            rows,
+        ),
+    ]
+    if len(rec) > len(shown):
+        parts.append(
+            f"<p>First {len(shown):,} of {len(rec):,} groups shown (switches first, by the busiest member's lag "
+            "they take off).</p>"
+        )
+    return parts, rec
+
+
+def write_report(run: Any, out_dir: str, processes: int | None = None, metrics: str = "all") -> str:
+    """Write ``report.html`` and its PNGs, ``recommendations.csv`` and the metrics for monitoring
+    (:mod:`kassign.fleet.export`; ``metrics``: its scope, "all" or "plan") into ``out_dir``; return
+    the HTML path. ``processes``: how many worker processes draw the figures
+    (:class:`kassign.fleet.plots.Drawing`; default: by the results' size)."""
     df = run.results.to_pandas()
     from .plots import Drawing
 
     strategies = tuple(run.strategies)
     drawing = Drawing(df[df.status == "ok"], strategies, out_dir, processes)
     summary = summarize(run.results, strategies)
-    migration_html, migration_fig = _migration_section(df, out_dir)
+    migration_html, migration_fig = _migration_section(df, out_dir, strategies)
+    recommendation_html, rec = _recommendation_section(df, strategies, out_dir)
+    from . import export
+
+    export.write(df, rec, out_dir, metrics)
     plots = drawing.result()
     if migration_fig is not None:
         plots.append(migration_fig)
@@ -363,19 +595,19 @@ def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
         for f, t, c in plots
     )
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>kassign fleet report</title><style>",
-        "body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px;color:#222}"
-        "table{border-collapse:collapse;margin:1em 0;font-size:0.85em}td.t{text-align:left}"
-        "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
-        "td:first-child,th:first-child{text-align:left}figure{margin:1.5em 0}img{max-width:100%}"
-        "figcaption{font-size:0.9em;color:#555}code{background:#f3f3f3;padding:1px 4px}"
-        ".scroll{overflow-x:auto;max-width:100%}",
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        "<title>kassign fleet report</title><style>",
+        CSS,
         "</style></head><body>",
         "<h1>kassign fleet report</h1>",
         f"<p>Snapshot <code>{html.escape(run.snapshot)}</code>: {len(groups):,} groups, {n_members:,} members. "
         f"Strategies: {html.escape(', '.join(strategies))}. Spark job {run.spark_seconds:.1f}s. "
-        f"Generated {now}. Results: <code>results.parquet</code> (one row per group and strategy). "
+        f"Generated {now}. Results: <code>results.parquet</code> (one row per group and strategy); "
+        "per-group recommendations: <code>recommendations.csv</code>; metrics for monitoring: "
+        "<code>kassign_fleet.prom</code> (Prometheus text format) and <code>kassign_fleet.json</code>. "
         f"Lags from committed and end offsets ({html.escape(run.lag_source)}).</p>",
+        *recommendation_html,
         "<h2>Summary per strategy</h2>",
         summary_html,
         "<p>Shares are over groups that assigned without error. <i>lag max/mean</i> is the busiest member's "
@@ -413,7 +645,7 @@ def write_report(run: Any, out_dir: str, processes: int | None = None) -> str:
             parts.append(f"<p>First {len(err_rows)} shown; all are in results.parquet (status = 'error').</p>")
     else:
         parts.append("<p>None.</p>")
-    parts.append("</body></html>")
+    parts.append(f"<script>{SORT_JS}</script></body></html>")
     path = os.path.join(out_dir, "report.html")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))

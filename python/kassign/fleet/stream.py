@@ -14,7 +14,7 @@ memory-mapped there (:class:`PartitionIndex`), as a broadcast join would ship a 
 :func:`group_inputs` then builds, per group, the two tables the Rust core reads: the member rows and
 the partition side (one row per subscribed topic that has partitions, with the topic's partitions
 and the group's committed offsets of it, plus one marker row with the group's state and protocols)
-— the rows the earlier Spark plan (:func:`kassign.fleet.job.build_inputs`) produced with
+— the rows the earlier Spark plan (:func:`kassign.fleet.plan.build_inputs`) produced with
 ``collect_list`` aggregations and joins. The job does the same in the Rust core
 (:func:`stream_index`: the two files read once per task; then each group's stream rows go to
 :func:`kassign.fleet.evaluate.evaluate_stream_group`), without pyarrow calls per group;

@@ -15,7 +15,8 @@ import tempfile
 from typing import Any
 
 from . import classarchive
-from .job import FleetConfig, run_fleet
+from .config import FleetConfig
+from .job import run_fleet
 from .synth import synth
 
 #: Groups of the small fleet the recording run evaluates (every strategy, one churn round, so
