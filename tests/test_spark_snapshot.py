@@ -1,6 +1,5 @@
 """kassign.fleet.snapshot and .collect without a broker: format checks, member rows from raw DescribeGroups bytes."""
 
-import io
 import os
 
 import pyarrow as pa
@@ -88,15 +87,16 @@ def test_check_snapshot_names_the_problem(tmp_path):
     assert check_snapshot(str(tmp_path))["groups"] is None
 
 
-def test_progress_bar_plain_stream():
-    out = io.StringIO()
-    p = coll.Progress("groups", 3, out)
-    p.update()
-    p.update(2)
-    p.close()
-    lines = out.getvalue().splitlines()
-    assert lines[0].startswith("groups [") and lines[0].endswith("0/3")
-    assert lines[-1].endswith("3/3")
+def test_progress_plain_when_stderr_is_not_a_terminal(capsys):
+    with coll._progress("groups", 3, True) as bar:
+        bar.update()
+        bar.update(2)
+    err = capsys.readouterr().err
+    assert "groups: 0/3" in err and err.rstrip().endswith("]") and "groups: 3/3" in err
+    assert "|" not in err  # no bar drawn into a log file
+    with coll._progress("groups", 3, False) as bar:  # --quiet
+        bar.update(3)
+    assert capsys.readouterr().err == ""
 
 
 def test_assignment_user_data_is_recorded():
