@@ -43,11 +43,16 @@ def secure_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKa
 class _Classic:
     """A kafka-python consumer (classic protocol, range) that keeps heartbeating."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, group: str, topic: str, instance: str | None = None) -> None:
         from kafka import KafkaConsumer
 
         self.consumer = KafkaConsumer(
-            topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, client_id="classic-1"
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            enable_auto_commit=False,
+            client_id="classic-1",
+            group_instance_id=instance,
         )
         self.assigned: set[tuple[str, int]] = set()
         self.stop = threading.Event()
@@ -101,8 +106,8 @@ class _Modern:
 
 
 class Groups:
-    def __init__(self, topic: str, classic: str, modern: str) -> None:
-        self.topic, self.classic, self.modern = topic, classic, modern
+    def __init__(self, topic: str, classic: str, modern: str, pair: str) -> None:
+        self.topic, self.classic, self.modern, self.pair = topic, classic, modern, pair
 
 
 @pytest.fixture(scope="module")
@@ -110,17 +115,23 @@ def live_groups(secure_broker: SecureKafkaBroker) -> Iterator[Groups]:
     b = secure_broker
     topic = b.create_topic(b.unique_name("secure-t"), partitions=PARTITIONS)
     b.produce_numbered([topic], 40)
-    g = Groups(topic, b.unique_name("secure-classic"), b.unique_name("secure-modern"))
+    names = ("secure-classic", "secure-modern", "secure-pair")
+    g = Groups(topic, *(b.unique_name(n) for n in names))
     members: list[Any] = [_Classic(b.bootstrap, g.classic, topic), _Modern(b.bootstrap, g.modern, topic)]
+    pair = [_Classic(b.bootstrap, g.pair, topic), _Classic(b.bootstrap, g.pair, topic, instance="static-1")]
     try:
         want = {(topic, p) for p in range(PARTITIONS)}
         deadline = time.monotonic() + 90
-        while not all(m.assigned == want for m in members):
-            assert time.monotonic() < deadline, [m.assigned for m in members]
+        while not (
+            all(m.assigned == want for m in members)
+            and all(len(m.assigned) == PARTITIONS // 2 for m in pair)
+            and set().union(*(m.assigned for m in pair)) == want
+        ):
+            assert time.monotonic() < deadline, [m.assigned for m in members + pair]
             time.sleep(0.3)
         yield g
     finally:
-        for m in members:
+        for m in members + pair:
             m.close()
 
 
@@ -309,6 +320,57 @@ def test_no_password_in_any_output_or_file(
 ) -> None:
     texts = [t for s in (*snapshots.values(), fleet_run) for t in (s.proc.stdout, s.proc.stderr)]
     _assert_no_secret(secure_broker, texts, [s.out for s in snapshots.values()] + [fleet_run.out])
+
+
+def _old_describe(bootstrap: str, group_ids: list[str]) -> dict[str, Any]:
+    """The collector's previous DescribeGroups path, kept as the oracle: kafka-python's admin client
+    with its private ``_describe_groups_process_response`` overridden to keep the raw bytes."""
+    import kafka.errors as Errors
+    from kafka import KafkaAdminClient
+
+    from kassign.fleet.collect import _as_bytes
+
+    class _RawMetadataAdmin(KafkaAdminClient):  # type: ignore[misc]
+        def _describe_groups_process_response(self, response: Any) -> dict[str, Any]:
+            results = {}
+            for group in response.groups:
+                d = group.to_dict()
+                for md, raw in zip(d.get("members", []), group.members):
+                    md["member_metadata"] = _as_bytes(raw.member_metadata)
+                    md["member_assignment"] = _as_bytes(raw.member_assignment)
+                code = d.pop("error_code")
+                msg = d.pop("error_message", "")
+                d["error"] = str(Errors.for_code(code)(msg)) if code else None
+                results[group.group_id] = d
+            return results
+
+    admin = _RawMetadataAdmin(bootstrap_servers=bootstrap)
+    try:
+        return dict(admin.describe_groups(group_ids))
+    finally:
+        admin.close()
+
+
+def test_describe_groups_equals_the_previous_implementation(
+    secure_broker: SecureKafkaBroker, live_groups: Groups
+) -> None:
+    """The public-route DescribeGroups gives the member rows the private-override one gave."""
+    from kassign.fleet.collect import _member_row, collect
+
+    b, g = secure_broker, live_groups
+    ids = [g.classic, g.pair]
+    tables = collect(b.bootstrap, cluster="c", groups=ids, progress=False)
+    old = _old_describe(b.bootstrap, ids)
+    expected_groups = {gid: (d["group_state"], d["protocol_type"], d["protocol_data"]) for gid, d in old.items()}
+    got_groups = {r["group_id"]: (r["state"], r["protocol_type"], r["protocol"]) for r in tables["groups"].to_pylist()}
+    assert got_groups == expected_groups
+    expected = sorted(
+        (_member_row("c", gid, d["protocol_data"], m) for gid, d in old.items() for m in d["members"]),
+        key=lambda r: r["member_id"],
+    )
+    got = sorted(tables["members"].to_pylist(), key=lambda r: r["member_id"])
+    assert got == expected and len(got) == 3
+    assert {r["group_instance_id"] for r in got if r["group_id"] == g.pair} == {None, "static-1"}
 
 
 def _failures(b: SecureKafkaBroker, configs: dict[str, Path], d: Path) -> dict[str, tuple[list[str], str]]:
