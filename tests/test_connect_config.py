@@ -173,10 +173,6 @@ def test_pkcs12_and_pem_key_stores(tmp_path: Path):
         (["security.protocol=TLS"], "expected one of PLAINTEXT, SSL"),
         (["security.protocol=SSL", "ssl.endpoint.identification.algorithm=ldap"], "expected https"),
         (["security.protocol=SSL", "ssl.truststore.location=/no/such/file"], "no such file"),
-        (
-            ["security.protocol=SSL", "ssl.truststore.type=JKS", "ssl.truststore.location=/x.jks"],
-            "JKS stores are not supported",
-        ),
         (["security.protocol=SSL", "ssl.keystore.key=-----BEGIN PRIVATE KEY-----"], "go together"),
         (["-X"], "expected KEY=VALUE"),
     ],
@@ -186,11 +182,26 @@ def test_refusals_name_the_problem(props, message):
         settings_from("h:1", None, props)
 
 
-def test_a_jks_file_is_refused_whatever_its_declared_type(tmp_path: Path):
+def test_a_jks_file_is_refused_and_a_pkcs12_file_typed_jks_is_read(tmp_path: Path):
+    from secure_broker import make_pki
+
     jks = tmp_path / "trust.jks"
-    jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\x00" * 60)
-    with pytest.raises(ConfigError, match="keytool -importkeystore"):
-        settings_from("h:1", None, ["security.protocol=SSL", f"ssl.truststore.location={jks}"])
+    jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\x00" * 60)  # the JKS magic number
+    for declared in ([], ["ssl.truststore.type=JKS"]):
+        with pytest.raises(ConfigError, match=r"JKS stores are not supported.*keytool -importkeystore"):
+            settings_from("h:1", None, ["security.protocol=SSL", f"ssl.truststore.location={jks}", *declared])
+    pki = make_pki(tmp_path / "pki")  # Java's JKS loader opens PKCS12 files too: so does kassign
+    s = settings_from(
+        "h:1",
+        None,
+        [
+            "security.protocol=SSL",
+            "ssl.truststore.type=JKS",
+            f"ssl.truststore.location={pki.ca_p12}",
+            f"ssl.truststore.password={pki.truststore_password}",
+        ],
+    )
+    assert s.tls is not None and s.tls.ca_pem is not None
 
 
 def test_config_file_errors(tmp_path: Path):

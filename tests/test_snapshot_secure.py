@@ -377,6 +377,8 @@ def _failures(b: SecureKafkaBroker, configs: dict[str, Path], d: Path) -> dict[s
     """name -> (arguments, a phrase the one error line must hold)."""
     not_a_file = d / "a-directory"
     not_a_file.mkdir(exist_ok=True)
+    jks = d / "keystore.jks"
+    jks.write_bytes(b"\xfe\xed\xfe\xed" + bytes(60))  # what keytool writes first in a JKS store
     return {
         "wrong password": (
             [
@@ -435,7 +437,7 @@ def _failures(b: SecureKafkaBroker, configs: dict[str, Path], d: Path) -> dict[s
                 "--command-config",
                 str(configs["MTLS"]),
                 "-X",
-                "ssl.keystore.type=JKS",
+                f"ssl.keystore.location={jks}",
             ],
             "JKS stores are not supported",
         ),

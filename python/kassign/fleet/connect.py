@@ -300,9 +300,10 @@ def _store_type(props: dict[str, str], prop: str, path: str | None, data: bytes 
     if given in ("PEM", "PKCS12"):
         return given
     if given == "JKS" or given == "":
-        # The Java client's default type is JKS, which also opens PKCS12 files: read the file.
+        # The Java client's default type is JKS, whose loader also opens PKCS12 files (Java 9+):
+        # the file's first bytes tell which it is.
         kind = _store_kind(data or b"")
-        if kind == "JKS" or (given == "JKS" and kind not in ("PKCS12",)):
+        if kind == "JKS":
             raise _jks_error(prop.replace(".type", ".location"), path or "")
         return kind if kind in ("PEM", "PKCS12") else "PKCS12"
     raise ConfigError(f"{prop}={given}: supported store types are PEM and PKCS12")
@@ -593,9 +594,6 @@ def settings_from(
         raise ConfigError(f"sasl.mechanism={mech}: {UNSUPPORTED_MECHANISMS[mech]}")
 
     tls: TlsMaterial | None = None
-    for store in ("ssl.truststore", "ssl.keystore"):
-        if props.get(f"{store}.type", "").strip().upper() == "JKS" and props.get(f"{store}.location"):
-            raise _jks_error(f"{store}.location", props[f"{store}.location"].strip())
     if protocol.endswith("SSL"):
         algo = props.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
         if algo not in ("https", ""):
