@@ -486,3 +486,21 @@ def test_each_failure_is_one_line_and_exit_2(
     # bounded by --timeout (plus the interpreter's start), not by a client's own retry loop
     assert elapsed < TIMEOUT + 20, elapsed
     _assert_no_secret(secure_broker, [r.stdout, r.stderr], [])
+
+
+def test_no_password_in_the_clients_debug_logs(
+    secure_broker: SecureKafkaBroker, live_groups: Groups, configs: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An application that logs everything (DEBUG) still gets no password from a collect()."""
+    import logging
+
+    from kassign.fleet.collect import collect
+    from kassign.fleet.connect import settings_from
+
+    settings = settings_from(secure_broker.address("SASL_SSL"), str(configs["SASL_SSL"]))
+    with caplog.at_level(logging.DEBUG):
+        tables = collect(settings, groups=[live_groups.classic], progress=False, timeout=TIMEOUT)
+    assert tables["members"].num_rows == 1
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "Starting KafkaAdminClient with configuration" in logged  # the record that held it
+    _assert_no_secret(secure_broker, [logged], [])

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..protocol import decode_assignment, decode_generation, decode_sticky_user_data, decode_subscription
-from .connect import ClientSettings
+from .connect import ClientSettings, redacted_logs
 from .snapshot import GROUPS_SCHEMA, MEMBERS_SCHEMA, OFFSETS_SCHEMA, PARTITIONS_SCHEMA, SnapshotError, write
 
 
@@ -247,11 +247,22 @@ def collect(
     Any failure raises (:class:`CollectError`, or the client's error): a snapshot is whole or
     not written.
     """
+    # import the clients first: their loggers must exist when redacted_logs looks for them
+    import kafka.admin.client
+    import kafka.net.compat  # noqa: F401
+
+    settings = _settings(bootstrap_servers)
+    with redacted_logs(settings):
+        return _collect(settings, cluster, groups, progress, timeout)
+
+
+def _collect(
+    settings: ClientSettings, cluster: str | None, groups: Sequence[str] | None, progress: bool, timeout: float
+) -> dict[str, pa.Table]:
     from kafka import KafkaAdminClient
     from kafka.protocol.consumer import OffsetSpec
     from kafka.structs import TopicPartition as KTP
 
-    settings = _settings(bootstrap_servers)
     admin = KafkaAdminClient(**settings.kafka_python(timeout))
     requests: _Requests | None = None
     try:

@@ -297,6 +297,8 @@ def _pkcs12(prop: str, path: str, data: bytes, password: str | None) -> Any:
 
 def _store_type(props: dict[str, str], prop: str, path: str | None, data: bytes | None) -> str:
     given = props.get(prop, "").strip().upper()
+    if _store_kind(data or b"") == "JKS":  # whatever the declared type says
+        raise _jks_error(prop.replace(".type", ".location"), path or "")
     if given in ("PEM", "PKCS12"):
         return given
     if given == "JKS" or given == "":
@@ -755,3 +757,37 @@ def _handshake(settings: ClientSettings, deadline: float) -> None:
         fut.result()
     except Exception as e:  # a KafkaException from librdkafka
         raise ConnectError(f"connection failed: {settings.redact(str(e))}") from None
+
+
+class _RedactFilter:
+    """A logging filter that replaces the settings' secrets in each record's message."""
+
+    def __init__(self, settings: ClientSettings) -> None:
+        self.settings = settings
+
+    def filter(self, record: Any) -> bool:
+        if self.settings.secrets():
+            text = record.getMessage()
+            clean = self.settings.redact(text)
+            if clean != text:
+                record.msg, record.args = clean, ()
+        return True
+
+
+@contextlib.contextmanager
+def redacted_logs(settings: ClientSettings, prefixes: Sequence[str] = ("kafka",)) -> Iterator[None]:
+    """While the block runs, the client libraries' loggers (kafka-python logs its whole
+    configuration at DEBUG) drop the settings' secrets from every record, for applications that
+    turn their logging on."""
+    import logging
+
+    flt = _RedactFilter(settings)
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in prefixes]
+    loggers = [logging.getLogger(n) for n in names]
+    for lg in loggers:
+        lg.addFilter(flt)
+    try:
+        yield
+    finally:
+        for lg in loggers:
+            lg.removeFilter(flt)
