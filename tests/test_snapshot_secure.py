@@ -504,3 +504,45 @@ def test_no_password_in_the_clients_debug_logs(
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "Starting KafkaAdminClient with configuration" in logged  # the record that held it
     _assert_no_secret(secure_broker, [logged], [])
+
+
+def test_a_broker_that_stops_answering_mid_way_is_one_error_and_no_snapshot(
+    secure_broker: SecureKafkaBroker,
+    live_groups: Groups,
+    configs: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The broker is frozen (SIGSTOP) once the groups are described, before the offsets are read:
+    the command ends with one line and exit status 2 within its timeout, and writes nothing."""
+    import signal
+
+    from kassign import cli
+    from kassign.fleet import collect as coll
+
+    assert secure_broker.proc is not None
+    pid = secure_broker.proc.pid
+    real, frozen = coll._progress, []
+
+    def freeze_before_offsets(label: str, total: int, enabled: bool) -> Any:
+        if label == "committed offsets" and not frozen:
+            os.kill(pid, signal.SIGSTOP)
+            frozen.append(time.monotonic())
+        return real(label, total, enabled)
+
+    monkeypatch.setattr(coll, "_progress", freeze_before_offsets)
+    out = tmp_path / "snap"
+    args = ["snapshot", "--bootstrap-servers", secure_broker.address("SASL_SSL")]
+    args += ["--command-config", str(configs["SASL_SSL"]), "--out", str(out), "--quiet", "--timeout", "3"]
+    try:
+        rc = cli.main([*args, "--group", live_groups.classic, "--group", live_groups.modern])
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    err = capsys.readouterr().err
+    assert frozen, "the snapshot did not reach the offsets"
+    assert rc == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kassign snapshot: ") and "committed offsets" in lines[0], err
+    assert not out.exists()
+    assert time.monotonic() - frozen[0] < 3 + 10

@@ -129,7 +129,8 @@ class _Requests:
                 del flying[i]
                 per_node[node] -= 1
                 if fut.failed():
-                    raise CollectError(f"{what}: broker {node} failed: {type(fut.exception).__name__}: {fut.exception}")
+                    exc = fut.exception
+                    raise CollectError(f"{what}: broker {node} failed: {type(exc).__name__}: {exc} (nothing written)")
                 out[i] = fut.value
             if time.monotonic() > deadline and (pending or flying):
                 nodes = sorted({str(n) for n, _ in flying.values()} | {str(r[0]) for _, r in pending})
@@ -244,20 +245,33 @@ def collect(
     sticky user data; ``rack`` from the subscription (v3). Offsets: committed offsets of each
     group; beginning/end offsets of every partition some group subscribes to or commits to.
 
-    Any failure raises (:class:`CollectError`, or the client's error): a snapshot is whole or
+    Any failure raises :class:`CollectError` (one line naming the step): a snapshot is whole or
     not written.
     """
     # import the clients first: their loggers must exist when redacted_logs looks for them
     import kafka.admin.client
     import kafka.net.compat  # noqa: F401
+    from kafka.errors import KafkaError
 
     settings = _settings(bootstrap_servers)
+    step = ["cluster metadata"]
     with redacted_logs(settings):
-        return _collect(settings, cluster, groups, progress, timeout)
+        try:
+            return _collect(settings, cluster, groups, progress, timeout, step)
+        except KafkaError as e:  # a client's error mid-way: one line naming the step
+            msg = str(e)
+            if not msg.startswith(type(e).__name__):
+                msg = f"{type(e).__name__}: {msg}"
+            raise CollectError(f"{step[0]}: {settings.redact(msg)} (nothing written)") from None
 
 
 def _collect(
-    settings: ClientSettings, cluster: str | None, groups: Sequence[str] | None, progress: bool, timeout: float
+    settings: ClientSettings,
+    cluster: str | None,
+    groups: Sequence[str] | None,
+    progress: bool,
+    timeout: float,
+    step: list[str],
 ) -> dict[str, pa.Table]:
     from kafka import KafkaAdminClient
     from kafka.protocol.consumer import OffsetSpec
@@ -269,6 +283,7 @@ def _collect(
         meta = admin.describe_cluster()
         cluster_name = cluster or meta.get("cluster_id") or settings.bootstrap_servers
         broker_rack = {b["broker_id"]: b.get("rack") for b in meta.get("brokers", [])}
+        step[0] = "list groups"
         listed = admin.list_groups()
         group_type = {g["group_id"]: g.get("group_type") or None for g in listed}
         if groups is None:
@@ -281,6 +296,7 @@ def _collect(
 
         member_rows: list[dict[str, Any]] = []
         group_rows: list[dict[str, Any]] = []
+        step[0] = "describe groups"
         with _progress("describe groups", len(group_ids) + len(modern), progress) as bar:
             if group_ids:
                 requests = _Requests(settings, timeout)
@@ -322,6 +338,7 @@ def _collect(
         group_ids = sorted(group_ids + modern)
 
         offset_rows: list[dict[str, Any]] = []
+        step[0] = "committed offsets"
         with _progress("committed offsets", len(group_ids), progress) as bar:
             for chunk in _chunks(group_ids, 50):
                 fetched = admin.list_group_offsets(list(chunk))
@@ -339,6 +356,7 @@ def _collect(
                 bar.update(len(chunk))
 
         topics = sorted({t for r in member_rows for t in r["topics"]} | {r["topic"] for r in offset_rows})
+        step[0] = "describe topics"
         described_topics = admin.describe_topics(topics) if topics else []
         part_rows: list[dict[str, Any]] = []
         tps = []
@@ -360,6 +378,7 @@ def _collect(
                 tps.append(KTP(t["name"], p["partition_index"]))
         begin: dict[Any, int] = {}
         end: dict[Any, int] = {}
+        step[0] = "log offsets"
         with _progress("log offsets", len(tps), progress) as bar:
             for chunk in _chunks(tps, 500):
                 b = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in chunk})
