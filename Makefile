@@ -9,7 +9,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
-	bench-rebalance clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
+	bench-rebalance bench-snapshot clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -124,6 +124,14 @@ bench-full: develop
 bench-rebalance: develop
 	mkdir -p out
 	$(PY) tests/broker/rebalance_bench.py --members 30 --trials 5 --json out/rebalance.json
+
+# Wall time of `kassign snapshot` on a local broker holding SNAPSHOT_GROUPS live consumer groups
+# (tests/broker/snapshot_bench.py; docs/fleet.md). Not part of `make test`.
+SNAPSHOT_GROUPS ?= 2000
+bench-snapshot: develop
+	mkdir -p out
+	uptime
+	$(PY) tests/broker/snapshot_bench.py --groups $(SNAPSHOT_GROUPS) --trials 3 --json out/snapshot-bench.json
 
 clean:
 	rm -rf $(VENV) target dist site

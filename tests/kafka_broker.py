@@ -275,6 +275,7 @@ class KafkaBroker:
                 "log.dirs": str(self.data_dir),
             }
         )
+        settings.update(self.extra_settings())
         props = self.work_dir / "server.properties"
         props.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         (self.work_dir / "log4j2.properties").write_text(LOG4J2_CONFIG.format(log=self.server_log))
@@ -294,6 +295,7 @@ class KafkaBroker:
                     str(props),
                     "--feature",
                     "group.version=1",
+                    *self.extra_format_args(),
                 ),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -345,6 +347,14 @@ class KafkaBroker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+    def extra_settings(self) -> dict[str, str]:
+        """More broker settings, applied over the defaults (a subclass adds listeners here)."""
+        return {}
+
+    def extra_format_args(self) -> list[str]:
+        """More ``StorageTool format`` arguments (e.g. ``--add-scram`` credentials)."""
+        return []
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

@@ -1,6 +1,5 @@
 """kassign.fleet.snapshot and .collect without a broker: format checks, member rows from raw DescribeGroups bytes."""
 
-import io
 import os
 
 import pyarrow as pa
@@ -88,15 +87,16 @@ def test_check_snapshot_names_the_problem(tmp_path):
     assert check_snapshot(str(tmp_path))["groups"] is None
 
 
-def test_progress_bar_plain_stream():
-    out = io.StringIO()
-    p = coll.Progress("groups", 3, out)
-    p.update()
-    p.update(2)
-    p.close()
-    lines = out.getvalue().splitlines()
-    assert lines[0].startswith("groups [") and lines[0].endswith("0/3")
-    assert lines[-1].endswith("3/3")
+def test_progress_plain_when_stderr_is_not_a_terminal(capsys):
+    with coll._progress("groups", 3, True) as bar:
+        bar.update()
+        bar.update(2)
+    err = capsys.readouterr().err
+    assert "groups: 0/3" in err and err.rstrip().endswith("]") and "groups: 3/3" in err
+    assert "|" not in err  # no bar drawn into a log file
+    with coll._progress("groups", 3, False) as bar:  # --quiet
+        bar.update(3)
+    assert capsys.readouterr().err == ""
 
 
 def test_assignment_user_data_is_recorded():
@@ -116,3 +116,40 @@ def test_assignment_user_data_is_recorded():
     row = coll._member_row("k", "g", "range", {**base, "member_assignment": ASSIGN_V3})
     assert row["assignment_user_data"] is None
     pa.Table.from_pylist([{**row, "cluster": "k", "group_id": "g"}], schema=MEMBERS_SCHEMA)
+
+
+class _Future:
+    def __init__(self, value=None, exception=None):
+        self.value, self.exception, self.is_done = value, exception, True
+
+    def failed(self):
+        return self.exception is not None
+
+
+class _Client:
+    """A stand-in for kafka-python's network client: node 2 fails every request."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, node, request):
+        self.sent.append((node, request))
+        if node == 2:
+            from kafka.errors import KafkaConnectionError
+
+            return _Future(exception=KafkaConnectionError("socket disconnected"))
+        return _Future(value=("ok", node, request))
+
+    def poll(self, timeout_ms):
+        pass
+
+    def least_loaded_node(self, bootstrap_fallback=False):
+        return 1
+
+
+def test_a_broker_failing_mid_way_is_one_error_not_a_partial_result():
+    r = coll._Requests.__new__(coll._Requests)
+    r.client, r.timeout_s = _Client(), 5.0
+    assert r.run([(1, "a"), (None, "b")], "describe groups") == [("ok", 1, "a"), ("ok", 1, "b")]
+    with pytest.raises(coll.CollectError, match=r"describe groups: broker 2 failed: KafkaConnectionError"):
+        r.run([(1, "a"), (2, "b"), (1, "c")], "describe groups")

@@ -2,7 +2,9 @@
 
 Registered in :data:`kassign.cli.SUBCOMMANDS`. Heavy imports (numpy, pyarrow, pyspark, kafka)
 happen only when a subcommand runs. Exit codes follow kassign.cli: 0 success, 2 bad input
-(unknown strategy, bad snapshot, bad arguments), 1 other failures; errors are one line on stderr.
+(unknown strategy, bad snapshot, bad arguments; for ``snapshot`` also a bad client config, an
+unreachable cluster, a refused certificate or credentials, a broker failing mid-way), 1 other
+failures; errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -49,42 +51,87 @@ def add_synth(sub: Any) -> None:
 
 
 def _cmd_snapshot(args: argparse.Namespace) -> int:
-    from kassign.fleet.collect import snapshot
+    from kassign.fleet.connect import ConfigError, ConnectError, probe, settings_from
 
     try:
         import kafka  # noqa: F401
-    except ImportError:
-        _err("snapshot", "needs kafka-python: pip install 'kassign[kafka-python]'")
+        import tqdm  # noqa: F401
+    except ImportError as e:
+        _err("snapshot", f"needs {e.name}: pip install 'kassign[snapshot]'")
         return EXIT_FAILURE
+    if args.timeout <= 0:
+        _err("snapshot", f"--timeout: expected > 0 seconds, got {args.timeout}")
+        return EXIT_BAD_INPUT
+    try:
+        settings = settings_from(args.bootstrap_servers, args.command_config, args.command_property)
+    except ConfigError as e:
+        _err("snapshot", str(e))
+        return EXIT_BAD_INPUT
+    if settings.ignored:
+        _err("snapshot", "ignored properties (not used to read a snapshot): " + ", ".join(settings.ignored))
     from kafka.errors import KafkaError
+
+    from kassign.fleet.collect import CollectError, snapshot
+    from kassign.fleet.snapshot import SnapshotError
 
     t0 = time.perf_counter()
     try:
+        probe(settings, args.timeout)
         counts = snapshot(
-            args.bootstrap_servers,
+            settings,
             args.out,
             cluster=args.cluster,
             groups=args.group or None,
             progress=not args.quiet,
-            admin_config={"request_timeout_ms": int(args.timeout * 1000)},
+            timeout=args.timeout,
         )
+    except (ConfigError, ConnectError) as e:
+        _err("snapshot", settings.redact(str(e)))
+        return EXIT_BAD_INPUT
+    except (CollectError, SnapshotError) as e:
+        _err("snapshot", f"{settings.bootstrap_servers}: {settings.redact(str(e))}")
+        return EXIT_BAD_INPUT
     except KafkaError as e:
         msg = str(e)
         if not msg.startswith(type(e).__name__):
             msg = f"{type(e).__name__}: {msg}"
-        _err("snapshot", f"{args.bootstrap_servers}: {msg}")
-        return EXIT_FAILURE
+        _err("snapshot", f"{settings.bootstrap_servers}: {settings.redact(msg)}")
+        return EXIT_BAD_INPUT
     print(f"wrote {args.out} in {time.perf_counter() - t0:.1f}s: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     return 0
 
 
 def add_snapshot(sub: Any) -> None:
-    p = sub.add_parser("snapshot", help="collect a fleet snapshot from a Kafka cluster (admin client)")
-    p.add_argument("--bootstrap-servers", required=True, metavar="HOST:PORT")
+    p = sub.add_parser(
+        "snapshot",
+        help="collect a fleet snapshot from a Kafka cluster (admin client)",
+        description="Read every consumer group of a Kafka cluster (members, subscriptions, current "
+        "assignments, committed and log offsets) into a snapshot directory for `kassign fleet`. "
+        "Secured clusters (TLS, mutual TLS, SASL PLAIN/SCRAM) take the Java client's properties "
+        "file, the one kafka-consumer-groups.sh --command-config reads.",
+    )
+    p.add_argument(
+        "--bootstrap-servers",
+        metavar="HOST:PORT",
+        help="broker list (default: bootstrap.servers from --command-config)",
+    )
     p.add_argument("--out", required=True, help="snapshot directory to write")
+    p.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="Java client properties: security.protocol, sasl.mechanism, sasl.jaas.config, "
+        "ssl.truststore.*, ssl.keystore.*, ssl.key.password, ssl.endpoint.identification.algorithm",
+    )
+    p.add_argument(
+        "-X",
+        "--command-property",
+        action="append",
+        metavar="KEY=VALUE",
+        help="one client property, over the file's (repeatable), e.g. -X ssl.endpoint.identification.algorithm=",
+    )
     p.add_argument("--cluster", help="cluster name in the snapshot (default: the cluster id)")
     p.add_argument("--group", action="append", help="only this group (repeatable; default: all consumer groups)")
-    p.add_argument("--timeout", type=float, default=30.0, help="request timeout, seconds (default 30)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the brokers, per step (default 30)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_snapshot)
 
