@@ -169,9 +169,10 @@ lint-rust:
 fmt: $(VENV)/.tools
 	scripts/format-all
 
-# The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors.
+# The documentation site (mkdocs-material + mkdocstrings) into site/; warnings are errors (no --quiet:
+# with mkdocs 1.6, --quiet hides warnings from --strict).
 docs: $(VENV)/.tools
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 docs-serve: $(VENV)/.tools
 	$(VENV)/bin/mkdocs serve

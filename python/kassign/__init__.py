@@ -1,12 +1,13 @@
 """kassign: Kafka consumer partition assignors with a Rust core.
 
->>> import kassign
->>> members = {"c1": kassign.Member(["t"]), "c2": kassign.Member(["t"])}
->>> result = kassign.assign("range", members, {"t": 3})
->>> result["c1"]
-[TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)]
->>> result["c2"]
-[TopicPartition(topic='t', partition=2)]
+Examples:
+    >>> import kassign
+    >>> members = {"c1": kassign.Member(["t"]), "c2": kassign.Member(["t"])}
+    >>> result = kassign.assign("range", members, {"t": 3})
+    >>> result["c1"]
+    [TopicPartition(topic='t', partition=0), TopicPartition(topic='t', partition=1)]
+    >>> result["c2"]
+    [TopicPartition(topic='t', partition=2)]
 """
 
 from __future__ import annotations

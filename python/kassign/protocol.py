@@ -315,7 +315,9 @@ def assign_wire(
         subscriptions: member id -> the member's subscription bytes (JoinGroup metadata).
         partitions_per_topic: topic -> number of partitions.
         group_instance_ids: member id -> ``group.instance.id`` (static members), optional.
-        partition_racks, lags, **options: as for :func:`kassign.assign`.
+        partition_racks: as for :func:`kassign.assign`.
+        lags: as for :func:`kassign.assign`.
+        **options: as for :func:`kassign.assign`.
 
     Returns:
         member id -> assignment bytes, every member present, in the order of ``subscriptions``.
