@@ -80,7 +80,7 @@ test-server-diff: develop
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
 
-# The fleet job at scale (docs/fleet.md, "Measured"): FLEET_GROUPS synthetic groups (default 10,000),
+# The fleet job at scale (docs/fleet.md, "Measured performance"): FLEET_GROUPS synthetic groups (default 10,000),
 # 4 churn rounds, local[*]; wall time and peak RSS of the whole process tree, with the load average.
 # FLEET_STRATEGIES: comma-separated labels (default: every label the job runs). The demo's job is
 # `make bench-fleet FLEET_GROUPS=300`.
