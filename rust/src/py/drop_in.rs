@@ -45,13 +45,22 @@ impl Client {
     }
 }
 
+/// (topic, partitions) groups of owned partitions, in the order given.
+type OwnedGroups<'py> = Vec<(Bound<'py, PyString>, Vec<i64>)>;
+
+/// One member entry of the client: (member id, its metadata, its group instance id).
+type Entry<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
+
+/// Replica racks, as `kassign.assign` checks them: (topic, partition, racks).
+type RackList = Vec<(String, i64, Vec<String>)>;
+
 /// One member's fields, read from the client's objects, its history by the strategy's rule.
 struct Read<'py> {
     id: Bound<'py, PyString>,
     topics: Vec<Bound<'py, PyString>>,
     user_data: Option<Bound<'py, PyBytes>>,
     /// The history, (topic, partitions) groups in the order given.
-    owned: Vec<(Bound<'py, PyString>, Vec<i64>)>,
+    owned: OwnedGroups<'py>,
     generation: i32,
     rack: Option<Bound<'py, PyString>>,
     instance: Option<Bound<'py, PyString>>,
@@ -101,7 +110,7 @@ fn owned_field<'py>(
     id: &str,
     owned: Option<Bound<'py, PyAny>>,
     warn: &mut impl FnMut(String) -> PyResult<()>,
-) -> PyResult<Result<Vec<(Bound<'py, PyString>, Vec<i64>)>, String>> {
+) -> PyResult<Result<OwnedGroups<'py>, String>> {
     let Some(owned) = owned else {
         return Ok(Ok(Vec::new()));
     };
@@ -192,7 +201,7 @@ fn read_members<'py>(
     keep_user_data: bool,
 ) -> PyResult<Vec<Read<'py>>> {
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
-    let entries: Vec<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>)> = match client {
+    let entries: Vec<Entry<'py>> = match client {
         Client::KafkaPython => {
             let mut out = Vec::new();
             for m in members.try_iter()? {
@@ -344,7 +353,7 @@ fn drop_in_assign<'py>(
     topics.dedup();
     let any_rack = read.iter().any(|m| m.rack.is_some());
     let answer = metadata.call1((PyList::new(py, &topics)?, any_rack))?;
-    let (counts, racks): (Bound<'py, PyAny>, Option<Vec<(String, i64, Vec<String>)>>) = answer.extract()?;
+    let (counts, racks): (Bound<'py, PyAny>, Option<RackList>) = answer.extract()?;
     let counts = read_topics(&counts)?.counts;
     let racks = racks.unwrap_or_default();
     let has_racks = !racks.is_empty();
