@@ -520,9 +520,18 @@ PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
     "kassign-owners": (_prep_kassign_owners, "kassign.assign_owners end to end: the same assignment as owner arrays"),
     "kassign-core": (_prep_kassign_core, "kassign._core.assign on ready Members (Rust + result objects)"),
     "kassign-wire": (_prep_kassign_wire, "kassign.protocol.assign_wire: subscription bytes in, assignment bytes out"),
-    "kassign-protocol": (_prep_kassign_protocol, "0.1's leader route: decode_subscription, assign, encode_assignment"),
-    "kassign-kafka-python": (_prep_kassign_kafka_python, "kassign's kafka-python adapter, assign(cluster, members)"),
-    "kassign-aiokafka": (_prep_kassign_aiokafka, "kassign's aiokafka adapter, assign(cluster, members)"),
+    "kassign-protocol": (
+        _prep_kassign_protocol,
+        "the leader route through Python objects: a Member per member, assign, encode_assignment",
+    ),
+    "kassign-kafka-python": (
+        _prep_kassign_kafka_python,
+        "kassign's kafka-python adapter, assign(cluster, members) up to the SyncGroup bytes",
+    ),
+    "kassign-aiokafka": (
+        _prep_kassign_aiokafka,
+        "kassign's aiokafka adapter, assign(cluster, members) up to the SyncGroup bytes",
+    ),
     "kassign-reference": (_prep_reference, "kassign.reference (pure Python)"),
     "kafka-python": (_prep_kafka_python, "kafka-python built-in assignors"),
     "aiokafka": (_prep_aiokafka, "aiokafka built-in assignors"),

@@ -142,6 +142,12 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None else f"{a / b:.0f}x" if a / b >= 10 else f"{a / b:.1f}x"
 
 
+def faster(theirs: float | None, ours: float | None) -> str:
+    if theirs is None or ours is None:
+        return "-"
+    return f"{ratio(theirs, ours)} faster" if theirs >= ours else f"{ratio(ours, theirs)} slower"
+
+
 def tables(rows: list[dict]) -> str:
     out = [
         "Leader step (`assign(cluster, members)` up to the SyncGroup bytes), kassign's class against the "
@@ -155,7 +161,7 @@ def tables(rows: list[dict]) -> str:
         out.append(
             f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
             f"{fmt(r.get('kassign_step_s'))} | {fmt(r.get('client_step_s'))} | "
-            f"{ratio(r.get('client_step_s'), r.get('kassign_step_s'))} faster | {fmt(r['kassign_assign_s'])} | "
+            f"{faster(r.get('client_step_s'), r.get('kassign_step_s'))} | {fmt(r['kassign_assign_s'])} | "
             f"{ratio(r.get('kassign_step_s'), r['kassign_assign_s'])} |"
         )
     out += [
@@ -169,10 +175,11 @@ def tables(rows: list[dict]) -> str:
     ]
     for r in rows:
         k, d, c = r.get("kassign_end_to_end_s"), r.get("kassign_decode_s"), r.get("client_end_to_end_s")
+        # Medians of separate runs: on a loaded machine the decode alone can exceed the whole.
         share = "-" if k is None or d is None else f"{fmt(d)} ({100 * min(d / k, 1):.0f} %)"
         out.append(
             f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
-            f"{fmt(k)} | {share} | {fmt(c)} | {ratio(c, k)} faster |"
+            f"{fmt(k)} | {share} | {fmt(c)} | {faster(c, k)} |"
         )
     return "\n".join(out)
 
@@ -201,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(doc, indent=1))
     print(tables(rows))
     return 0
+
+
+def render(path: Path = RESULTS) -> str:
+    """The tables of a results file (for docs and BENCHMARKS.md)."""
+    return tables(json.loads(path.read_text())["rows"])
 
 
 if __name__ == "__main__":
