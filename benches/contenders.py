@@ -16,14 +16,16 @@ Inputs are built the way each library's own group leader receives them and are n
 * ``kassign-wire``: a leader's whole job on bytes, :func:`kassign.protocol.assign_wire`: every
   member's subscription bytes (as kassign's members send them, history included) in, every
   member's assignment bytes out. The counterpart of the franz-go and Java peer calls.
-* ``kassign-protocol``: the same job the way 0.1 offered it: :func:`kassign.protocol.decode_subscription`
-  per member, the adapters' ``member_from_wire``, :func:`kassign.assign`,
-  :func:`kassign.protocol.encode_assignment` per member.
+* ``kassign-protocol``: the same job through Python objects: a :class:`kassign.Member` per member
+  (read from the bytes with the leader's history rule, ``kassign._core.members_from_wire``),
+  :func:`kassign.assign`, :func:`kassign.protocol.encode_assignment` per member.
 * ``kassign-kafka-python`` / ``kassign-aiokafka``: the adapter class's ``assign(cluster, members)``
   on member metadata produced by each member's own adapter instance, encoded to bytes and decoded
-  by the library as its coordinator does.
+  by the library as its coordinator does; timed up to the SyncGroup bytes the leader sends (the
+  classes return them; the client encodes anything else).
 * ``kassign-reference``: :func:`kassign.reference.assign` (pure Python).
-* ``kafka-python`` / ``aiokafka``: their built-in assignors, inputs produced the same way.
+* ``kafka-python`` / ``aiokafka``: their built-in assignors, inputs produced the same way, timed
+  up to the same bytes (their ``assign`` and the client's ``encode()`` of each assignment).
 * ``java`` / ``franz-go``: see ``benches/peers``.
 
 This module also holds the quality metrics reported beside the times.
@@ -266,7 +268,6 @@ def _prep_kassign_wire(doc: dict, strategy: str):
 def _prep_kassign_protocol(doc: dict, strategy: str):
     import kassign
     from kassign import protocol
-    from kassign._adapter_common import member_from_wire
 
     if strategy not in kassign.STRATEGIES:
         return None
@@ -277,12 +278,7 @@ def _prep_kassign_protocol(doc: dict, strategy: str):
     racks = sc.partition_racks
 
     def call():
-        members = {}
-        for mid, data in subs.items():
-            d = protocol.decode_subscription(data)
-            members[mid] = member_from_wire(
-                strategy, mid, d.topics, d.user_data, d.owned_partitions, d.generation, d.rack, instances.get(mid)
-            )
+        members, _ = kassign._core.members_from_wire(strategy, subs, instances)
         result = kassign.assign(strategy, members, counts, partition_racks=racks)
         return {mid: protocol.encode_assignment(tps) for mid, tps in result.items()}
 
@@ -340,15 +336,13 @@ def _kafka_python_classes(module_name: str) -> dict[str, type]:
     return out
 
 
-def _prep_kafka_python_with(classes: dict[str, type], doc: dict, strategy: str):
-    cls = classes.get(strategy)
-    if cls is None:
-        return None
-    from kafka.protocol.consumer.group import JoinGroupResponse
-    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+def kafka_python_metadata(cls: type, doc: dict) -> list[tuple[str, str | None, bytes]]:
+    """(member id, group instance id, JoinGroup metadata bytes) of every member of ``doc``, each
+    written by its own instance of ``cls`` after its history (owned, generation) was given to it
+    through ``on_assignment`` (not timed)."""
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
-    Member = JoinGroupResponse.JoinGroupResponseMember
-    members = []
+    out = []
     for mid, m in doc["members"].items():
         inst = cls()
         owned = m.get("owned") or []
@@ -362,21 +356,41 @@ def _prep_kafka_python_with(classes: dict[str, type], doc: dict, strategy: str):
             )
         md = inst.metadata(set(m["topics"]))
         raw = md if isinstance(md, (bytes, bytearray)) else md.encode()
-        members.append(
-            Member(
-                member_id=mid,
-                group_instance_id=m.get("group_instance_id"),
-                metadata=ConsumerProtocolSubscription.decode(bytes(raw)),
-            )
-        )
+        out.append((mid, m.get("group_instance_id"), bytes(raw)))
+    return out
+
+
+def kafka_python_decode(raws: list[tuple[str, str | None, bytes]]) -> list[Any]:
+    """What kafka-python's coordinator hands its assignor: ``JoinGroupResponseMember``s, each
+    metadata decoded with ``ConsumerProtocolSubscription.decode`` (its ``_perform_assignment``)."""
+    from kafka.protocol.consumer.group import JoinGroupResponse
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    member = JoinGroupResponse.JoinGroupResponseMember
+    return [
+        member(member_id=mid, group_instance_id=inst, metadata=ConsumerProtocolSubscription.decode(raw))
+        for mid, inst, raw in raws
+    ]
+
+
+def _prep_kafka_python_with(classes: dict[str, type], doc: dict, strategy: str):
+    cls = classes.get(strategy)
+    if cls is None:
+        return None
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+    members = kafka_python_decode(kafka_python_metadata(cls, doc))
     cluster = _Cluster(doc["topics"])
     leader = cls()
 
     def call():
-        return leader.assign(cluster, members)
+        # What the leader sends: the SyncGroup bytes of every assignment (kafka-python encodes
+        # what is not bytes already).
+        return {mid: a if isinstance(a, bytes) else a.encode() for mid, a in leader.assign(cluster, members).items()}
 
     def convert(r):
-        return {mid: [(tp.topic, tp.partition) for tp in a.partitions()] for mid, a in r.items()}
+        decoded = {mid: ConsumerProtocolAssignment.decode(b) for mid, b in r.items()}
+        return {mid: [(t, p) for t, ps in a.assigned_partitions for p in ps] for mid, a in decoded.items()}
 
     return call, convert
 
@@ -416,14 +430,13 @@ def _aiokafka_classes(module_name: str) -> dict[str, type]:
     return out
 
 
-def _prep_aiokafka_with(classes: dict[str, type], doc: dict, strategy: str):
-    cls = classes.get(strategy)
-    if cls is None:
-        return None
-    from aiokafka.coordinator.protocol import ConsumerProtocol, ConsumerProtocolMemberAssignment
+def aiokafka_metadata(cls: type, doc: dict) -> dict[str, bytes]:
+    """Member id -> JoinGroup metadata bytes of every member of ``doc``, each written by its own
+    instance of ``cls`` (or the class) after its history was given to it (not timed)."""
+    from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
     from aiokafka.structs import TopicPartition
 
-    members = {}
+    out = {}
     for mid, m in doc["members"].items():
         owned = m.get("owned") or []
         gen = m.get("generation", -1)
@@ -445,15 +458,36 @@ def _prep_aiokafka_with(classes: dict[str, type], doc: dict, strategy: str):
                     pass
             md = inst.metadata(m["topics"])
         raw = md if isinstance(md, (bytes, bytearray)) else md.encode()
-        members[mid] = ConsumerProtocol.METADATA.decode(bytes(raw))
+        out[mid] = bytes(raw)
+    return out
+
+
+def aiokafka_decode(raws: dict[str, bytes]) -> dict[str, Any]:
+    """What aiokafka's coordinator hands its assignor: each metadata decoded with
+    ``ConsumerProtocol.METADATA`` (v0)."""
+    from aiokafka.coordinator.protocol import ConsumerProtocol
+
+    return {mid: ConsumerProtocol.METADATA.decode(raw) for mid, raw in raws.items()}
+
+
+def _prep_aiokafka_with(classes: dict[str, type], doc: dict, strategy: str):
+    cls = classes.get(strategy)
+    if cls is None:
+        return None
+    from aiokafka.coordinator.protocol import ConsumerProtocol
+
+    members = aiokafka_decode(aiokafka_metadata(cls, doc))
     cluster = _Cluster(doc["topics"])
     leader = cls() if _instantiable(cls) else cls
 
     def call():
-        return leader.assign(cluster, members)
+        # What the leader sends: the SyncGroup bytes of every assignment (aiokafka encodes what
+        # is not bytes already).
+        return {mid: a if isinstance(a, bytes) else a.encode() for mid, a in leader.assign(cluster, members).items()}
 
     def convert(r):
-        return {mid: [(tp.topic, tp.partition) for tp in a.partitions()] for mid, a in r.items()}
+        decoded = {mid: ConsumerProtocol.ASSIGNMENT.decode(b) for mid, b in r.items()}
+        return {mid: [(tp.topic, tp.partition) for tp in a.partitions()] for mid, a in decoded.items()}
 
     return call, convert
 
@@ -486,9 +520,18 @@ PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
     "kassign-owners": (_prep_kassign_owners, "kassign.assign_owners end to end: the same assignment as owner arrays"),
     "kassign-core": (_prep_kassign_core, "kassign._core.assign on ready Members (Rust + result objects)"),
     "kassign-wire": (_prep_kassign_wire, "kassign.protocol.assign_wire: subscription bytes in, assignment bytes out"),
-    "kassign-protocol": (_prep_kassign_protocol, "0.1's leader route: decode_subscription, assign, encode_assignment"),
-    "kassign-kafka-python": (_prep_kassign_kafka_python, "kassign's kafka-python adapter, assign(cluster, members)"),
-    "kassign-aiokafka": (_prep_kassign_aiokafka, "kassign's aiokafka adapter, assign(cluster, members)"),
+    "kassign-protocol": (
+        _prep_kassign_protocol,
+        "the leader route through Python objects: a Member per member, assign, encode_assignment",
+    ),
+    "kassign-kafka-python": (
+        _prep_kassign_kafka_python,
+        "kassign's kafka-python adapter, assign(cluster, members) up to the SyncGroup bytes",
+    ),
+    "kassign-aiokafka": (
+        _prep_kassign_aiokafka,
+        "kassign's aiokafka adapter, assign(cluster, members) up to the SyncGroup bytes",
+    ),
     "kassign-reference": (_prep_reference, "kassign.reference (pure Python)"),
     "kafka-python": (_prep_kafka_python, "kafka-python built-in assignors"),
     "aiokafka": (_prep_aiokafka, "aiokafka built-in assignors"),

@@ -948,6 +948,27 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
                 f"- 2100 × 2100, fresh, {st}: kassign "
                 f"{fmt_time(base['median']) if ok(base) else pending(base)}" + "".join("; " + x for x in parts) + "."
             )
+    drop_in_results = Path(__file__).resolve().parent / "results" / "drop_in.json"
+    if drop_in_results.exists():
+        # The drop-in classes as a client's coordinator runs them (benches/drop_in.py): the leader
+        # step up to the SyncGroup bytes, against the same client's own class.
+        rows = json.loads(drop_in_results.read_text())["rows"]
+        for client in ("kafka-python", "aiokafka"):
+            parts = []
+            for r in rows:
+                if (r["client"], r["members"], r["round"]) != (client, 2100, 1) or "kassign_step_s" not in r:
+                    continue
+                own = r.get("client_step_s")
+                txt = f"{r['strategy']} {fmt_time(r['kassign_step_s'])}"
+                if own:
+                    txt += f" vs its own {fmt_time(own)} ({fmt_ratio(own / r['kassign_step_s'])})"
+                parts.append(txt)
+            if parts:
+                w(
+                    f"- Drop-in `kassign.{client.replace('-', '_')}` classes, 2100 members × 2100 partitions, fresh, "
+                    "leader step up to the SyncGroup bytes (benches/drop_in.py; see The drop-in classes' leader "
+                    "step): " + "; ".join(parts) + "."
+                )
     big = [s for s in ("java-large-uniform", "java-large-imbalance") if s in meta["sizes"]]
     for shape in big:
         w("")
@@ -1048,6 +1069,23 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
                 else:
                     row.append(cell_text(r, cap, None) if r else "not run")
             w(f"| {sc} | {st} | " + " | ".join(row) + " |")
+        w("")
+
+    drop_in_results = Path(__file__).resolve().parent / "results" / "drop_in.json"
+    if drop_in_results.exists():
+        import drop_in
+
+        d = json.loads(drop_in_results.read_text())
+        w("## The drop-in classes' leader step")
+        w("")
+        w(
+            f"`{d['command']}` (load average {', '.join(f'{x:.1f}' for x in d['load'])}): kassign's "
+            "kafka-python and aiokafka classes against the same client's own classes, timed as the client's "
+            "coordinator runs them, on 1 topic of N partitions and N members (fresh; round 2: every member "
+            "sends its round-1 assignment as history). See docs/adapters.md."
+        )
+        w("")
+        w(drop_in.tables(d["rows"]))
         w("")
 
     decode = Path(__file__).resolve().parent / "results" / "decode.json"

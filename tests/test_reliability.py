@@ -617,7 +617,11 @@ def test_kafka_python_leader_survives_undecodable_member_metadata(strategy, capl
     assignor = getattr(kp, ADAPTER_CLASSES[strategy])()
     with caplog.at_level("WARNING", logger="kassign.adapters"):
         out = assignor.assign(_Cluster(counts), join)
-    result = {mid: [(t, p) for t, ps in a.assigned_partitions for p in ps] for mid, a in out.items()}
+    # The bytes kafka-python sends, read back with its own decoder, as every member does.
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+    decoded = {mid: ConsumerProtocolAssignment.decode(a) for mid, a in out.items()}
+    result = {mid: [(t, p) for t, ps in a.assigned_partitions for p in ps] for mid, a in decoded.items()}
     members = {mid: Member(["a", "b"]) for mid in data}
     oracles.check_validity(members, counts, {m: sorted(v) for m, v in result.items()})
     if strategy == "cooperative-sticky":
@@ -647,37 +651,33 @@ def test_kafka_python_leader_survives_undecodable_member_metadata(strategy, capl
 
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
 @pytest.mark.parametrize("junk", GARBAGE_USER_DATA)
-def test_member_with_undecodable_history_has_none_and_is_logged(strategy, junk, caplog):
-    # The leader's decoding step used by both adapters, for the two strategies that read history
-    # from user data (whether or not this build has them yet).
-    from kassign._adapter_common import member_from_subscription_bytes
-
+def test_member_with_undecodable_history_has_none_and_is_logged(strategy, junk):
+    # The leader's wire-history rule (rust/src/wire.rs, shared by the adapters and assign_wire),
+    # for the two strategies that read history from user data.
     raw = protocol.encode_subscription(["a"], junk, [] if strategy == "sticky" else [("a", 1)], -1)
-    with caplog.at_level("WARNING", logger="kassign.adapters"):
-        m = member_from_subscription_bytes(strategy, "bad-member", raw)
+    members, warnings = kassign._core.members_from_wire(strategy, {"bad-member": raw}, None)
+    m, text = members["bad-member"], "\n".join(warnings)
     assert m.topics == ("a",)
     if strategy == "sticky":
         assert m.owned_partitions == () and m.generation == -1
-        assert "bad-member" in caplog.text and "no history" in caplog.text
+        assert "bad-member" in text and "no history" in text
     else:
         # Java reads only the first 4 bytes of cooperative-sticky user data; the owned partitions
         # come from the subscription's own field. Undecodable (< 4 bytes) -> generation -1, logged.
         assert m.owned_partitions == (("a", 1),)
         if len(junk) < 4:
-            assert m.generation == -1 and "bad-member" in caplog.text
+            assert m.generation == -1 and "bad-member" in text
         else:
             first = int.from_bytes(junk[:4], "big", signed=True)
             assert m.generation == (first if first >= 0 else -1)
 
 
 @pytest.mark.parametrize("data", [b"", b"\xff\xff", b"\x00\x03\x00\x00\x00\x01\x00\x01t\xff", bytes(range(40))])
-def test_undecodable_subscription_bytes_give_an_empty_member_not_an_error(data, caplog):
-    from kassign._adapter_common import member_from_subscription_bytes
-
-    with caplog.at_level("WARNING", logger="kassign.adapters"):
-        m = member_from_subscription_bytes("range", "junk-member", data)
+def test_undecodable_subscription_bytes_give_an_empty_member_not_an_error(data):
+    members, warnings = kassign._core.members_from_wire("range", {"junk-member": data}, None)
+    m = members["junk-member"]
     assert m.topics == () and m.owned_partitions == ()
-    assert "junk-member" in caplog.text
+    assert "junk-member" in "\n".join(warnings)
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 * What each strategy puts on the wire (:func:`encode_member_metadata`), byte-compatible with
   Apache Kafka's Java consumers.
-* How the leader turns a member's wire metadata into a :class:`kassign.Member`
-  (:func:`member_from_wire`): never raising; a member whose history cannot be decoded is logged and
-  treated as having none, so one bad member never fails a rebalance.
+* The leader's step (:func:`leader_assign`): the members' metadata as the client decoded it,
+  read, assigned and encoded in the Rust core; never raising for a member's bytes: a member whose
+  history cannot be decoded is logged and treated as having none, so one bad member never fails a
+  rebalance.
 * Per-consumer assignor state (:class:`ConsumerState`, :func:`state_for`): kept per consumer even
   when one assignor class or instance is shared by several consumers in a process.
 """
@@ -20,8 +21,9 @@ from types import FrameType
 from typing import Any
 
 import kassign
-from kassign import protocol
+from kassign import _core, protocol
 from kassign._types import Member, TopicPartition
+from kassign.assignors import PYTHON_STRATEGIES
 
 log = logging.getLogger("kassign.adapters")
 
@@ -275,118 +277,6 @@ def encode_member_metadata(
     return protocol.encode_subscription(topics, None, (), -1, rack)
 
 
-def _has_partitions(owned: Any) -> bool:
-    """Whether owned partitions, as pairs or grouped (topic, [partitions]), name any partition."""
-    for entry in owned:
-        parts = entry[1] if isinstance(entry, tuple) and len(entry) == 2 else None
-        if parts is None or isinstance(parts, int) or len(parts):
-            return True
-    return False
-
-
-def _coop_history(user_data: bytes | None, owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
-    # Java: a v2+ generation >= 0 wins; otherwise the user data's int32 (undecodable -> -1).
-    if generation < 0 and user_data is not None:
-        try:
-            generation = protocol.decode_generation(user_data)
-        except (kassign.ProtocolError, TypeError) as exc:
-            log.warning("member %s: undecodable cooperative-sticky user data (%s); generation -1", member_id, exc)
-            generation = -1
-    if not _has_partitions(owned) and user_data is not None and len(user_data) > 4:
-        # kassign's aiokafka members append their owned list (the leader may not see the v1 fields).
-        try:
-            embedded, _ = protocol.decode_sticky_user_data(user_data[4:])
-            owned = embedded
-        except (kassign.ProtocolError, TypeError):
-            pass
-    return owned, generation
-
-
-def _sticky_history(user_data: bytes | None, owned: Any, generation: int, member_id: str) -> tuple[Any, int]:
-    # Java's StickyAssignor: user data wins; null/empty -> the subscription's fields; undecodable
-    # -> no history.
-    if not user_data:
-        return owned, generation
-    try:
-        parts, gen = protocol.decode_sticky_user_data(user_data)
-    except (kassign.ProtocolError, TypeError) as exc:
-        log.warning("member %s: undecodable sticky user data (%s); treated as having no history", member_id, exc)
-        return (), -1
-    return parts, (gen if gen is not None else -1)
-
-
-def member_from_wire(
-    strategy: str,
-    member_id: str,
-    topics: Any,
-    user_data: Any = None,
-    owned_partitions: Any = (),
-    generation: Any = -1,
-    rack: Any = None,
-    group_instance_id: Any = None,
-) -> Member:
-    """Build the leader's view of one member from its (already split) subscription fields.
-
-    ``owned_partitions`` are (topic, partition) pairs or grouped as (topic, [partition, ...]), the
-    way the wire carries them (passed to :class:`kassign.Member` as they are).
-
-    Never raises: anything malformed is logged and dropped (the member keeps its subscription and
-    gets no history; an unreadable subscription gives an empty one, so the member still gets an
-    entry - with nothing - in the assignment).
-    """
-    try:
-        topic_list = [t for t in (topics or ()) if isinstance(t, str)]
-    except TypeError:
-        log.warning("member %s: unreadable topic list %r; treated as subscribing to nothing", member_id, topics)
-        topic_list = []
-    if isinstance(user_data, (bytearray, memoryview)):
-        user_data = bytes(user_data)
-    if user_data is not None and not isinstance(user_data, bytes):
-        user_data = None
-    rack = rack if isinstance(rack, str) and rack else None
-    instance = group_instance_id if isinstance(group_instance_id, str) and group_instance_id else None
-    owned: Any = owned_partitions or ()
-    if not isinstance(generation, int) or isinstance(generation, bool):
-        generation = -1
-    kind = HISTORY.get(strategy) or OPTIONAL_HISTORY.get(strategy)
-    try:
-        if kind == "coop":
-            owned, generation = _coop_history(user_data, owned, generation, member_id)
-        elif kind == "sticky":
-            owned, generation = _sticky_history(user_data, owned, generation, member_id)
-        else:
-            owned, generation = (), -1
-    except TypeError:
-        log.warning("member %s: unreadable owned partitions; treated as having no history", member_id)
-        owned, generation = (), -1
-    try:
-        return Member(topic_list, owned, generation if generation >= 0 else -1, rack, instance, user_data)
-    except (TypeError, ValueError) as exc:
-        log.warning("member %s: invalid history (%s); treated as having no history", member_id, exc)
-        return Member(topic_list, (), -1, rack, instance, user_data)
-
-
-def member_from_subscription_bytes(
-    strategy: str, member_id: str, data: Any, group_instance_id: str | None = None
-) -> Member:
-    """Decode raw subscription bytes with :mod:`kassign.protocol`; undecodable -> no topics, logged."""
-    try:
-        sub = protocol.decode_subscription(data)
-    except (kassign.ProtocolError, TypeError) as exc:
-        log.warning("member %s: undecodable subscription (%s); it gets no partitions", member_id, exc)
-        return Member([], group_instance_id=group_instance_id)
-    return member_from_wire(
-        strategy,
-        member_id,
-        sub.topics,
-        sub.user_data,
-        sub.owned_partitions,
-        sub.generation,
-        sub.rack,
-        group_instance_id,
-    )
-
-
 def partitions_per_topic(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
     """Partition counts from a client's ClusterMetadata; topics without metadata are skipped."""
     out: dict[str, int] = {}
@@ -434,33 +324,57 @@ def partition_racks(cluster: Any, counts: Mapping[str, int]) -> dict[tuple[str, 
         return None
 
 
-def run_assignment(
+def _cluster_metadata(
+    cluster: Any, topics: list[str], any_rack: bool
+) -> tuple[dict[str, int], list[tuple[str, int, list[str]]] | None]:
+    """Partition counts of the subscribed ``topics`` and, when a member has a rack, the replica
+    racks (checked as :func:`kassign.assign` checks them), from the client's metadata."""
+    counts = partitions_per_topic(cluster, topics)
+    racks = partition_racks(cluster, counts) if any_rack else None
+    return counts, (kassign._check_partition_racks(racks) or None) if racks else None
+
+
+def _warn(message: str) -> None:
+    log.warning("%s", message)
+
+
+def leader_assign(
+    protocol_name: str,
     strategy: str,
-    members: dict[str, Member],
+    client: str,
+    members: Any,
     cluster: Any,
     options: Mapping[str, Any],
-) -> dict[str, list[TopicPartition]]:
-    """kassign.assign over the decoded members and the client's metadata (racks when relevant)."""
-    topics = {t for m in members.values() for t in m.topics}
-    counts = partitions_per_topic(cluster, topics)
-    racks = partition_racks(cluster, counts) if any(m.rack for m in members.values()) else None
-    result = kassign.assign(strategy, members, counts, partition_racks=racks, **dict(options))
-    for member_id in members:
-        result.setdefault(member_id, [])
-    return result
+) -> dict[str, bytes]:
+    """The leader's step: every member's metadata as ``client`` decoded it, assigned with
+    ``strategy`` over the client's metadata, each member's assignment encoded as the bytes the
+    leader sends in SyncGroup (``ConsumerProtocolAssignment`` v3, grouped by topic, sorted, null
+    user data, as Java's built-in assignors).
 
+    Each member's history is read by the rule of ``protocol_name`` (in the Rust core:
+    ``rust/src/wire.rs``); a member whose history cannot be decoded is logged and treated as
+    having none. For the Rust strategies the members are read, assigned and encoded in one call
+    into the core; the strategies written in Python get :class:`kassign.Member` objects read in Rust
+    and their result is encoded in Rust.
+    """
+    if strategy in PYTHON_STRATEGIES:
+        decoded: dict[str, Member] = _core.drop_in_members(protocol_name, client, members, _warn)
+        counts = partitions_per_topic(cluster, {t for m in decoded.values() for t in m.topics})
+        racks = partition_racks(cluster, counts) if any(m.rack for m in decoded.values()) else None
+        result = kassign.assign(strategy, decoded, counts, partition_racks=racks, **dict(options))
+        for member_id in decoded:
+            result.setdefault(member_id, [])
+        out: dict[str, bytes] = _core.encode_assignments(result)
+        return out
 
-def group_by_topic(partitions: Iterable[TopicPartition]) -> list[tuple[str, list[int]]]:
-    """[(topic, [partition, ...]), ...] from partitions sorted by (topic, partition), as
-    :func:`kassign.assign` returns them: the shape the clients' assignment structs take."""
-    out: list[tuple[str, list[int]]] = []
-    last = None
-    for topic, partition in partitions:
-        if topic != last:
-            out.append((topic, []))
-            last = topic
-        out[-1][1].append(partition)
-    return out
+    def metadata(topics: list[str], any_rack: bool) -> tuple[dict[str, int], Any]:
+        answer = _cluster_metadata(cluster, topics, any_rack)
+        if options:  # after the metadata look-up, as kassign.assign checks them
+            raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+        return answer
+
+    assigned: dict[str, bytes] = _core.drop_in_assign(strategy, protocol_name, client, members, metadata, _warn)
+    return assigned
 
 
 def client_missing(client: str, extra: str, exc: ImportError) -> ImportError:

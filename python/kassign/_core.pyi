@@ -136,6 +136,23 @@ def members_from_wire(
 def encode_assignments(result: Mapping[str, list[TopicPartition]]) -> dict[str, bytes]:
     """ConsumerProtocolAssignment v3 bytes per member (grouped, sorted, null user data)."""
 
+# -- the drop-in classes' leader step (rust/src/py/drop_in.rs) -----------------------------------
+
+def drop_in_assign(
+    strategy: str,
+    protocol_name: str,
+    client: str,
+    members: Any,
+    metadata: Callable[[list[str], bool], tuple[Mapping[str, int], list[tuple[str, int, list[str]]] | None]],
+    warn: Callable[[str], object],
+) -> dict[str, bytes]:
+    """Read the client's decoded members (history by ``protocol_name``'s rule), assign with a Rust
+    strategy, encode: {member id: assignment bytes}. ``metadata(topics, any_rack)`` gives the counts
+    and racks; ``warn`` gets each member's warning as it is read."""
+
+def drop_in_members(protocol_name: str, client: str, members: Any, warn: Callable[[str], object]) -> dict[str, Member]:
+    """The client's decoded members as ``Member``s (history by ``protocol_name``'s rule)."""
+
 # -- the fleet job's per-group evaluation (rust/src/py/fleet.rs) ---------------------------------
 
 def fleet_evaluate(

@@ -43,7 +43,6 @@ from ._adapter_common import client_missing
 
 try:
     from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
-    from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
     raise client_missing("aiokafka", "aiokafka", _exc) from None
 
@@ -54,10 +53,8 @@ from ._adapter_common import (
     StateStore,
     current_consumer,
     encode_member_metadata,
-    group_by_topic,
+    leader_assign,
     make_classes,
-    member_from_wire,
-    run_assignment,
 )
 
 __all__ = [
@@ -69,8 +66,6 @@ __all__ = [
     "RoundRobinAssignor",
     "StickyAssignor",
 ]
-
-ASSIGNMENT_VERSION = 3
 
 
 class hybridmethod:
@@ -165,25 +160,18 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
 
     # -- leader side ---------------------------------------------------------------------------
     @hybridmethod
-    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
-        """Leader: decode every member (v0 as aiokafka gives them) and assign with kassign.
+    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, bytes]:
+        """Leader: read every member's metadata (v0 as aiokafka decodes it) and assign with kassign.
 
         Returns:
-            {member_id: ConsumerProtocolMemberAssignment} (v3, null user data).
+            {member_id: assignment bytes}: ``ConsumerProtocolMemberAssignment`` v3 with null user
+            data, encoded in Rust (aiokafka sends bytes as they are).
         """
         if isinstance(self, type):
             self._check_available()
-        decoded = {
-            member_id: member_from_wire(
-                self.name, member_id, getattr(md, "subscription", None), getattr(md, "user_data", None)
-            )
-            for member_id, md in members.items()
-        }
-        result = run_assignment(self._compute_strategy or self.strategy, decoded, cluster, self.options)
-        return {
-            member_id: ConsumerProtocolMemberAssignment(ASSIGNMENT_VERSION, group_by_topic(parts), None)
-            for member_id, parts in result.items()
-        }
+        return leader_assign(
+            self.name, self._compute_strategy or self.strategy, "aiokafka", members, cluster, self.options
+        )
 
     #: The kassign strategy the leader runs when it differs from ``strategy`` (cooperative-sticky
     #: runs its eager counterpart).

@@ -28,8 +28,9 @@ Wire compatibility with Java consumers (same names, same bytes):
   assignment), the generation field and an empty owned list;
 * failover sends its priority as a big-endian int32 user data.
 
-As leader, every member's metadata is decoded into a :class:`kassign.Member` (history for the sticky
-strategies as Java reads it); a member whose history cannot be decoded is logged and treated as
+As leader, every member's metadata (as kafka-python decoded it) is read, assigned and encoded in one
+call into kassign's Rust core (history for the sticky strategies as Java reads it); the result is
+each member's assignment bytes. A member whose history cannot be decoded is logged and treated as
 having none - one bad member never fails the rebalance. State (owned partitions, generation) is
 kept per consumer, even when one instance is shared by several consumers in a process.
 """
@@ -43,7 +44,6 @@ from ._adapter_common import client_missing
 
 try:
     from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
-    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
     raise client_missing("kafka-python", "kafka-python", _exc) from None
 
@@ -54,11 +54,8 @@ from ._adapter_common import (
     StateStore,
     current_consumer,
     encode_member_metadata,
-    group_by_topic,
-    log,
+    leader_assign,
     make_classes,
-    member_from_wire,
-    run_assignment,
 )
 
 __all__ = [
@@ -70,9 +67,6 @@ __all__ = [
     "RoundRobinAssignor",
     "StickyAssignor",
 ]
-
-#: Assignment version written (Java writes v3; every version has the same body).
-ASSIGNMENT_VERSION = 3
 
 
 class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python has no type hints
@@ -132,46 +126,18 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
         return state.generation
 
     # -- leader side ---------------------------------------------------------------------------
-    def _member(self, member: Any) -> kassign.Member:
-        md = getattr(member, "metadata", None)
-        member_id = getattr(member, "member_id", "?")
-        owned = []
-        for entry in getattr(md, "owned_partitions", None) or ():
-            try:
-                owned.append((entry.topic, entry.partitions))
-            except AttributeError:
-                log.warning("member %s: unreadable owned partitions entry %r", member_id, entry)
-        return member_from_wire(
-            self.name,
-            member_id,
-            getattr(md, "topics", None),
-            getattr(md, "user_data", None),
-            owned,
-            getattr(md, "generation_id", -1),
-            getattr(md, "rack_id", None),
-            getattr(member, "group_instance_id", None),
-        )
-
-    def assign(self, cluster: Any, members: Any) -> dict[str, Any]:
-        """Leader: decode every member and assign with kassign.
+    def assign(self, cluster: Any, members: Any) -> dict[str, bytes]:
+        """Leader: read every member's decoded metadata and assign with kassign.
 
         Arguments:
             cluster: kafka-python ``ClusterMetadata``.
             members: ``JoinGroupResponseMember`` list (``member_id``, ``group_instance_id``,
                 decoded ``metadata``).
         Returns:
-            {member_id: ConsumerProtocolAssignment} (v3, null user data, as Java's built-ins).
+            {member_id: assignment bytes}: ``ConsumerProtocolAssignment`` v3 with null user data,
+            as Java's built-ins send it, encoded in Rust (kafka-python sends bytes as they are).
         """
-        decoded: dict[str, kassign.Member] = {}
-        for member in members:
-            decoded[member.member_id] = self._member(member)
-        result = run_assignment(self.strategy, decoded, cluster, self.options)
-        return {
-            member_id: ConsumerProtocolAssignment(
-                version=ASSIGNMENT_VERSION, assigned_partitions=group_by_topic(parts), user_data=None
-            )
-            for member_id, parts in result.items()
-        }
+        return leader_assign(self.name, self.strategy, "kafka-python", members, cluster, self.options)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())

@@ -44,10 +44,98 @@ impl History {
             _ => History::None,
         }
     }
+
+    /// The history rules the drop-in classes' leader applies for a protocol name: as
+    /// [`History::of`], and `lag-aware` reads sticky's (its members send `StickyAssignorUserData`
+    /// when configured with `sticky=True`; the leader reads it whenever it is sent).
+    pub fn of_drop_in(strategy: &str) -> History {
+        match strategy {
+            "lag-aware" => History::Sticky,
+            other => History::of(other),
+        }
+    }
+}
+
+/// Where a member's history comes from, by its strategy's rule ([`history`]).
+#[derive(Debug)]
+pub enum HistoryFrom<'a> {
+    /// The subscription's own owned-partitions field.
+    Field,
+    /// Partitions decoded from the member's user data.
+    UserData(Vec<TopicPartitionsRef<'a>>),
+    /// No history.
+    Nothing,
+}
+
+/// The wire-history rule: which owned partitions and generation a member's subscription fields
+/// and user data give, for a strategy that carries history as `kind` (as Java's assignors read
+/// them; docs/wire.md). The one place this rule lives: the bytes path ([`member`]) and the
+/// drop-in classes' path (decoded metadata, `kassign.kafka_python` / `kassign.aiokafka`) both
+/// call it.
+///
+/// - `user_data`: the member's user data (None when null);
+/// - `field_has_partitions`: whether the subscription's owned-partitions field names any
+///   partition;
+/// - `generation`: the subscription's generation field (-1 when absent).
+///
+/// Returns the source of the history and its generation (-1 when unknown). Never fails: an
+/// undecodable history is a warning naming the member.
+pub fn history<'a>(
+    id: &str,
+    kind: History,
+    user_data: Option<&'a [u8]>,
+    field_has_partitions: bool,
+    generation: i32,
+    warnings: &mut Vec<String>,
+) -> (HistoryFrom<'a>, i32) {
+    let (from, generation) = match kind {
+        History::None => (HistoryFrom::Nothing, -1),
+        History::Cooperative => {
+            // Java: a v2+ generation >= 0 wins; otherwise the user data's int32 (undecodable: -1).
+            let mut generation = generation;
+            let mut from = HistoryFrom::Field;
+            if let Some(ud) = user_data {
+                if generation < 0 {
+                    generation = match protocol::decode_generation(ud) {
+                        Ok(g) => g,
+                        Err(e) => {
+                            warnings.push(format!(
+                                "member {id}: undecodable cooperative-sticky user data ({e}); generation -1"
+                            ));
+                            -1
+                        }
+                    };
+                }
+                // kassign's aiokafka members append their owned list to the generation (their
+                // leader may not see the v1+ fields); ignored unless it decodes whole.
+                if !field_has_partitions && ud.len() > 4 {
+                    if let Ok(embedded) = StickyUserDataRef::decode(&ud[4..]) {
+                        from = HistoryFrom::UserData(embedded.partitions);
+                    }
+                }
+            }
+            (from, generation)
+        }
+        // Java's StickyAssignor: user data wins; null or empty: the subscription's fields;
+        // undecodable: no history.
+        History::Sticky => match user_data {
+            None | Some([]) => (HistoryFrom::Field, generation),
+            Some(ud) => match StickyUserDataRef::decode(ud) {
+                Ok(u) => (HistoryFrom::UserData(u.partitions), u.generation.unwrap_or(-1)),
+                Err(e) => {
+                    warnings.push(format!(
+                        "member {id}: undecodable sticky user data ({e}); treated as having no history"
+                    ));
+                    (HistoryFrom::Nothing, -1)
+                }
+            },
+        },
+    };
+    (from, if generation >= 0 { generation } else { -1 })
 }
 
 /// Decode one member's subscription; never fails. Warnings name the member.
-pub fn member<'a>(id: &str, data: &'a [u8], history: History, warnings: &mut Vec<String>) -> WireMember<'a> {
+pub fn member<'a>(id: &str, data: &'a [u8], history_kind: History, warnings: &mut Vec<String>) -> WireMember<'a> {
     let s = match SubscriptionRef::decode(data) {
         Ok(s) => s,
         Err(e) => {
@@ -64,48 +152,17 @@ pub fn member<'a>(id: &str, data: &'a [u8], history: History, warnings: &mut Vec
         }
     };
     let rack = s.rack.filter(|r| !r.is_empty());
-    let (owned, generation) = match history {
-        History::None => (Vec::new(), -1),
-        History::Cooperative => {
-            let mut generation = s.generation;
-            let mut owned = s.owned_partitions;
-            if let Some(ud) = s.user_data {
-                if generation < 0 {
-                    generation = match protocol::decode_generation(ud) {
-                        Ok(g) => g,
-                        Err(e) => {
-                            warnings.push(format!(
-                                "member {id}: undecodable cooperative-sticky user data ({e}); generation -1"
-                            ));
-                            -1
-                        }
-                    };
-                }
-                if owned.iter().all(|g| g.partitions.is_empty()) && ud.len() > 4 {
-                    if let Ok(embedded) = StickyUserDataRef::decode(&ud[4..]) {
-                        owned = embedded.partitions;
-                    }
-                }
-            }
-            (owned, generation)
-        }
-        History::Sticky => match s.user_data {
-            None | Some([]) => (s.owned_partitions, s.generation),
-            Some(ud) => match StickyUserDataRef::decode(ud) {
-                Ok(u) => (u.partitions, u.generation.unwrap_or(-1)),
-                Err(e) => {
-                    warnings.push(format!(
-                        "member {id}: undecodable sticky user data ({e}); treated as having no history"
-                    ));
-                    (Vec::new(), -1)
-                }
-            },
-        },
+    let has_partitions = s.owned_partitions.iter().any(|g| !g.partitions.is_empty());
+    let (from, generation) = history(id, history_kind, s.user_data, has_partitions, s.generation, warnings);
+    let owned = match from {
+        HistoryFrom::Field => s.owned_partitions,
+        HistoryFrom::UserData(groups) => groups,
+        HistoryFrom::Nothing => Vec::new(),
     };
     WireMember {
         topics: s.topics,
         owned,
-        generation: if generation >= 0 { generation } else { -1 },
+        generation,
         rack,
         user_data: s.user_data,
     }
@@ -639,6 +696,70 @@ fn run<'a>(
     Ok((out.finish(), warnings))
 }
 
+/// One member as a client library decoded it (kafka-python's `ConsumerProtocolSubscription`,
+/// aiokafka's `ConsumerProtocolMemberMetadata`), its history already read by [`history`].
+pub struct DecodedMember<'a> {
+    pub id: &'a str,
+    pub topics: Vec<&'a str>,
+    /// The history: (topic, partitions) groups in the order given.
+    pub owned: Vec<(&'a str, Vec<i64>)>,
+    /// -1 when unknown.
+    pub generation: i32,
+    /// None for no rack or `""`.
+    pub rack: Option<&'a str>,
+    pub group_instance_id: Option<&'a str>,
+}
+
+/// The drop-in classes' leader step for a Rust strategy, from decoded members: assign, and
+/// encode every member's assignment (v3, null user data, grouped by topic, sorted: the bytes the
+/// classes send). Returns the bytes in the order of `members`. `topics` and `partition_racks`
+/// are as for [`assign`].
+pub fn assign_decoded(
+    strategy: Strategy,
+    members: &[DecodedMember<'_>],
+    topics: Vec<(String, i64)>,
+    with_racks: bool,
+    partition_racks: &[(String, i64, Vec<String>)],
+) -> Result<Encoded<'static>, InputError> {
+    let mut b = ProblemBuilder::new(topics)?;
+    b.reserve_members(members.len());
+    for m in members {
+        let sub = b.subscription(&m.topics);
+        let mut owned = Vec::new();
+        for (topic, parts) in &m.owned {
+            if let Some(t) = b.topic(topic) {
+                owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
+            }
+        }
+        b.add_member(
+            m.id.to_string(),
+            sub,
+            owned,
+            m.generation,
+            m.rack,
+            m.group_instance_id.map(str::to_string),
+        )?;
+    }
+    if with_racks {
+        b.with_partition_racks();
+    }
+    for (t, p, rs) in partition_racks {
+        if let Some(t) = b.topic(t) {
+            b.add_partition_racks(t, *p, rs);
+        }
+    }
+    let problem = b.build()?;
+    let assignment = strategy.run(&problem);
+    let (starts, parts) = assignment.grouped(problem.members.len());
+    let mut out = Encoder::new(&problem.topics, &problem.topic_base);
+    for &m in &problem.input_order {
+        let m = m as usize;
+        out.push(&parts[starts[m]..starts[m + 1]])
+            .map_err(|e| InputError::Invalid(e.to_string()))?;
+    }
+    Ok(out.finish())
+}
+
 /// [`Assignment::grouped`] for the members that are not kept (by input position, `kept[pos]`
 /// is `Some`); kept members get an empty range. Without a kept member this is `grouped`.
 fn grouped_except(problem: &Problem, assignment: &Assignment, kept: &[Option<&[u8]>]) -> (Vec<usize>, Vec<PartId>) {
@@ -1051,6 +1172,50 @@ mod tests {
                 prop_assert_eq!(out, reference, "{:?}", strategy);
                 // A rewritten history is never sent back as it came.
                 prop_assert!(kept <= unedited, "{:?}: {} kept, {} unedited", strategy, kept, unedited);
+            }
+        }
+    }
+
+    proptest! {
+        /// The decoded-metadata path (the drop-in classes') sends what the bytes path sends for
+        /// the same members: history read by the same rule from the decoded fields.
+        #[test]
+        fn decoded_members_get_the_bytes_path_answer(members in proptest::collection::vec(member_bytes(), 0..6)) {
+            let ids: Vec<String> = (0..members.len()).map(|i| format!("m{i}")).collect();
+            let input = inputs(&ids, &members);
+            let topics = || vec![("t".to_string(), 4), ("u".to_string(), 2)];
+            for strategy in Strategy::ALL {
+                let kind = History::of(strategy.name());
+                let mut warnings = Vec::new();
+                let decoded: Vec<DecodedMember<'_>> = ids
+                    .iter()
+                    .zip(&members)
+                    .map(|(id, data)| {
+                        let Ok(s) = SubscriptionRef::decode(data) else {
+                            warnings.push(format!("member {id}: undecodable"));
+                            return DecodedMember { id, topics: vec![], owned: vec![], generation: -1, rack: None, group_instance_id: None };
+                        };
+                        let has = s.owned_partitions.iter().any(|g| !g.partitions.is_empty());
+                        let (from, generation) = history(id, kind, s.user_data, has, s.generation, &mut warnings);
+                        let groups = match from {
+                            HistoryFrom::Field => s.owned_partitions,
+                            HistoryFrom::UserData(g) => g,
+                            HistoryFrom::Nothing => vec![],
+                        };
+                        DecodedMember {
+                            id,
+                            topics: s.topics,
+                            owned: groups.iter().map(|g| (g.topic, g.partitions.iter().map(i64::from).collect())).collect(),
+                            generation,
+                            rack: s.rack.filter(|r| !r.is_empty()),
+                            group_instance_id: None,
+                        }
+                    })
+                    .collect();
+                let out = assign_decoded(strategy, &decoded, topics(), false, &[]).unwrap();
+                let (reference, ref_warnings) = assign(strategy, &input, topics(), false, &[]).unwrap();
+                prop_assert_eq!(&out, &reference, "{:?}", strategy);
+                prop_assert_eq!(warnings.len(), ref_warnings.len());
             }
         }
     }

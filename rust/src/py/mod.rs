@@ -4,6 +4,7 @@
 //! * `member`: the `kassign.Member` type, which owns every shape and type check of a member.
 //! * `assign`: `assign` (Python objects in, result objects out) and the Python strategies' helpers.
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
+//! * `drop_in`: the drop-in classes' leader step, from the clients' decoded member metadata.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
 //! * `fleet`, `fleet_stream`, `greedy`: the fleet job's group evaluation (its stream plan's inputs);
@@ -13,6 +14,7 @@
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
 
 mod assign;
+mod drop_in;
 mod errors;
 pub(crate) mod fleet;
 mod fleet_stream;
@@ -50,6 +52,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rust_strategies, m)?)?;
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     protocol::register(m)?;
+    drop_in::register(m)?;
     fleet::register(m)?;
     greedy::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;

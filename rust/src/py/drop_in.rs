@@ -1,0 +1,465 @@
+//! The drop-in classes' leader step (`kassign.kafka_python`, `kassign.aiokafka`): the members'
+//! metadata as the client decoded it, read here in one call, never a `kassign.Member` per member
+//! for the Rust strategies.
+//!
+//! This file reads the clients' objects and forwards: the history rule is
+//! [`crate::wire::history`], the assignment and its encoding [`crate::wire::assign_decoded`].
+//!
+//! * kafka-python hands the leader a list of `JoinGroupResponseMember` (`member_id`,
+//!   `group_instance_id`, `metadata`: a decoded `ConsumerProtocolSubscription` with `topics`,
+//!   `user_data`, `owned_partitions` (entries with `topic` and `partitions`), `generation_id`,
+//!   `rack_id`);
+//! * aiokafka a mapping of member id to `ConsumerProtocolMemberMetadata` (`subscription`,
+//!   `user_data`: it decodes v0 only, so no owned field, generation, rack or static id).
+
+use std::str::FromStr;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
+
+use super::assign::{dict_for, mapping_items, read_topics};
+use super::errors::run_detached;
+use super::member::{hash_names, repr, Member, OwnedGroup};
+use super::objects::GilYield;
+use crate::model::FastMap;
+use crate::strategy::Strategy;
+use crate::wire::{self, DecodedMember, History, HistoryFrom};
+
+/// The client whose objects are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Client {
+    KafkaPython,
+    Aiokafka,
+}
+
+impl Client {
+    fn parse(name: &str) -> PyResult<Client> {
+        match name {
+            "kafka-python" => Ok(Client::KafkaPython),
+            "aiokafka" => Ok(Client::Aiokafka),
+            _ => Err(PyValueError::new_err(format!("client: unknown client {name:?}"))),
+        }
+    }
+}
+
+/// (topic, partitions) groups of owned partitions, in the order given.
+type OwnedGroups<'py> = Vec<(Bound<'py, PyString>, Vec<i64>)>;
+
+/// One member entry of the client: (member id, its metadata, its group instance id).
+type Entry<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
+
+/// Replica racks, as `kassign.assign` checks them: (topic, partition, racks).
+type RackList = Vec<(String, i64, Vec<String>)>;
+
+/// One member's fields, read from the client's objects, its history by the strategy's rule.
+struct Read<'py> {
+    id: Bound<'py, PyString>,
+    topics: Vec<Bound<'py, PyString>>,
+    user_data: Option<Bound<'py, PyBytes>>,
+    /// The history, (topic, partitions) groups in the order given.
+    owned: OwnedGroups<'py>,
+    generation: i32,
+    rack: Option<Bound<'py, PyString>>,
+    instance: Option<Bound<'py, PyString>>,
+}
+
+/// A non-empty str attribute value, else None.
+fn nonempty_str<'py>(v: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyString>> {
+    let s = v?.cast_into::<PyString>().ok()?;
+    match s.to_str() {
+        Ok("") | Err(_) => None,
+        Ok(_) => Some(s),
+    }
+}
+
+/// `getattr(obj, name, None)`, with None for a missing attribute or a `None` value.
+fn attr<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match obj.getattr_opt(name)? {
+        Some(v) if !v.is_none() => Ok(Some(v)),
+        _ => Ok(None),
+    }
+}
+
+/// The partition indexes of one owned entry, or `Err(message)` when they are not ints in the
+/// int64 range.
+fn partition_list(parts: &Bound<'_, PyAny>) -> Result<Vec<i64>, String> {
+    let iter = parts
+        .try_iter()
+        .map_err(|_| format!("partitions must be a list of ints, got {}", repr(parts)))?;
+    let mut out = Vec::new();
+    for p in iter {
+        let p = p.map_err(|e| e.to_string())?;
+        if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
+            return Err(format!("partition must be an int, got {}", repr(&p)));
+        }
+        out.push(
+            p.extract::<i64>()
+                .map_err(|_| format!("partition index {} is out of range", repr(&p)))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The subscription's owned-partitions field (kafka-python), or `Err(message)` when it cannot
+/// be read as history. Entries without `topic`/`partitions` are skipped with a warning.
+fn owned_field<'py>(
+    py: Python<'py>,
+    id: &str,
+    owned: Option<Bound<'py, PyAny>>,
+    warn: &mut impl FnMut(String) -> PyResult<()>,
+) -> PyResult<Result<OwnedGroups<'py>, String>> {
+    let Some(owned) = owned else {
+        return Ok(Ok(Vec::new()));
+    };
+    let Ok(iter) = owned.try_iter() else {
+        return Ok(Err("unreadable owned partitions".into()));
+    };
+    let mut out = Vec::new();
+    for entry in iter {
+        let entry = entry?;
+        let (topic, parts) = match (
+            entry.getattr_opt(intern!(py, "topic"))?,
+            entry.getattr_opt(intern!(py, "partitions"))?,
+        ) {
+            (Some(t), Some(p)) => (t, p),
+            _ => {
+                warn(format!(
+                    "member {id}: unreadable owned partitions entry {}",
+                    repr(&entry)
+                ))?;
+                continue;
+            }
+        };
+        let Ok(topic) = topic.cast_into::<PyString>() else {
+            return Ok(Err("topic must be a str".into()));
+        };
+        match partition_list(&parts) {
+            Ok(ps) => out.push((topic, ps)),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// The user data as `bytes` (bytearray and memoryview copied), anything else None.
+fn user_data_bytes<'py>(py: Python<'py>, v: Option<Bound<'py, PyAny>>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let Some(v) = v else { return Ok(None) };
+    if let Ok(b) = v.cast::<PyBytes>() {
+        return Ok(Some(b.clone()));
+    }
+    if v.is_instance_of::<PyByteArray>() || v.is_instance_of::<PyMemoryView>() {
+        let copied = py.get_type::<PyBytes>().call1((v,))?;
+        return Ok(Some(copied.cast_into::<PyBytes>()?));
+    }
+    Ok(None)
+}
+
+/// The str items of a topic list (others skipped); a value that is not iterable gives none,
+/// with a warning.
+fn topic_list<'py>(
+    id: &str,
+    topics: Option<Bound<'py, PyAny>>,
+    warn: &mut impl FnMut(String) -> PyResult<()>,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    let Some(topics) = topics else { return Ok(Vec::new()) };
+    if let Ok(list) = topics.cast::<PyList>() {
+        return Ok(list.iter().filter_map(|t| t.cast_into::<PyString>().ok()).collect());
+    }
+    match topics.try_iter() {
+        Ok(iter) => {
+            let mut out = Vec::new();
+            for t in iter {
+                if let Ok(s) = t?.cast_into::<PyString>() {
+                    out.push(s);
+                }
+            }
+            Ok(out)
+        }
+        Err(_) => {
+            warn(format!(
+                "member {id}: unreadable topic list {}; treated as subscribing to nothing",
+                repr(&topics)
+            ))?;
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Read every member of `members` (see the module doc), applying the history rule `kind`. A
+/// member id given twice keeps its first position and its last metadata (as a dict built by
+/// assignment). Warnings go to `warn` as they arise. The user data is read when the rule needs
+/// it or `keep_user_data` asks for it (a Python strategy may read it: failover's priority).
+fn read_members<'py>(
+    py: Python<'py>,
+    client: Client,
+    kind: History,
+    members: &Bound<'py, PyAny>,
+    warn: &Bound<'py, PyAny>,
+    keep_user_data: bool,
+) -> PyResult<Vec<Read<'py>>> {
+    let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
+    let entries: Vec<Entry<'py>> = match client {
+        Client::KafkaPython => {
+            let mut out = Vec::new();
+            for m in members.try_iter()? {
+                let m = m?;
+                let id = m.getattr(intern!(py, "member_id"))?;
+                let metadata = attr(&m, intern!(py, "metadata"))?;
+                let instance = attr(&m, intern!(py, "group_instance_id"))?;
+                out.push((id, metadata, instance));
+            }
+            out
+        }
+        Client::Aiokafka => mapping_items(members, "members: expected a mapping of member id to metadata")?
+            .into_iter()
+            .map(|(k, v)| (k, (!v.is_none()).then_some(v), None))
+            .collect(),
+    };
+    let mut out: Vec<Read<'py>> = Vec::with_capacity(entries.len());
+    let mut gil = GilYield::new();
+    let mut warnings = Vec::new();
+    for (id, md, instance) in entries {
+        let id = id.cast_into::<PyString>().map_err(|e| {
+            PyTypeError::new_err(format!(
+                "members: member ids must be str, got {}",
+                repr(&e.into_inner())
+            ))
+        })?;
+        let id_str = id.to_str()?;
+        let (topics_attr, user_data_attr) = match client {
+            Client::KafkaPython => (intern!(py, "topics"), intern!(py, "user_data")),
+            Client::Aiokafka => (intern!(py, "subscription"), intern!(py, "user_data")),
+        };
+        let (topics, user_data) = match &md {
+            Some(md) if keep_user_data || kind != History::None => (attr(md, topics_attr)?, attr(md, user_data_attr)?),
+            Some(md) => (attr(md, topics_attr)?, None),
+            None => (None, None),
+        };
+        let topics = topic_list(id_str, topics, &mut emit)?;
+        let user_data = user_data_bytes(py, user_data)?;
+        let (field, generation, rack) = match (&md, client) {
+            (Some(md), Client::KafkaPython) => {
+                // The owned field and the generation are read only when the rule may take them.
+                let (field, generation) = if kind == History::None {
+                    (Ok(Vec::new()), -1)
+                } else {
+                    let owned = attr(md, intern!(py, "owned_partitions"))?;
+                    let field = owned_field(py, id_str, owned, &mut emit)?;
+                    let generation = match attr(md, intern!(py, "generation_id"))? {
+                        Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
+                            g.extract::<i32>().unwrap_or(-1)
+                        }
+                        _ => -1,
+                    };
+                    (field, generation)
+                };
+                (field, generation, nonempty_str(attr(md, intern!(py, "rack_id"))?))
+            }
+            _ => (Ok(Vec::new()), -1, None),
+        };
+        let (owned, generation) = match field {
+            Ok(field) => {
+                let has_partitions = field.iter().any(|(_, ps)| !ps.is_empty());
+                let ud = user_data.as_ref().map(|b| b.as_bytes());
+                let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
+                let owned = match from {
+                    HistoryFrom::Field => field,
+                    HistoryFrom::UserData(groups) => groups
+                        .iter()
+                        .map(|g| (PyString::new(py, g.topic), g.partitions.iter().map(i64::from).collect()))
+                        .collect(),
+                    HistoryFrom::Nothing => Vec::new(),
+                };
+                (owned, generation)
+            }
+            Err(e) => {
+                warnings.push(format!(
+                    "member {id_str}: invalid history ({e}); treated as having no history"
+                ));
+                (Vec::new(), -1)
+            }
+        };
+        for w in warnings.drain(..) {
+            emit(w)?;
+        }
+        let read = Read {
+            topics,
+            user_data,
+            owned,
+            generation,
+            rack,
+            instance: nonempty_str(instance),
+            id,
+        };
+        gil.tick(py, 1 + read.owned.iter().map(|(_, ps)| ps.len()).sum::<usize>() / 8);
+        out.push(read);
+    }
+    // A repeated id: dict semantics (first position, last value). Found without allocating.
+    let mut first: FastMap<&str, usize> = FastMap::default();
+    first.reserve(out.len());
+    let mut repeats: Vec<(usize, usize)> = Vec::new();
+    for (i, m) in out.iter().enumerate() {
+        let id = m.id.to_str()?;
+        match first.get(id) {
+            Some(&at) => repeats.push((at, i)),
+            None => {
+                first.insert(id, i);
+            }
+        }
+    }
+    drop(first);
+    if !repeats.is_empty() {
+        let mut taken: Vec<Option<Read<'py>>> = out.into_iter().map(Some).collect();
+        for &(at, i) in &repeats {
+            let later = taken[i].take().expect("each repeat is taken once");
+            let id = taken[at].as_ref().expect("a first position stays").id.clone();
+            taken[at] = Some(Read { id, ..later });
+        }
+        out = taken.into_iter().flatten().collect();
+    }
+    Ok(out)
+}
+
+/// The drop-in leader step for a Rust strategy: read every member from the client's objects
+/// (history by the rule of `protocol_name`), ask `metadata(topics, any_rack)` for
+/// `(partitions_per_topic, partition_racks list or None)` of the subscribed topics (sorted),
+/// assign with `strategy` and encode every assignment. Returns {member id: assignment bytes}
+/// in the members' order. `warn(message)` is called for each member whose metadata is partly
+/// unreadable, as it is read. The GIL is released while the core assigns and encodes.
+#[pyfunction]
+#[pyo3(signature = (strategy, protocol_name, client, members, metadata, warn))]
+fn drop_in_assign<'py>(
+    py: Python<'py>,
+    strategy: &str,
+    protocol_name: &str,
+    client: &str,
+    members: &Bound<'py, PyAny>,
+    metadata: &Bound<'py, PyAny>,
+    warn: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let strat = Strategy::from_str(strategy)?;
+    let client = Client::parse(client)?;
+    let read = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
+    let mut topics: Vec<&str> = Vec::new();
+    for m in &read {
+        for t in &m.topics {
+            topics.push(t.to_str()?);
+        }
+    }
+    topics.sort_unstable();
+    topics.dedup();
+    let any_rack = read.iter().any(|m| m.rack.is_some());
+    let answer = metadata.call1((PyList::new(py, &topics)?, any_rack))?;
+    let (counts, racks): (Bound<'py, PyAny>, Option<RackList>) = answer.extract()?;
+    let counts = read_topics(&counts)?.counts;
+    let racks = racks.unwrap_or_default();
+    let has_racks = !racks.is_empty();
+    let decoded: Vec<DecodedMember<'_>> = read
+        .iter()
+        .map(|m| {
+            Ok(DecodedMember {
+                id: m.id.to_str()?,
+                topics: m.topics.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?,
+                owned: m
+                    .owned
+                    .iter()
+                    .map(|(t, ps)| Ok((t.to_str()?, ps.clone())))
+                    .collect::<PyResult<_>>()?,
+                generation: m.generation,
+                rack: m.rack.as_ref().map(|r| r.to_str()).transpose()?,
+                group_instance_id: m.instance.as_ref().map(|r| r.to_str()).transpose()?,
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    let encoded = run_detached(py, move || {
+        wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
+    })??;
+    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+    let out = dict_for(py, members, &ids)?;
+    let mut gil = GilYield::new();
+    for (i, id) in ids.iter().enumerate() {
+        let len = encoded.byte_len(i);
+        // SAFETY: PyBytes_FromStringAndSize(NULL, len) returns a new, unshared bytes object of
+        // `len` bytes (or NULL with an exception set); all `len` bytes are written before it is
+        // seen by anyone.
+        let bytes = unsafe {
+            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let dst = std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj).cast::<u8>(), len);
+            encoded.write_into(i, dst);
+            Bound::from_owned_ptr(py, obj)
+        };
+        out.set_item(id, bytes)?;
+        gil.tick(py, 1 + len / 64);
+    }
+    Ok(out)
+}
+
+/// The leader's view of every member as `kassign.Member`s, read from the client's objects with
+/// the history rule of `protocol_name`, for the strategies written in Python: {member id:
+/// Member} in the members' order. `warn` as for [`drop_in_assign`].
+#[pyfunction]
+#[pyo3(signature = (protocol_name, client, members, warn))]
+fn drop_in_members<'py>(
+    py: Python<'py>,
+    protocol_name: &str,
+    client: &str,
+    members: &Bound<'py, PyAny>,
+    warn: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let client = Client::parse(client)?;
+    let read = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+    let out = dict_for(py, members, &ids)?;
+    for m in read {
+        let mut topics = m.topics;
+        let mut names: Vec<&str> = Vec::with_capacity(topics.len());
+        topics.sort_by(|a, b| a.to_str().unwrap_or("").cmp(b.to_str().unwrap_or("")));
+        topics.dedup_by(|a, b| a.to_str().ok() == b.to_str().ok());
+        for t in &topics {
+            names.push(t.to_str()?);
+        }
+        let topics_hash = hash_names(names.iter().copied());
+        // Consecutive entries of one topic are merged, as `Member` stores them.
+        let mut owned: Vec<OwnedGroup> = Vec::new();
+        let mut n_owned = 0;
+        for (topic, parts) in m.owned {
+            n_owned += parts.len();
+            match owned.last_mut() {
+                Some(last) if last.topic.bind(py).to_str()? == topic.to_str()? => {
+                    let mut v = std::mem::take(&mut last.partitions).into_vec();
+                    v.extend(parts);
+                    last.partitions = v.into_boxed_slice();
+                }
+                _ => owned.push(OwnedGroup {
+                    topic: topic.unbind(),
+                    partitions: parts.into_boxed_slice(),
+                }),
+            }
+        }
+        let member = Member::from_parts(
+            PyTuple::new(py, topics)?.unbind(),
+            topics_hash,
+            owned.into_boxed_slice(),
+            n_owned,
+            m.generation,
+            m.rack.map(Bound::unbind),
+            m.instance.map(Bound::unbind),
+            m.user_data.map(Bound::unbind),
+        );
+        out.set_item(&m.id, Bound::new(py, member)?)?;
+    }
+    Ok(out)
+}
+
+/// Add the drop-in functions to `kassign._core`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(drop_in_assign, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_in_members, m)?)?;
+    Ok(())
+}
