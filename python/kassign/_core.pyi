@@ -71,6 +71,14 @@ def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
 def result_lists(tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
+def previous_by_topic(
+    members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]
+) -> dict[str, dict[int, list[int]]]:
+    """The claim rule: topic -> {index in sorted(members): [previously owned partition]}."""
+
+def previous_owners(members: Mapping[str, Member]) -> dict[tuple[str, int], str]:
+    """The claim rule: {(topic, partition): previous owner's id}, every claimed key."""
+
 def rust_strategies() -> list[str]:
     """Names of the strategies computed by the Rust core."""
 

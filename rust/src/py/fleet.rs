@@ -460,71 +460,10 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
     }
 
     /// What the sticky Python strategies read of the members' history
-    /// (`kassign.assignors._greedy.Inputs.previous`): topic -> {member index: [partition]} for
-    /// the partitions whose previous owner is that member: the highest generation's claim, a tie
-    /// between members leaves none; subscribed topics only.
+    /// (`kassign.assignors._greedy.Inputs.previous`): [`crate::claims::previous_by_topic`] as
+    /// topic -> {member index: [partition]}.
     fn previous(&self, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
-        let py = self.py;
-        let n = problem.num_partitions() as usize;
-        let mut owner = vec![fleet::NONE; n];
-        let mut best = vec![i64::MIN; n];
-        let mut tied = vec![false; n];
-        let mut claimed = Vec::new();
-        for (i, m) in problem.members.iter().enumerate() {
-            let gen = m.generation as i64;
-            for &f in &m.owned {
-                let f = f as usize;
-                if best[f] == i64::MIN {
-                    claimed.push(f as u32);
-                }
-                if best[f] == i64::MIN || gen > best[f] {
-                    best[f] = gen;
-                    owner[f] = i as u32;
-                    tied[f] = false;
-                } else if gen == best[f] && owner[f] != i as u32 {
-                    tied[f] = true;
-                }
-            }
-        }
-        let mut subscribed = vec![false; problem.topics.len()];
-        let mut seen_sub = vec![false; problem.subs.len()];
-        for m in &problem.members {
-            if !std::mem::replace(&mut seen_sub[m.sub as usize], true) {
-                for &t in &problem.subs[m.sub as usize] {
-                    subscribed[t as usize] = true;
-                }
-            }
-        }
-        claimed.sort_unstable();
-        let out = PyDict::new(py);
-        let mut per_topic: Option<(u32, FxHashMap<u32, Vec<u32>>)> = None;
-        let flush = |entry: Option<(u32, FxHashMap<u32, Vec<u32>>)>| -> PyResult<()> {
-            if let Some((t, by_member)) = entry {
-                let d = PyDict::new(py);
-                for (i, ps) in by_member {
-                    d.set_item(i, ps)?;
-                }
-                out.set_item(problem.topics[t as usize].as_str(), d)?;
-            }
-            Ok(())
-        };
-        for &f in &claimed {
-            if tied[f as usize] {
-                continue;
-            }
-            let (t, p) = problem.split(f);
-            if !subscribed[t as usize] || problem.topic_len[t as usize] == 0 {
-                continue;
-            }
-            if per_topic.as_ref().map(|(pt, _)| *pt) != Some(t) {
-                flush(per_topic.take())?;
-                per_topic = Some((t, FxHashMap::default()));
-            }
-            let (_, by_member) = per_topic.as_mut().unwrap();
-            by_member.entry(owner[f as usize]).or_default().push(p);
-        }
-        flush(per_topic)?;
-        Ok(out)
+        super::claims::previous_dict(self.py, problem)
     }
 
     /// `Inputs.subs` of the round's members, derived in the core

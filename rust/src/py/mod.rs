@@ -3,6 +3,7 @@
 //!
 //! * `member`: the `kassign.Member` type, which owns every shape and type check of a member.
 //! * `assign`: `assign` (Python objects in, result objects out) and the Python strategies' helpers.
+//! * `claims`: the claim rule (`crate::claims`) for the Python strategies and `kassign.quality`.
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
@@ -13,6 +14,7 @@
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
 
 mod assign;
+mod claims;
 mod errors;
 pub(crate) mod fleet;
 mod fleet_stream;
@@ -51,6 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     protocol::register(m)?;
     fleet::register(m)?;
+    claims::register(m)?;
     greedy::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
