@@ -184,7 +184,9 @@ def fleet_evaluate_stream(
     python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
     member_class: type,
     inputs_class: type,
-) -> tuple[Any, str | None, int]: ...
+) -> Any: ...
+def fleet_result_schema(with_assignment: bool) -> Any:
+    """The pyarrow schema of fleet_evaluate's result table (rust/src/py/fleet_arrow_out.rs)."""
 
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 

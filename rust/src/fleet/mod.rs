@@ -147,6 +147,10 @@ pub struct GroupRows {
     pub parts: Vec<PartRow>,
     pub state: Option<String>,
     pub protocol: Option<String>,
+    /// The group protocol ("classic" / "consumer") of the groups table, when recorded.
+    pub group_protocol: Option<String>,
+    /// Members whose current assignment carries user data (KIP-848 migration input).
+    pub custom_user_data: i32,
 }
 
 impl GroupRows {
@@ -160,6 +164,13 @@ impl GroupRows {
         }
         or(&mut self.state, state);
         or(&mut self.protocol, protocol);
+    }
+
+    /// Fold a marker row's group protocol: the first non-empty one wins.
+    pub fn add_group_protocol(&mut self, group_protocol: Option<&str>) {
+        if self.group_protocol.is_none() {
+            self.group_protocol = group_protocol.filter(|p| !p.is_empty()).map(str::to_string);
+        }
     }
 }
 

@@ -7,8 +7,8 @@
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
-//! * `fleet`, `fleet_stream`, `greedy`: the fleet job's group evaluation (its stream plan's inputs);
-//!   the Python strategies' placement loops.
+//! * `fleet` (entry points), `fleet_arrow_in`, `fleet_arrow_out`, `fleet_callback`, `fleet_stream`:
+//!   the fleet job's group evaluation, split by concern; `greedy`: the Python strategies' loops.
 //!
 //! Heavy work runs with the GIL released, inside `catch_unwind`, so a consumer's heartbeat
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
@@ -17,6 +17,9 @@ mod assign;
 mod claims;
 mod errors;
 pub(crate) mod fleet;
+mod fleet_arrow_in;
+mod fleet_arrow_out;
+mod fleet_callback;
 mod fleet_stream;
 mod greedy;
 mod member;
@@ -53,6 +56,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_trigger_panic, m)?)?;
     protocol::register(m)?;
     fleet::register(m)?;
+    fleet_stream::register(m)?;
     claims::register(m)?;
     greedy::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
