@@ -25,7 +25,9 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
     let n_rows = rows.members.len();
     let too_big = matches!(
         input_error,
-        Some(super::AssignInputError::TooManyPartitions(_) | super::AssignInputError::CountOverInt32 { .. })
+        Some(super::StrategyError::Input(
+            InputError::TooManyPartitions(_) | InputError::PartitionCountBeyondInt32(..)
+        ))
     );
 
     // Topics with partitions, sorted by name: TopicId = position.

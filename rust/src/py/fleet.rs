@@ -28,6 +28,7 @@ use super::fleet_arrow_in::{decode, one_batch};
 use super::fleet_arrow_out::{fleet_result_schema, to_batch};
 use super::fleet_callback::{Calling, PyAssigner};
 use crate::fleet::{self, EvalOptions, Group, GroupRows, OffsetReset, ResultRow, RustAssigner};
+use crate::model::py_repr;
 
 /// Evaluate one group of the fleet job (see the module documentation). Returns a pyarrow Table
 /// with one row per strategy, in the order of `strategies`, with the columns of
@@ -123,7 +124,13 @@ pub(super) fn evaluate_decoded<'py>(
         if let Ok(group) = &built {
             if group.input_error.is_none() {
                 for s in &rust_names {
-                    out.push(fleet::evaluate_strategy(group, s, &opts_rust, &mut RustAssigner, None));
+                    out.push(fleet::evaluate_strategy(
+                        group,
+                        s,
+                        &opts_rust,
+                        &mut RustAssigner,
+                        &py_repr,
+                    ));
                 }
             }
         }
@@ -139,22 +146,12 @@ pub(super) fn evaluate_decoded<'py>(
     let result_rows: Vec<ResultRow> = match &built {
         Err(e) => fleet::error_rows(&strategies, &e.message(&repr), rows.members.len()),
         Ok(group) => {
-            let input_error = group.input_error.as_ref().map(|e| {
-                let (t, m) = e.message(&repr);
-                (t.to_string(), m)
-            });
             let mut rust_rows = rust_rows.into_iter();
             let mut py_assigner = None;
             let mut out = Vec::with_capacity(strategies.len());
             for s in &strategies {
-                if input_error.is_some() {
-                    out.push(fleet::evaluate_strategy(
-                        group,
-                        s,
-                        &opts,
-                        &mut RustAssigner,
-                        input_error.as_ref(),
-                    ));
+                if group.input_error.is_some() {
+                    out.push(fleet::evaluate_strategy(group, s, &opts, &mut RustAssigner, &repr));
                 } else if !funcs.contains_key(s) {
                     out.push(rust_rows.next().expect("one row per Rust strategy"));
                 } else {
@@ -171,7 +168,7 @@ pub(super) fn evaluate_decoded<'py>(
                         inner: py_assigner.as_mut().unwrap(),
                         failure: None,
                     };
-                    let row = fleet::evaluate_strategy(group, s, &opts, &mut calling, None);
+                    let row = fleet::evaluate_strategy(group, s, &opts, &mut calling, &repr);
                     if let Some(e) = calling.failure {
                         // a failure of the boundary itself (not of the strategy): surface it
                         if !e.is_instance_of::<PyException>(py) {

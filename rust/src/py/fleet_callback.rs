@@ -12,8 +12,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use crate::fleet::{self, Assigner, FxHashMap, Group, Origin, Placed, RustAssigner};
-use crate::model::Problem;
+use crate::fleet::{self, Assigner, FxHashMap, Group, Origin, Placed, RustAssigner, StrategyError};
+use crate::model::{InputError, Problem};
 
 /// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
 const TOPIC_LAGS: &str = "topic-lags";
@@ -198,7 +198,7 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         strategy: &str,
         problem: &Problem,
         origins: &[Origin],
-    ) -> PyResult<Result<Placed, (String, String)>> {
+    ) -> PyResult<Result<Placed, StrategyError>> {
         let py = self.py;
         let (func, reads_history) = match self.funcs.get(strategy) {
             Some((f, h)) => (f.clone(), *h),
@@ -257,10 +257,9 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 }
                 if o as usize >= n {
                     // what kassign.assign's result conversion (_core.result_lists) raises
-                    return Ok(Err((
-                        "ValueError".to_string(),
-                        format!("result_lists: owner {o} of {topic}-{p} out of range"),
-                    )));
+                    return Ok(Err(StrategyError::Input(InputError::Invalid(format!(
+                        "result_lists: owner {o} of {topic}-{p} out of range"
+                    )))));
                 }
                 match tid {
                     Some(t) if (p as u64) < problem.topic_len[t as usize] as u64 => {
@@ -277,14 +276,15 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
     }
 }
 
-fn py_error(py: Python<'_>, e: &PyErr) -> (String, String) {
-    let ty = e
+/// A Python strategy's exception as the core's error (type name and message, verbatim).
+fn py_error(py: Python<'_>, e: &PyErr) -> StrategyError {
+    let label = e
         .get_type(py)
         .name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "Exception".into());
-    let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-    (ty, msg)
+    let message = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    StrategyError::Raised { label, message }
 }
 
 /// Adapter: the PyAssigner as a core Assigner (Python errors abort the evaluation; they are
@@ -295,7 +295,7 @@ pub(super) struct Calling<'a, 'py, 'g> {
 }
 
 impl Assigner for Calling<'_, '_, '_> {
-    fn assign(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> Result<Placed, (String, String)> {
+    fn assign(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> Result<Placed, StrategyError> {
         match self.inner.call(strategy, problem, origins) {
             Ok(r) => r,
             Err(e) => {
