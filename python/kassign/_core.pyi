@@ -79,6 +79,12 @@ def previous_by_topic(
 def previous_owners(members: Mapping[str, Member]) -> dict[tuple[str, int], str]:
     """The claim rule: {(topic, partition): previous owner's id}, every claimed key."""
 
+def next_offset(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str) -> int:
+    """The lag rule (rust/src/lag.rs): the offset a group consumes next on a partition."""
+
+def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str) -> int:
+    """The lag rule (rust/src/lag.rs): max(end - next, 0), exact."""
+
 def rust_strategies() -> list[str]:
     """Names of the strategies computed by the Rust core."""
 

@@ -9,6 +9,7 @@ pub mod claims;
 pub mod fleet;
 pub mod greedy;
 pub mod improve;
+pub mod lag;
 pub mod model;
 pub mod protocol;
 pub mod range;

@@ -77,23 +77,19 @@ class GroupInputError(ValueError):
 def _local_partition_lag(
     committed: int | None, beginning: int | None, end: int | None, auto_offset_reset: str = "latest"
 ) -> int:
-    """Lag by kassign.lag's rules (docs/strategies/lag-aware.md): the next offset is the committed
-    one (a committed offset below the log start counts from the log start); with no committed
-    offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag = max(end -
-    next, 0); missing beginning/end offsets count as 0."""
-    b = beginning or 0
-    e = end or 0
-    if committed is None or committed < 0:
-        nxt = e if auto_offset_reset.lower() == "latest" else b
-    else:
-        nxt = max(committed, b)
-    return max(e - nxt, 0)
+    """Lag by the core's rule (``rust/src/lag.rs``, docs/strategies/lag-aware.md): the next offset
+    is the committed one (a committed offset below the log start counts from the log start); with
+    no committed offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag =
+    max(end - next, 0); missing beginning/end offsets count as 0."""
+    from .. import _core
+
+    return _core.compute_lag(committed, beginning, end, auto_offset_reset)
 
 
 def lag_function() -> tuple[Callable[..., int], str]:
     """The per-partition lag function ``fn(committed, beginning, end, auto_offset_reset)`` and
     where it comes from."""
-    return _local_partition_lag, "kassign.fleet.group._local_partition_lag"
+    return _local_partition_lag, "the core's lag rule (rust/src/lag.rs)"
 
 
 @dataclass

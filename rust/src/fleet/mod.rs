@@ -174,29 +174,8 @@ impl GroupRows {
     }
 }
 
-/// `auto.offset.reset` of consumers without a committed offset (docs/fleet.md, "Lag").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OffsetReset {
-    Latest,
-    Earliest,
-}
-
-/// Lag of one partition by `kassign.lag`'s rules: the next offset is the committed one (a committed
-/// offset below the log start counts from the log start); without a committed offset, the end for
-/// `latest`, the beginning for `earliest`. Lag = max(end - next, 0); missing offsets count as 0.
-/// Computed in 128 bits and clamped to `i64` (offsets are int64 on the wire).
-pub fn partition_lag(committed: Option<i64>, beginning: Option<i64>, end: Option<i64>, reset: OffsetReset) -> i64 {
-    let b = beginning.unwrap_or(0) as i128;
-    let e = end.unwrap_or(0) as i128;
-    let next = match committed {
-        Some(c) if c >= 0 => (c as i128).max(b),
-        _ => match reset {
-            OffsetReset::Latest => e,
-            OffsetReset::Earliest => b,
-        },
-    };
-    (e - next).clamp(0, i64::MAX as i128) as i64
-}
+/// The lag rule lives in [`crate::lag`].
+pub use crate::lag::{partition_lag, OffsetReset};
 
 /// Why a group's rows cannot form an input: every strategy gets an error row with this reason.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
 use pyo3_arrow::PyTable;
@@ -100,15 +100,7 @@ pub(super) fn evaluate_decoded<'py>(
         inputs_class,
     } = args;
     let with_assignment = opts.with_assignment;
-    let reset = match auto_offset_reset.to_ascii_lowercase().as_str() {
-        "latest" => OffsetReset::Latest,
-        "earliest" => OffsetReset::Earliest,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "auto_offset_reset: expected latest or earliest, got {other:?}"
-            )))
-        }
-    };
+    let reset = OffsetReset::parse(auto_offset_reset)?;
     let mut funcs: HashMap<String, (Bound<'py, PyAny>, bool)> = HashMap::new();
     for (name, spec) in python_strategies.iter() {
         let (f, history): (Bound<'py, PyAny>, bool) = spec.extract()?;

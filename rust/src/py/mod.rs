@@ -4,6 +4,7 @@
 //! * `member`: the `kassign.Member` type, which owns every shape and type check of a member.
 //! * `assign`: `assign` (Python objects in, result objects out) and the Python strategies' helpers.
 //! * `claims`: the claim rule (`crate::claims`) for the Python strategies and `kassign.quality`.
+//! * `lag`: the lag rule (`crate::lag`) for `kassign.lag`.
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
@@ -22,6 +23,7 @@ mod fleet_arrow_out;
 mod fleet_callback;
 mod fleet_stream;
 mod greedy;
+mod lag;
 mod member;
 mod objects;
 mod protocol;
@@ -59,6 +61,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fleet_stream::register(m)?;
     claims::register(m)?;
     greedy::register(m)?;
+    lag::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
