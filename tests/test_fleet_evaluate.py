@@ -323,9 +323,8 @@ def test_compact_partition_side_equals_the_reference_on_the_joined_rows(seed):
 
 @pytest.mark.parametrize("seed", range(200))
 def test_migration_inputs_equal_the_reference(seed):
-    """evaluate.py's pyarrow migration inputs (with the all-null shortcuts) against
+    """The core's migration input columns (group_protocol, custom_user_data) against
     kassign.fleet.group.migration_meta, on marker and topic rows, nulls, empty strings and bytes."""
-    from kassign.fleet.evaluate import _migration_meta
     from kassign.fleet.group import migration_meta
 
     rng = random.Random(seed)
@@ -348,4 +347,6 @@ def test_migration_inputs_equal_the_reference(seed):
     if rng.random() < 0.2:
         m = m.drop_columns(["assignment_user_data"])
     want = migration_meta(m, p)
-    assert _migration_meta(m, p) == (want["group_protocol"], want["custom_user_data"])
+    got = evaluate_group_table("k", "g", m, p, ["range", "lag-aware"])
+    assert got.column("group_protocol").to_pylist() == [want["group_protocol"]] * 2
+    assert got.column("custom_user_data").to_pylist() == [want["custom_user_data"]] * 2

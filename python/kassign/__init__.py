@@ -121,6 +121,62 @@ def _check_lags(lags: Any) -> dict[tuple[str, int], int] | None:
     return out
 
 
+def _implementation(strategy: Any) -> Any:
+    """The "Rust or Python strategy?" dispatch, written once for every entry point (``assign``,
+    ``assign_owners``, ``kassign.protocol.assign_wire``): the Python strategy's function, or None
+    when the Rust core computes ``strategy``. Raises for an unknown strategy."""
+    python_impl = PYTHON_STRATEGIES.get(strategy) if isinstance(strategy, str) else None
+    if python_impl is None and (not isinstance(strategy, str) or strategy not in _RUST_STRATEGIES):
+        raise _unknown_strategy(strategy)
+    return python_impl
+
+
+def _check_inputs(
+    caller: str, strategy: str, python_impl: Any, partition_racks: Any, lags: Any, options: dict[str, Any]
+) -> tuple[list[tuple[str, int, list[str]]], dict[tuple[str, int], int] | None]:
+    """The checks of the inputs every entry point shares, in one place and run once: the replica
+    racks, the lags, and that a Rust strategy gets no options (a Python strategy checks its own).
+    Returns (racks as the core reads them, lags)."""
+    racks = _check_partition_racks(partition_racks)
+    checked_lags = _check_lags(lags)
+    if python_impl is None and options:
+        raise TypeError(f"{caller}: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+    return racks, checked_lags
+
+
+def _run(
+    python_impl: Any,
+    strategy: str,
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    racks: list[tuple[str, int, list[str]]],
+    checked_lags: dict[tuple[str, int], int] | None,
+    options: dict[str, Any],
+) -> dict[str, list[TopicPartition]]:
+    """Run a dispatched strategy on checked inputs (:func:`_implementation`, :func:`_check_inputs`)."""
+    # The cyclic GC is paused while the result is built. Result TopicPartitions are made in Rust and
+    # untracked by the GC (rust/src/py/objects.rs), but the Python strategies' intermediate
+    # containers for ~1M partitions would still trigger full collections over the whole heap that
+    # hold the GIL for 60-600 ms each, stalling the consumer's heartbeat thread (RELIABILITY.md,
+    # GIL). Nothing made here holds a cycle.
+    gc_was_enabled = gc.isenabled()
+    if gc_was_enabled:
+        gc.disable()
+    try:
+        if python_impl is not None:
+            checked_members = _check_members(members)
+            partitions = _core.check_partitions(partitions_per_topic)
+            result: dict[str, list[TopicPartition]] = python_impl(
+                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+            )
+            return result
+        # Members are checked by their type; counts, the cap, duplicates by the core's model.
+        return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
 def assign(
     strategy: str,
     members: Mapping[str, Member],
@@ -147,34 +203,9 @@ def assign(
     Raises:
         ValueError / TypeError: invalid input, naming the offending field.
     """
-    python_impl = PYTHON_STRATEGIES.get(strategy) if isinstance(strategy, str) else None
-    if python_impl is None and (not isinstance(strategy, str) or strategy not in _RUST_STRATEGIES):
-        raise _unknown_strategy(strategy)
-    racks = _check_partition_racks(partition_racks)
-    checked_lags = _check_lags(lags)
-    if python_impl is None and options:
-        raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
-    # The cyclic GC is paused while the result is built. Result TopicPartitions are made in Rust and
-    # untracked by the GC (rust/src/py/objects.rs), but the Python strategies' intermediate
-    # containers for ~1M partitions would still trigger full collections over the whole heap that
-    # hold the GIL for 60-600 ms each, stalling the consumer's heartbeat thread (RELIABILITY.md,
-    # GIL). Nothing made here holds a cycle.
-    gc_was_enabled = gc.isenabled()
-    if gc_was_enabled:
-        gc.disable()
-    try:
-        if python_impl is not None:
-            checked_members = _check_members(members)
-            partitions = _core.check_partitions(partitions_per_topic)
-            result: dict[str, list[TopicPartition]] = python_impl(
-                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
-            )
-            return result
-        # Members are checked by their type; counts, the cap, duplicates by the core's model.
-        return _core.assign(strategy, members, partitions_per_topic, racks or None, TopicPartition)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    python_impl = _implementation(strategy)
+    racks, checked_lags = _check_inputs("assign", strategy, python_impl, partition_racks, lags, options)
+    return _run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, options)
 
 
 def assign_owners(
@@ -195,9 +226,10 @@ def assign_owners(
     million partitions that is most of what :func:`assign` costs. The Python strategies
     (lag-aware, fair, failover) compute the usual result, converted.
     """
-    python_impl = PYTHON_STRATEGIES.get(strategy) if isinstance(strategy, str) else None
+    python_impl = _implementation(strategy)
+    racks, checked_lags = _check_inputs("assign_owners", strategy, python_impl, partition_racks, lags, options)
     if python_impl is not None:
-        result = assign(strategy, members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+        result = _run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, options)
         ids = tuple(result)
         position = {m: i for i, m in enumerate(ids)}
         arrays = {t: array("i", [-1]) * n for t, n in _core.check_partitions(partitions_per_topic).items()}
@@ -205,12 +237,6 @@ def assign_owners(
             for topic, p in tps:
                 arrays[topic][p] = position[member_id]
         return Owners(ids, arrays)
-    if not isinstance(strategy, str) or strategy not in _RUST_STRATEGIES:
-        raise _unknown_strategy(strategy)
-    racks = _check_partition_racks(partition_racks)
-    _check_lags(lags)
-    if options:
-        raise TypeError(f"assign_owners: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
     ids_list, raw = _core.assign_owners(strategy, members, partitions_per_topic, racks or None)
     owners: dict[str, array[int]] = {}
     for topic, data in raw.items():

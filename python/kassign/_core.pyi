@@ -71,6 +71,20 @@ def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
 def result_lists(tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
+def previous_by_topic(
+    members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]
+) -> dict[str, dict[int, list[int]]]:
+    """The claim rule: topic -> {index in sorted(members): [previously owned partition]}."""
+
+def previous_owners(members: Mapping[str, Member]) -> dict[tuple[str, int], str]:
+    """The claim rule: {(topic, partition): previous owner's id}, every claimed key."""
+
+def next_offset(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str) -> int:
+    """The lag rule (rust/src/lag.rs): the offset a group consumes next on a partition."""
+
+def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str) -> int:
+    """The lag rule (rust/src/lag.rs): max(end - next, 0), exact."""
+
 def rust_strategies() -> list[str]:
     """Names of the strategies computed by the Rust core."""
 
@@ -193,7 +207,9 @@ def fleet_evaluate_stream(
     python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
     member_class: type,
     inputs_class: type,
-) -> tuple[Any, str | None, int]: ...
+) -> Any: ...
+def fleet_result_schema(with_assignment: bool) -> Any:
+    """The pyarrow schema of fleet_evaluate's result table (rust/src/py/fleet_arrow_out.rs)."""
 
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 

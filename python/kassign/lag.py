@@ -35,6 +35,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from . import _core
+
 __all__ = [
     "KafkaLagProvider",
     "LagProvider",
@@ -56,17 +58,13 @@ def _check_reset(auto_offset_reset: Any) -> str:
 
 
 def next_offset(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str = "latest") -> int:
-    """The offset the group would consume next (see the module docstring)."""
-    reset = _check_reset(auto_offset_reset)
-    b = begin if begin is not None else 0
-    e = end if end is not None else 0
-    if committed is not None and committed >= 0:
-        return max(committed, b)
-    return e if reset.lower() == "latest" else b
+    """The offset the group would consume next (see the module docstring; the rule is the core's,
+    ``rust/src/lag.rs``). Offsets are Kafka's int64 values."""
+    return _core.next_offset(committed, begin, end, _check_reset(auto_offset_reset))
 
 
 def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str = "latest") -> int:
-    """Lag of one partition: ``max(end - next, 0)``.
+    """Lag of one partition: ``max(end - next, 0)`` (the core's rule, ``rust/src/lag.rs``).
 
     >>> compute_lag(5555, 1111, 9999, "none")
     4444
@@ -75,8 +73,7 @@ def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_
     >>> compute_lag(100, 500, 1000)  # committed below the log start counts from the log start
     500
     """
-    e = end if end is not None else 0
-    return max(e - next_offset(committed, begin, end, auto_offset_reset), 0)
+    return _core.compute_lag(committed, begin, end, _check_reset(auto_offset_reset))
 
 
 def compute_lags(

@@ -330,22 +330,16 @@ def assign_wire(
     """
     import kassign
 
-    from .assignors import PYTHON_STRATEGIES
-
-    if isinstance(strategy, str) and strategy in PYTHON_STRATEGIES:
+    python_impl = kassign._implementation(strategy)
+    if python_impl is not None:
         members, warnings = _core.members_from_wire(strategy, subscriptions, group_instance_ids)
         for w in warnings:
             _log.warning("%s", w)
-        result = kassign.assign(
-            strategy, members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options
-        )
+        checked = kassign._check_inputs("assign_wire", strategy, python_impl, partition_racks, lags, options)
+        racks, checked_lags = checked
+        result = kassign._run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, options)
         return _core.encode_assignments(result)
-    if not isinstance(strategy, str) or strategy not in kassign._RUST_STRATEGIES:
-        raise kassign._unknown_strategy(strategy)
-    racks = kassign._check_partition_racks(partition_racks)
-    kassign._check_lags(lags)
-    if options:
-        raise TypeError(f"assign_wire: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+    racks, _ = kassign._check_inputs("assign_wire", strategy, python_impl, partition_racks, lags, options)
     out, warnings = _core.assign_wire(strategy, subscriptions, partitions_per_topic, group_instance_ids, racks or None)
     for w in warnings:
         _log.warning("%s", w)

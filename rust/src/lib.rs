@@ -5,9 +5,11 @@
 //! protocol's wire formats, `wire` is the leader's bytes-in, bytes-out path); with the `python` feature (maturin turns it on) the `py` module adds
 //! the Python extension `kassign._core` on top.
 
+pub mod claims;
 pub mod fleet;
 pub mod greedy;
 pub mod improve;
+pub mod lag;
 pub mod model;
 pub mod protocol;
 pub mod range;

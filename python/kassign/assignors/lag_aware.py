@@ -598,22 +598,6 @@ def _carried_topic(
 # -- sticky -----------------------------------------------------------------------------------------
 
 
-def _previous_owners(members: dict[str, Member], index: dict[str, int]) -> dict[tuple[str, int], int]:
-    """Previous owner of each partition: highest generation wins; a tie at it leaves none."""
-    best: dict[tuple[str, int], tuple[int, int]] = {}
-    for mid, m in members.items():
-        gen = m.generation
-        i = index[mid]
-        for tp in m.owned_partitions:
-            key = (tp[0], tp[1])
-            cur = best.get(key)
-            if cur is None or gen > cur[0]:
-                best[key] = (gen, i)
-            elif gen == cur[0] and cur[1] != i:
-                best[key] = (gen, -1)
-    return {k: i for k, (_, i) in best.items() if i >= 0}
-
-
 def _hottest_first(tl: list[int] | None) -> Any:
     """Sort key: lag descending (when the topic has lag), then partition ascending."""
     if tl is None:
@@ -623,19 +607,12 @@ def _hottest_first(tl: list[int] | None) -> Any:
 
 def _owned_by_topic(inputs: Inputs) -> dict[str, dict[int, list[int]]]:
     """topic -> {member index: partitions it previously owned}, subscribed topics and partitions
-    in range only (``inputs.previous`` when the caller derived it already)."""
+    in range only: the core's claim rule (``inputs.previous`` when the caller derived it already)."""
+    from .. import _core
+
     if inputs.previous is not None:
         return inputs.previous
-    subs, partitions_per_topic = inputs.subs, inputs.partitions_per_topic
-    index = {m: i for i, m in enumerate(inputs.ids)}
-    prev = _previous_owners(inputs.history, index)
-    by_topic: dict[str, dict[int, list[int]]] = {}
-    for (t, p), i in prev.items():
-        s = subs.get(t)
-        if s is None or not 0 <= p < partitions_per_topic[t]:
-            continue
-        by_topic.setdefault(t, {}).setdefault(i, []).append(p)
-    return by_topic
+    return _core.previous_by_topic(inputs.history, inputs.partitions_per_topic)
 
 
 def _sticky(

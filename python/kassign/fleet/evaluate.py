@@ -12,7 +12,8 @@ strategy of a churn round shares its sorted ids, subscribers per topic and lag a
 derives the ids and subscribers from its interned problem), and return
 owner arrays (:data:`kassign.assignors.PYTHON_OWNERS`), which the core measures the same way; the
 sticky ones get the previous owners the core derives instead of members carrying owned partitions.
-The result is a pyarrow table in :func:`kassign.fleet.group.result_schema`.
+The result is a pyarrow table in :func:`kassign.fleet.group.result_schema` (the core's one
+result schema: every column, the migration inputs and ``lag_vs_bound`` included).
 
 The rules (which rows count, lags, metrics, error rows and their messages, the churn events) are
 those of the Python reference, :func:`kassign.fleet.group.evaluate_group`; the tests compare the
@@ -72,8 +73,7 @@ def evaluate_group_table(
     groups with the same strategies (computed here otherwise)."""
     strategies = list(strategies)
     kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
-    table = _core.fleet_evaluate(cluster, group_id, members_tbl, parts_tbl, strategies, **kw)
-    return _finish(table, *_migration_meta(members_tbl, parts_tbl))
+    return _core.fleet_evaluate(cluster, group_id, members_tbl, parts_tbl, strategies, **kw)
 
 
 def _core_options(
@@ -121,45 +121,4 @@ def evaluate_stream_group(
     cluster = group.column("cluster")[0].as_py()
     group_id = group.column("group_id")[0].as_py()
     kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
-    table, group_protocol, custom = _core.fleet_evaluate_stream(cluster, group_id, group, index, strategies, **kw)
-    return _finish(table, group_protocol, custom)
-
-
-def _finish(table: pa.Table, group_protocol: str | None, custom: int) -> pa.Table:
-    """The core's result table with the columns computed here: ``lag_vs_bound`` and the KIP-848
-    migration inputs (``group_protocol``, ``custom_user_data``)."""
-    # busiest member lag / its lower bound (kassign.fleet.group's lag_vs_bound)
-    import pyarrow.compute as pc
-
-    ratio = pc.divide(table.column("lag_ratio"), table.column("lag_ratio_bound"))
-    table = table.add_column(
-        table.schema.get_field_index("lag_imbalanced"), pa.field("lag_vs_bound", pa.float64()), ratio
-    )
-    at = table.schema.get_field_index("current_protocol") + 1
-    n = table.num_rows
-    table = table.add_column(at, pa.field("group_protocol", pa.string()), pa.array([group_protocol] * n, pa.string()))
-    return table.add_column(at + 1, pa.field("custom_user_data", pa.int32()), pa.array([custom] * n, pa.int32()))
-
-
-def _migration_meta(members_tbl: pa.Table, parts_tbl: pa.Table) -> tuple[str | None, int]:
-    """(group protocol of the first marker row that has one, members whose current assignment
-    carries user data)."""
-    import pyarrow.compute as pc
-
-    gp = None
-    # (the all-null checks skip the compute calls in the common case: no group protocol recorded,
-    # built-in assignors' null assignment user data)
-    if "group_protocol" in parts_tbl.column_names and "topic" in parts_tbl.column_names:
-        col = parts_tbl.column("group_protocol")
-    else:
-        col = None
-    if col is not None and col.null_count < len(col):
-        keep = pc.and_(pc.is_null(parts_tbl.column("topic")), pc.fill_null(pc.not_equal(col, ""), False))
-        found = pc.filter(col, keep)
-        gp = found[0].as_py() if len(found) else None
-    custom = 0
-    data = members_tbl.column("assignment_user_data") if "assignment_user_data" in members_tbl.column_names else None
-    if data is not None and data.null_count < len(data):
-        lengths = pc.binary_length(members_tbl.column("assignment_user_data"))
-        custom = int(pc.sum(pc.fill_null(pc.greater(lengths, 0), False).cast(pa.int32())).as_py() or 0)
-    return gp, custom
+    return _core.fleet_evaluate_stream(cluster, group_id, group, index, strategies, **kw)

@@ -51,60 +51,23 @@ PARTITION_COLUMNS = (
     "group_protocol",
 )
 
-RESULT_SCHEMA = pa.schema(
-    [
-        pa.field("cluster", pa.string()),
-        pa.field("group_id", pa.string()),
-        pa.field("strategy", pa.string()),
-        pa.field("status", pa.string()),  # "ok" or "error"
-        pa.field("error", pa.string()),
-        pa.field("state", pa.string()),  # from the groups table, when present
-        pa.field("current_protocol", pa.string()),
-        # KIP-848 migration inputs: the group protocol ("classic" / "consumer", groups table) and the
-        # number of members whose current assignment carries user data (kassign.fleet.migration).
-        pa.field("group_protocol", pa.string()),
-        pa.field("custom_user_data", pa.int32()),
-        pa.field("members", pa.int32()),
-        pa.field("topics", pa.int32()),
-        pa.field("missing_topics", pa.int32()),  # subscribed topics absent from the partitions table
-        pa.field("partitions", pa.int32()),
-        pa.field("assigned", pa.int32()),
-        pa.field("unassigned", pa.int32()),
-        pa.field("min_count", pa.int32()),
-        pa.field("max_count", pa.int32()),
-        pa.field("count_spread", pa.int32()),
-        pa.field("count_ratio", pa.float64()),
-        pa.field("sum_lag", pa.int64()),  # kafka-lag-exporter: group total, uncommitted left out
-        pa.field("max_lag", pa.int64()),  # kafka-lag-exporter: largest partition lag
-        pa.field("uncommitted", pa.int32()),  # partitions without a committed offset
-        pa.field("max_member_lag", pa.int64()),
-        pa.field("mean_member_lag", pa.float64()),
-        pa.field("lag_ratio", pa.float64()),
-        pa.field("lag_ratio_bound", pa.float64()),
-        pa.field("lag_vs_bound", pa.float64()),  # busiest member lag / max(top partition lag, mean)
-        pa.field("lag_imbalanced", pa.bool_()),
-        pa.field("moves", pa.int32()),
-        pa.field("kept", pa.int32()),
-        pa.field("rack_local", pa.int32()),
-        pa.field("rack_eligible", pa.int32()),
-        pa.field("rack_locality", pa.float64()),
-        pa.field("violations", pa.int32()),
-        pa.field("time_ms", pa.float64()),
-        pa.field("churn_rounds", pa.int32()),
-        pa.field("churn_rebalances", pa.int32()),
-        pa.field("churn_moves", pa.int64()),
-        pa.field("churn_time_ms", pa.float64()),
-    ]
-)
-ASSIGNMENT_TYPE = pa.list_(
-    pa.struct([pa.field("member_id", pa.string()), pa.field("topic", pa.string()), pa.field("partition", pa.int32())])
-)
-
 
 def result_schema(with_assignment: bool) -> pa.Schema:
-    if with_assignment:
-        return RESULT_SCHEMA.append(pa.field("assignment", ASSIGNMENT_TYPE))
-    return RESULT_SCHEMA
+    """The columns of the fleet evaluation's result, one row per (group, strategy), with the
+    ``assignment`` column when asked. Defined once, in the core (``rust/src/py/fleet_arrow_out.rs``):
+    identity and status, the groups table's state and protocols, the KIP-848 migration inputs
+    (``group_protocol``, ``custom_user_data``), counts and their spread, the lag statistics
+    (``sum_lag`` and ``max_lag`` as kafka-lag-exporter reports them, ``lag_vs_bound`` = busiest
+    member lag / max(top partition lag, mean)), moves and kept partitions, rack locality,
+    violations, timings and churn."""
+    from .. import _core
+
+    schema: pa.Schema = _core.fleet_result_schema(with_assignment)
+    return schema
+
+
+RESULT_SCHEMA = result_schema(False)
+ASSIGNMENT_TYPE = result_schema(True).field("assignment").type
 
 
 class GroupInputError(ValueError):
@@ -114,23 +77,19 @@ class GroupInputError(ValueError):
 def _local_partition_lag(
     committed: int | None, beginning: int | None, end: int | None, auto_offset_reset: str = "latest"
 ) -> int:
-    """Lag by kassign.lag's rules (docs/strategies/lag-aware.md): the next offset is the committed
-    one (a committed offset below the log start counts from the log start); with no committed
-    offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag = max(end -
-    next, 0); missing beginning/end offsets count as 0."""
-    b = beginning or 0
-    e = end or 0
-    if committed is None or committed < 0:
-        nxt = e if auto_offset_reset.lower() == "latest" else b
-    else:
-        nxt = max(committed, b)
-    return max(e - nxt, 0)
+    """Lag by the core's rule (``rust/src/lag.rs``, docs/strategies/lag-aware.md): the next offset
+    is the committed one (a committed offset below the log start counts from the log start); with
+    no committed offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag =
+    max(end - next, 0); missing beginning/end offsets count as 0."""
+    from .. import _core
+
+    return _core.compute_lag(committed, beginning, end, auto_offset_reset)
 
 
 def lag_function() -> tuple[Callable[..., int], str]:
     """The per-partition lag function ``fn(committed, beginning, end, auto_offset_reset)`` and
     where it comes from."""
-    return _local_partition_lag, "kassign.fleet.group._local_partition_lag"
+    return _local_partition_lag, "the core's lag rule (rust/src/lag.rs)"
 
 
 @dataclass

@@ -67,19 +67,13 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
     """The previous owner of each partition, from ``owned_partitions`` and ``generation``.
 
     Claims of one partition by several members: the highest generation wins; a tie at the highest
-    generation leaves the partition without a previous owner (the sticky strategies' rule).
+    generation leaves the partition without a previous owner (the sticky strategies' rule, computed
+    by the core: ``rust/src/claims.rs``). Every claimed key is returned, in the order first
+    claimed, valid or not (:func:`moves` counts the assignable ones).
     """
-    best: dict[Key, tuple[int, str | None]] = {}
-    for mid, m in members.items():
-        gen = m.generation
-        for tp in m.owned_partitions:
-            key = (tp[0], tp[1])
-            cur = best.get(key)
-            if cur is None or gen > cur[0]:
-                best[key] = (gen, mid)
-            elif gen == cur[0] and cur[1] != mid:
-                best[key] = (gen, None)
-    return {k: owner for k, (_, owner) in best.items() if owner is not None}
+    from .. import _core
+
+    return _core.previous_owners(members)
 
 
 def lag_ratio_bound(

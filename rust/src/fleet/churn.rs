@@ -14,7 +14,7 @@
 
 use super::problem::{self, RoundMember, RoundProblem};
 use super::pyrandom::PyRandom;
-use super::{Assigner, Group, Origin, Placed, NONE};
+use super::{Assigner, Group, Origin, Placed, StrategyError, NONE};
 
 pub const MAX_FOLLOW_UPS: u32 = 3;
 
@@ -48,7 +48,7 @@ pub fn replay(
     rounds: u32,
     seed: u64,
     assigner: &mut dyn Assigner,
-) -> Result<ChurnResult, (String, String)> {
+) -> Result<ChurnResult, StrategyError> {
     let mut rng = PyRandom::new(seed);
     let base = &group.problem;
     let mut gen: i64 = base.members.iter().map(|m| m.generation as i64).max().unwrap_or(-1) + 1;

@@ -21,7 +21,7 @@ pub mod pyrandom;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
-use crate::model::{py_repr, PartId, Problem, NO_OWNER};
+use crate::model::{py_repr, InputError, PartId, Problem, NO_OWNER};
 
 /// A fast non-cryptographic hasher (the Fx hash of rustc) for the per-group maps: topic and rack
 /// names, partition keys. A group's maps are small and short-lived; SipHash dominated their cost.
@@ -147,6 +147,10 @@ pub struct GroupRows {
     pub parts: Vec<PartRow>,
     pub state: Option<String>,
     pub protocol: Option<String>,
+    /// The group protocol ("classic" / "consumer") of the groups table, when recorded.
+    pub group_protocol: Option<String>,
+    /// Members whose current assignment carries user data (KIP-848 migration input).
+    pub custom_user_data: i32,
 }
 
 impl GroupRows {
@@ -161,31 +165,17 @@ impl GroupRows {
         or(&mut self.state, state);
         or(&mut self.protocol, protocol);
     }
+
+    /// Fold a marker row's group protocol: the first non-empty one wins.
+    pub fn add_group_protocol(&mut self, group_protocol: Option<&str>) {
+        if self.group_protocol.is_none() {
+            self.group_protocol = group_protocol.filter(|p| !p.is_empty()).map(str::to_string);
+        }
+    }
 }
 
-/// `auto.offset.reset` of consumers without a committed offset (docs/fleet.md, "Lag").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OffsetReset {
-    Latest,
-    Earliest,
-}
-
-/// Lag of one partition by `kassign.lag`'s rules: the next offset is the committed one (a committed
-/// offset below the log start counts from the log start); without a committed offset, the end for
-/// `latest`, the beginning for `earliest`. Lag = max(end - next, 0); missing offsets count as 0.
-/// Computed in 128 bits and clamped to `i64` (offsets are int64 on the wire).
-pub fn partition_lag(committed: Option<i64>, beginning: Option<i64>, end: Option<i64>, reset: OffsetReset) -> i64 {
-    let b = beginning.unwrap_or(0) as i128;
-    let e = end.unwrap_or(0) as i128;
-    let next = match committed {
-        Some(c) if c >= 0 => (c as i128).max(b),
-        _ => match reset {
-            OffsetReset::Latest => e,
-            OffsetReset::Earliest => b,
-        },
-    };
-    (e - next).clamp(0, i64::MAX as i128) as i64
-}
+/// The lag rule lives in [`crate::lag`].
+pub use crate::lag::{partition_lag, OffsetReset};
 
 /// Why a group's rows cannot form an input: every strategy gets an error row with this reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -226,39 +216,53 @@ impl GroupError {
     }
 }
 
-/// Input that `kassign.assign` rejects for every strategy (its checks run before any strategy).
+/// Why a strategy has no result on a group: the error row of the report reads
+/// `"{strategy}: {label}: {message}"`, with the label of the exception `kassign.assign` raises
+/// for the same input (so the rows equal what a user of the Python API sees).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AssignInputError {
-    CountOverInt32 { topic: String, count: u64 },
-    TooManyPartitions(u64),
+pub enum StrategyError {
+    /// Input the model rejects for every strategy (partition counts, the cap, an unknown
+    /// strategy): [`InputError`], labelled `ValueError`.
+    Input(InputError),
+    /// A replica rack name is null: labelled `TypeError`.
     NullRackName { topic: String, partition: i32 },
+    /// The core panicked (a bug): labelled `InternalError`.
+    Panic(String),
+    /// An error a strategy run by the caller raised (a Python strategy): its type name and
+    /// message, carried verbatim.
+    Raised { label: String, message: String },
 }
 
-impl AssignInputError {
-    /// (Python exception type, message), as `kassign.assign` raises them.
-    pub fn message(&self, repr: &dyn Fn(&str) -> String) -> (&'static str, String) {
+impl StrategyError {
+    /// The error's label in the row (the Python exception type name).
+    pub fn label(&self) -> &str {
         match self {
-            AssignInputError::CountOverInt32 { topic, count } => (
-                "ValueError",
-                format!(
-                    "partitions_per_topic[{}]: partition count {count} exceeds the int32 range",
-                    repr(topic)
-                ),
-            ),
-            AssignInputError::TooManyPartitions(n) => (
-                "ValueError",
-                format!(
-                    "partitions_per_topic: {n} partitions in total exceeds the supported maximum of {MAX_PARTITIONS}"
-                ),
-            ),
-            AssignInputError::NullRackName { topic, partition } => (
-                "TypeError",
+            StrategyError::Input(_) => "ValueError",
+            StrategyError::NullRackName { .. } => "TypeError",
+            StrategyError::Panic(_) => "InternalError",
+            StrategyError::Raised { label, .. } => label,
+        }
+    }
+
+    /// The message, naming values with `repr` (Python's `repr` on the boundary).
+    pub fn message(&self, repr: &dyn Fn(&str) -> String) -> String {
+        match self {
+            StrategyError::Input(e) => e.to_string(),
+            StrategyError::NullRackName { topic, partition } => {
                 format!(
                     "partition_racks[({}, {partition})]: rack names must be str, got None",
                     repr(topic)
-                ),
-            ),
+                )
+            }
+            StrategyError::Panic(msg) => format!("kassign core panicked (this is a bug, please report it): {msg}"),
+            StrategyError::Raised { message, .. } => message.clone(),
         }
+    }
+}
+
+impl From<InputError> for StrategyError {
+    fn from(e: InputError) -> StrategyError {
+        StrategyError::Input(e)
     }
 }
 
@@ -307,7 +311,7 @@ pub struct Group {
     pub previous: Vec<u32>,
     pub lag_bound: Option<f64>,
     /// What `kassign.assign` rejects for every strategy.
-    pub input_error: Option<AssignInputError>,
+    pub input_error: Option<StrategyError>,
 }
 
 impl Group {
@@ -397,11 +401,14 @@ impl Group {
         let input_error = topic_order
             .iter()
             .find(|t| count[t] > i32::MAX as u64)
-            .map(|&t| AssignInputError::CountOverInt32 {
-                topic: rows.topics.get(t).to_string(),
-                count: count[&t],
+            .map(|&t| {
+                // (a count beyond i64 cannot occur: partition indexes are int32)
+                StrategyError::Input(InputError::PartitionCountBeyondInt32(
+                    rows.topics.get(t).to_string(),
+                    count[&t] as i64,
+                ))
             })
-            .or_else(|| (total > MAX_PARTITIONS).then_some(AssignInputError::TooManyPartitions(total)));
+            .or_else(|| (total > MAX_PARTITIONS).then_some(StrategyError::Input(InputError::TooManyPartitions(total))));
 
         let mut stats = (0i64, 0i64, 0usize); // sum_lag, max_lag, uncommitted
         let mut first_null_rack: Option<(u32, i32)> = None;
@@ -424,7 +431,7 @@ impl Group {
             }
         }
         let input_error = input_error.or_else(|| {
-            first_null_rack.map(|(t, p)| AssignInputError::NullRackName {
+            first_null_rack.map(|(t, p)| StrategyError::NullRackName {
                 topic: rows.topics.get(t).to_string(),
                 partition: p,
             })
@@ -463,7 +470,7 @@ pub struct GroupParts {
     pub sum_lag: i64,
     pub max_lag: i64,
     pub uncommitted: usize,
-    pub input_error: Option<AssignInputError>,
+    pub input_error: Option<StrategyError>,
 }
 
 /// A strategy's result on a problem: per problem member, the flat partitions it got, plus
@@ -488,29 +495,26 @@ impl Placed {
 
 /// Runs strategies on problems. `origins` are aligned with `problem.members`.
 pub trait Assigner {
-    /// The strategy's result, or the error as (Python exception type, message).
-    fn assign(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> Result<Placed, (String, String)>;
+    /// The strategy's result, or why there is none.
+    fn assign(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> Result<Placed, StrategyError>;
 }
 
 /// The Rust strategies (`crate::strategy`), with a panic turned into an error of that strategy.
 pub struct RustAssigner;
 
 impl Assigner for RustAssigner {
-    fn assign(&mut self, strategy: &str, problem: &Problem, _origins: &[Origin]) -> Result<Placed, (String, String)> {
+    fn assign(&mut self, strategy: &str, problem: &Problem, _origins: &[Origin]) -> Result<Placed, StrategyError> {
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| problem::run_rust(strategy, problem)));
         match run {
             Ok(Ok(p)) => Ok(p),
-            Ok(Err(e)) => Err(("ValueError".to_string(), e.to_string())),
+            Ok(Err(e)) => Err(StrategyError::Input(e)),
             Err(panic) => {
                 let msg = panic
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".to_string());
-                Err((
-                    "InternalError".to_string(),
-                    format!("kassign core panicked (this is a bug, please report it): {msg}"),
-                ))
+                Err(StrategyError::Panic(msg))
             }
         }
     }
@@ -569,30 +573,30 @@ pub fn evaluate_strategy(
     strategy: &str,
     opts: &EvalOptions,
     assigner: &mut dyn Assigner,
-    input_error: Option<&(String, String)>,
+    repr: &dyn Fn(&str) -> String,
 ) -> ResultRow {
     let n = group.num_members();
-    let fail = |(ty, msg): (String, String)| ResultRow {
+    let fail = |e: &StrategyError| ResultRow {
         strategy: strategy.to_string(),
-        error: Some(format!("{strategy}: {ty}: {msg}")),
+        error: Some(format!("{strategy}: {}: {}", e.label(), e.message(repr))),
         members: n as i64,
         ..Default::default()
     };
-    if let Some(e) = input_error {
-        return fail(e.clone());
+    if let Some(e) = &group.input_error {
+        return fail(e);
     }
     let origins: Vec<Origin> = group.row_of.iter().map(|&r| Origin::Row(r)).collect();
     let t0 = std::time::Instant::now();
     let placed = match assigner.assign(strategy, &group.problem, &origins) {
         Ok(p) => p,
-        Err(e) => return fail(e),
+        Err(e) => return fail(&e),
     };
     let time_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let quality = metrics::evaluate(group, &placed);
     let churn = if opts.churn_rounds > 0 {
         match churn::replay(group, strategy, &placed, opts.churn_rounds, opts.churn_seed, assigner) {
             Ok(c) => Some(c),
-            Err(e) => return fail(e),
+            Err(e) => return fail(&e),
         }
     } else {
         None
@@ -640,17 +644,10 @@ pub fn evaluate_rows(
 ) -> Vec<ResultRow> {
     match Group::build(rows, reset) {
         Err(e) => error_rows(strategies, &e.message(&py_repr), rows.members.len()),
-        Ok(group) => {
-            let input_error = group
-                .input_error
-                .as_ref()
-                .map(|e| e.message(&py_repr))
-                .map(|(t, m)| (t.to_string(), m));
-            strategies
-                .iter()
-                .map(|s| evaluate_strategy(&group, s, opts, &mut RustAssigner, input_error.as_ref()))
-                .collect()
-        }
+        Ok(group) => strategies
+            .iter()
+            .map(|s| evaluate_strategy(&group, s, opts, &mut RustAssigner, &py_repr))
+            .collect(),
     }
 }
 

@@ -25,7 +25,9 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
     let n_rows = rows.members.len();
     let too_big = matches!(
         input_error,
-        Some(super::AssignInputError::TooManyPartitions(_) | super::AssignInputError::CountOverInt32 { .. })
+        Some(super::StrategyError::Input(
+            InputError::TooManyPartitions(_) | InputError::PartitionCountBeyondInt32(..)
+        ))
     );
 
     // Topics with partitions, sorted by name: TopicId = position.
@@ -112,36 +114,11 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         }
     }
 
-    // Previous owners: the highest generation's claim; a tie between members leaves none.
-    let mut previous = vec![NONE; total as usize];
-    let mut best_gen = vec![i64::MIN; total as usize];
-    let mut tied = vec![false; total as usize];
     let mut row_by_id: Vec<u32> = (0..n_rows as u32).collect();
     row_by_id.sort_by(|&a, &b| rows.members[a as usize].id.cmp(&rows.members[b as usize].id));
     let mut member_order = vec![0u32; n_rows];
     for (idx, &r) in row_by_id.iter().enumerate() {
         member_order[r as usize] = idx as u32;
-    }
-    for (r, m) in rows.members.iter().enumerate() {
-        let gen = m.generation.unwrap_or(-1) as i64;
-        let me = member_order[r];
-        for &(t, p) in m.owned.iter().flatten().flatten() {
-            let (Some(t), Some(p)) = (t, p) else { continue };
-            let Some(f) = flat(t, p as i64) else { continue };
-            let f = f as usize;
-            if best_gen[f] == i64::MIN || gen > best_gen[f] {
-                best_gen[f] = gen;
-                previous[f] = me;
-                tied[f] = false;
-            } else if gen == best_gen[f] && (tied[f] || previous[f] != me) {
-                tied[f] = true;
-            }
-        }
-    }
-    for f in 0..previous.len() {
-        if tied[f] {
-            previous[f] = NONE;
-        }
     }
 
     // The lag bound: max(largest lag, total / members) / (total / members).
@@ -160,6 +137,8 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
 
     let _ = any_racks;
     let problem = builder.build().expect("validated group rows always build");
+    // Previous owners: the claim rule over every valid claim (crate::claims).
+    let previous = crate::claims::previous_owners(&problem);
     debug_assert_eq!(problem.input_order, member_order);
     debug_assert!(problem
         .members

@@ -352,14 +352,26 @@ struct Solved<'py> {
     given: Vec<TopicId>,
 }
 
-fn solve<'py>(
+/// A group read from Python objects into a [`ProblemBuilder`] (not built yet), with what the
+/// result conversion needs.
+pub(crate) struct ReadGroup<'py> {
+    pub(crate) builder: ProblemBuilder,
+    /// Member ids in the caller's order.
+    pub(crate) ids: Vec<Bound<'py, PyAny>>,
+    /// `partitions_per_topic`'s key objects by topic id.
+    pub(crate) names: Vec<Bound<'py, PyString>>,
+    /// Topic ids in the caller's order of `partitions_per_topic`.
+    pub(crate) given: Vec<TopicId>,
+}
+
+/// Read `members` (member id -> `kassign.Member`), `partitions_per_topic` and the validated
+/// `partition_racks` into a problem builder: every Python object is read once, here.
+pub(crate) fn read_group<'py>(
     py: Python<'py>,
-    strategy: &str,
     members: &Bound<'py, PyAny>,
     partitions_per_topic: &Bound<'py, PyAny>,
     partition_racks: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Solved<'py>> {
-    let strategy = Strategy::from_str(strategy)?;
+) -> PyResult<ReadGroup<'py>> {
     let items = mapping_items(members, "members: expected a mapping of member id to Member")?;
     let topics = read_topics(partitions_per_topic)?;
     let mut b = ProblemBuilder::new(topics.counts)?;
@@ -411,6 +423,28 @@ fn solve<'py>(
     add_partition_racks(&mut b, partition_racks)?;
     let names = names_by_topic(&b, &topics.keys);
     let given = (0..topics.keys.len()).filter_map(|i| b.given_topic(i)).collect();
+    Ok(ReadGroup {
+        builder: b,
+        ids,
+        names,
+        given,
+    })
+}
+
+fn solve<'py>(
+    py: Python<'py>,
+    strategy: &str,
+    members: &Bound<'py, PyAny>,
+    partitions_per_topic: &Bound<'py, PyAny>,
+    partition_racks: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Solved<'py>> {
+    let strategy = Strategy::from_str(strategy)?;
+    let ReadGroup {
+        builder: b,
+        ids,
+        names,
+        given,
+    } = read_group(py, members, partitions_per_topic, partition_racks)?;
     let (problem, assignment) = run_detached(py, move || {
         let problem = b.build()?;
         let assignment = strategy.run(&problem);

@@ -11,8 +11,6 @@
 //! `stream.group_inputs` (the Python reference, kept in the tests) builds as two pyarrow tables
 //! for `fleet_evaluate` — and evaluates the group as `fleet_evaluate` does.
 
-use std::sync::Arc;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, Int8Type};
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, RecordBatch, StringArray, StructArray};
@@ -22,7 +20,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 use pyo3_arrow::PyTable;
 
-use super::fleet::{decode_members, evaluate_decoded, one_batch, push_part, EvalArgs};
+use super::fleet::{evaluate_decoded, EvalArgs};
+use super::fleet_arrow_in::{decode_members, one_batch, push_part};
 use crate::fleet::{EvalOptions, FxHashMap, GroupRows, PartRow};
 
 fn type_err(what: &str, e: impl std::fmt::Display) -> PyErr {
@@ -215,12 +214,8 @@ fn first_valid(col: &Option<StringArray>, rows: &[usize]) -> Option<String> {
     rows.iter().find(|&&i| c.is_valid(i)).map(|&i| c.value(i).to_string())
 }
 
-/// What `fleet_evaluate_stream` decodes besides the rows: (group protocol, members whose current
-/// assignment carries user data).
-type Migration = (Option<String>, i32);
-
 /// One group's stream rows (any order of `kind`) into the core's rows, with the index.
-fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<(GroupRows, Migration)> {
+fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<GroupRows> {
     let n = batch.num_rows();
     let kind = column(batch, "kind", &DataType::Int8, "kind")?
         .ok_or_else(|| PyValueError::new_err("fleet_evaluate_stream: the group's rows have no kind column"))?;
@@ -242,22 +237,6 @@ fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<(GroupRow
     };
     let mut g = GroupRows::default();
     decode_members(&members, &mut g)?;
-
-    // members whose current assignment carries user data
-    let custom = match column(
-        &members,
-        "assignment_user_data",
-        &DataType::Binary,
-        "assignment_user_data",
-    )? {
-        Some(a) => {
-            let b = a.as_binary::<i32>();
-            (0..b.len())
-                .filter(|&i| b.is_valid(i) && !b.value(i).is_empty())
-                .count() as i32
-        }
-        None => 0,
-    };
 
     // Distinct subscribed topics, first seen first, that have partitions in the group's cluster.
     let cluster = column(batch, "cluster", &DataType::Utf8, "cluster")?;
@@ -357,11 +336,12 @@ fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<(GroupRow
     let protocol = first_valid(&strings("protocol")?, &group_rows);
     let group_protocol = first_valid(&strings("group_protocol")?, &group_rows).filter(|p| !p.is_empty());
     g.add_marker(state.as_deref(), protocol.as_deref());
-    Ok((g, (group_protocol, custom)))
+    g.group_protocol = group_protocol;
+    Ok(g)
 }
 
-/// `fleet_evaluate` on one group's stream rows and the task's [`StreamIndex`]: returns (result
-/// table, group protocol, members whose assignment carries user data).
+/// `fleet_evaluate` on one group's stream rows and the task's [`StreamIndex`]: the same result
+/// table.
 #[pyfunction]
 #[pyo3(signature = (cluster, group_id, group, index, strategies, *, churn_rounds, churn_seed, with_assignment,
                     auto_offset_reset, python_strategies, member_class, inputs_class))]
@@ -380,7 +360,7 @@ fn fleet_evaluate_stream<'py>(
     python_strategies: Bound<'py, PyDict>,
     member_class: Bound<'py, PyType>,
     inputs_class: Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyAny>, Option<String>, i32)> {
+) -> PyResult<Bound<'py, PyAny>> {
     let batch = one_batch(group)?;
     let args = EvalArgs {
         cluster,
@@ -396,16 +376,8 @@ fn fleet_evaluate_stream<'py>(
         member_class,
         inputs_class,
     };
-    let migration: Arc<std::sync::Mutex<Migration>> = Arc::default();
-    let out = migration.clone();
     let idx = index.get();
-    let table = evaluate_decoded(py, args, move || {
-        let (rows, m) = decode_stream(&batch, idx)?;
-        *out.lock().unwrap() = m;
-        Ok(rows)
-    })?;
-    let (gp, custom) = std::mem::take(&mut *migration.lock().unwrap());
-    Ok((table, gp, custom))
+    evaluate_decoded(py, args, move || decode_stream(&batch, idx))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

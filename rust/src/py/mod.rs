@@ -3,22 +3,29 @@
 //!
 //! * `member`: the `kassign.Member` type, which owns every shape and type check of a member.
 //! * `assign`: `assign` (Python objects in, result objects out) and the Python strategies' helpers.
+//! * `claims`: the claim rule (`crate::claims`) for the Python strategies and `kassign.quality`.
+//! * `lag`: the lag rule (`crate::lag`) for `kassign.lag`.
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `drop_in`: the drop-in classes' leader step, from the clients' decoded member metadata.
 //! * `errors`: the exceptions, one conversion per core error kind, and the guarded GIL-free call.
 //! * `objects`: fast result objects and GIL hand-over during long conversions.
-//! * `fleet`, `fleet_stream`, `greedy`: the fleet job's group evaluation (its stream plan's inputs);
-//!   the Python strategies' placement loops.
+//! * `fleet` (entry points), `fleet_arrow_in`, `fleet_arrow_out`, `fleet_callback`, `fleet_stream`:
+//!   the fleet job's group evaluation, split by concern; `greedy`: the Python strategies' loops.
 //!
 //! Heavy work runs with the GIL released, inside `catch_unwind`, so a consumer's heartbeat
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
 
 mod assign;
+mod claims;
 mod drop_in;
 mod errors;
 pub(crate) mod fleet;
+mod fleet_arrow_in;
+mod fleet_arrow_out;
+mod fleet_callback;
 mod fleet_stream;
 mod greedy;
+mod lag;
 mod member;
 mod objects;
 mod protocol;
@@ -54,7 +61,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     protocol::register(m)?;
     drop_in::register(m)?;
     fleet::register(m)?;
+    fleet_stream::register(m)?;
+    claims::register(m)?;
     greedy::register(m)?;
+    lag::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

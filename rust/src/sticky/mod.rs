@@ -5,8 +5,8 @@
 //! them on random groups). Every tie is broken by member index (members sorted by id) or flat
 //! partition id ((topic, partition) order), never by hash order.
 //!
-//! * [`Claims`]: who validly keeps each partition (highest generation wins, equal top
-//!   generations invalidate, a lone claim wins) and who still lists it (cooperative withholding).
+//! * [`Claims`] ([`crate::claims`], the one home of the claim rule): who validly keeps each
+//!   partition and who still lists it (cooperative withholding).
 //! * [`constrained`]: every member subscribes to the same topics (Java's test on raw topic sets).
 //! * [`general`]: heterogeneous subscriptions: optimal load vector, then the most kept partitions
 //!   among all optimal load vectors, then concrete placement.
@@ -16,79 +16,8 @@ pub mod constrained;
 pub mod general;
 pub mod rack;
 
+pub(crate) use crate::claims::Claims;
 use crate::model::{Assignment, MemberIdx, PartId, Problem, NO_OWNER};
-
-/// Claim state of a partition that several top-generation members claim.
-pub(crate) const TIE: u32 = u32::MAX - 1;
-
-/// Resolved ownership claims.
-pub(crate) struct Claims {
-    /// Flat partition => member that keeps its claim, `NO_OWNER` or `TIE`.
-    pub win: Vec<u32>,
-    /// Flat partition => first member listing it as owned (any topic, subscribed or not), for
-    /// cooperative withholding; empty for the eager strategy.
-    raw_first: Vec<u32>,
-    raw_multi: Vec<bool>,
-}
-
-impl Claims {
-    pub fn resolve(problem: &Problem, cooperative: bool) -> Claims {
-        let n = problem.num_partitions() as usize;
-        let mut win = vec![NO_OWNER; n];
-        let mut win_gen = vec![0i32; n];
-        let (mut raw_first, mut raw_multi) = if cooperative {
-            (vec![NO_OWNER; n], vec![false; n])
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        for (i, m) in problem.members.iter().enumerate() {
-            let i = i as u32;
-            let subs = &problem.subs[m.sub as usize];
-            let g = m.generation;
-            // owned is sorted by flat id, hence by topic: walk topics alongside.
-            let mut t = 0usize;
-            let mut si = 0usize;
-            for &p in &m.owned {
-                if cooperative {
-                    let f = &mut raw_first[p as usize];
-                    if *f == NO_OWNER {
-                        *f = i;
-                    } else {
-                        raw_multi[p as usize] = true;
-                    }
-                }
-                while problem.topic_base[t + 1] <= p {
-                    t += 1;
-                }
-                while si < subs.len() && (subs[si] as usize) < t {
-                    si += 1;
-                }
-                if si >= subs.len() || subs[si] as usize != t {
-                    continue;
-                }
-                let w = win[p as usize];
-                if w == NO_OWNER || g > win_gen[p as usize] {
-                    win[p as usize] = i;
-                    win_gen[p as usize] = g;
-                } else if g == win_gen[p as usize] {
-                    win[p as usize] = TIE;
-                }
-            }
-        }
-        Claims {
-            win,
-            raw_first,
-            raw_multi,
-        }
-    }
-
-    /// Whether a member other than `m` lists `p` as owned.
-    #[inline]
-    fn held_by_other(&self, p: PartId, m: MemberIdx) -> bool {
-        let f = self.raw_first[p as usize];
-        f != NO_OWNER && (self.raw_multi[p as usize] || f != m)
-    }
-}
 
 /// The owner array being built, with cooperative withholding on new placements.
 pub(crate) struct Placer<'a> {
