@@ -188,7 +188,8 @@ def greedy_deal(
 def greedy_carried(
     topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
 ) -> tuple[list[list[int]], list[int]]:
-    """``kassign.assignors.lag_aware._carried``'s placement with skew 0: (owners per topic, loads)."""
+    """``kassign.assignors.lag_aware._carry_lag``'s placement with skew 0: (owners per topic, loads;
+    exact 128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
 
 def lag_improve(
     subs: list[tuple[int, ...]],
@@ -202,4 +203,4 @@ def lag_improve(
     limits: tuple[int, int, int, int, int, float, int],
 ) -> tuple[list[int], list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
-    loads); OverflowError when a lag sum reaches 2**50 (the caller runs its Python class)."""
+    loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not describe a placement."""
