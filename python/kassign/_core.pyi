@@ -178,6 +178,12 @@ def fleet_evaluate_stream(
     inputs_class: type,
 ) -> tuple[Any, str | None, int]: ...
 
+# -- the fleet's churn replay (rust/src/py/churn.rs) ---------------------------------------------
+
+def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[str, str, str | None]]:
+    """The churn replay's events for a group (member ids in row order, unique): ``("leave", id,
+    None)`` or ``("join", id, like_id)``; seeded SplitMix64 draws (docs/fleet.md, Churn replay)."""
+
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 
 def greedy_deal(

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 import kassign
-from kassign import Member, TopicPartition
+from kassign import Member, TopicPartition, _core
 
 from . import quality
 from .churn import replay
@@ -374,10 +374,9 @@ def evaluate_group(
                     g.members,
                     g.partitions_per_topic,
                     result,
-                    rounds=churn_rounds,
+                    events=_core.churn_events(list(g.members), churn_rounds, _seed(cluster, group_id, seed)),
                     lags=g.lags,
                     partition_racks=g.partition_racks,
-                    seed=_seed(cluster, group_id, seed),
                     options=options,
                 )
                 row.update(

@@ -16,7 +16,7 @@
 pub mod churn;
 pub mod metrics;
 pub mod problem;
-pub mod pyrandom;
+pub mod splitmix;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;

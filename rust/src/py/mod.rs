@@ -13,6 +13,7 @@
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
 
 mod assign;
+mod churn;
 mod errors;
 pub(crate) mod fleet;
 mod fleet_stream;
@@ -52,6 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     protocol::register(m)?;
     fleet::register(m)?;
     greedy::register(m)?;
+    churn::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
