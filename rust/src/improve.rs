@@ -538,3 +538,198 @@ pub fn improve(
     let moved = phases.iter().map(|ph| pass.run(ph.need_rel, ph.frozen)).collect();
     Ok((moved, pass.load))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random placement: `subs` per topic (ascending member indices), owners (subscribers),
+    /// lags per topic (None for some), frozen flags, and the mode.
+    #[allow(clippy::type_complexity)]
+    fn case() -> impl Strategy<
+        Value = (
+            usize,
+            Vec<Vec<u32>>,
+            Vec<Vec<i64>>,
+            Vec<Option<Vec<i64>>>,
+            bool,
+            Vec<Vec<bool>>,
+        ),
+    > {
+        (1usize..7, 1usize..4).prop_flat_map(|(n, nt)| {
+            let topic = (
+                proptest::collection::btree_set(0..n as u32, 1..=n),
+                proptest::collection::vec((0usize..64, 0i64..1000, any::<bool>(), any::<bool>()), 1..12),
+                any::<bool>(),
+                prop_oneof![Just(1i64), Just(1 << 40), Just(i64::MAX / 16)],
+            );
+            (Just(n), proptest::collection::vec(topic, nt), any::<bool>()).prop_map(|(n, topics, overall)| {
+                let (mut subs, mut owners, mut arrays, mut frozen) = (vec![], vec![], vec![], vec![]);
+                for (s, parts, has_lag, scale) in topics {
+                    let s: Vec<u32> = s.into_iter().collect();
+                    // Crowd the partitions on the first subscribers: far from balanced.
+                    owners.push(parts.iter().map(|&(k, ..)| s[k % s.len().min(2)] as i64).collect());
+                    arrays.push(has_lag.then(|| parts.iter().map(|&(_, x, ..)| x.saturating_mul(scale)).collect()));
+                    frozen.push(parts.iter().map(|&(.., hot, f)| f && !hot).collect());
+                    subs.push(s);
+                }
+                (n, subs, owners, arrays, overall, frozen)
+            })
+        })
+    }
+
+    fn loads(n: usize, owners: &[Vec<i64>], arrays: &[Option<Vec<i64>>]) -> Vec<Load> {
+        let mut load = vec![0; n];
+        for (own, arr) in owners.iter().zip(arrays) {
+            if let Some(arr) = arr {
+                for (&o, &x) in own.iter().zip(arr) {
+                    load[o as usize] += Load::from(x);
+                }
+            }
+        }
+        load
+    }
+
+    /// Partitions per (member, topic), or per member overall.
+    fn counts(n: usize, owners: &[Vec<i64>], overall: bool) -> Vec<Vec<i64>> {
+        let mut c = vec![vec![0; owners.len()]; n];
+        for (t, own) in owners.iter().enumerate() {
+            for &o in own {
+                c[o as usize][if overall { 0 } else { t }] += 1;
+            }
+        }
+        c
+    }
+
+    proptest! {
+        /// The pass keeps every partition on a subscriber, leaves frozen ones alone, reports the
+        /// loads of the placement it returns, never raises the busiest member's lag, and keeps
+        /// the count rule (a member's count moves only towards the others': the spread of counts
+        /// per topic, or overall in global mode, does not grow).
+        #[test]
+        fn moves_keep_the_rules((n, subs, owners0, arrays, overall, frozen) in case(), need in prop_oneof![Just(0.0), Just(0.05)]) {
+            let fill_order: Vec<u32> = (0..subs.len() as u32).filter(|&t| overall || arrays[t as usize].is_some()).collect();
+            let load0 = loads(n, &owners0, &arrays);
+            let inp = Inputs {
+                n,
+                subs: &subs,
+                arrays: &arrays,
+                fill_order: &fill_order,
+                overall,
+                stop: 0,
+                limits: Limits::default(),
+            };
+            let frozen_opt: Vec<Option<Vec<bool>>> = frozen.iter().cloned().map(Some).collect();
+            let phases = [Phase { need_rel: need, frozen: Some(&frozen_opt) }];
+            let mut owners = owners0.clone();
+            let (moved, after) = improve(&inp, &mut owners, load0.clone(), &phases).unwrap();
+            prop_assert_eq!(&after, &loads(n, &owners, &arrays));
+            prop_assert!(after.iter().max() <= load0.iter().max());
+            let changed: usize = owners.iter().zip(&owners0).map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count()).sum();
+            prop_assert!(changed <= moved.iter().sum::<usize>());
+            for (t, own) in owners.iter().enumerate() {
+                for (p, &o) in own.iter().enumerate() {
+                    prop_assert!(subs[t].contains(&(o as u32)));
+                    if frozen[t][p] {
+                        prop_assert_eq!(o, owners0[t][p]);
+                    }
+                }
+            }
+            let (c0, c1) = (counts(n, &owners0, overall), counts(n, &owners, overall));
+            for t in 0..(if overall { 1 } else { subs.len() }) {
+                if !overall && arrays[t].is_none() {
+                    prop_assert_eq!(&owners[t], &owners0[t]);
+                    continue;
+                }
+                let members: Vec<usize> = if overall { (0..n).collect() } else { subs[t].iter().map(|&m| m as usize).collect() };
+                let spread = |c: &Vec<Vec<i64>>| {
+                    let v: Vec<i64> = members.iter().map(|&m| c[m][t]).collect();
+                    v.iter().max().unwrap() - v.iter().min().unwrap()
+                };
+                prop_assert!(spread(&c1) <= spread(&c0).max(1), "topic {}: {:?} -> {:?}", t, c0, c1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_hot_member_sheds_its_load() {
+        // Member 0 holds everything of one topic; member 1 nothing: the pass evens the lags out.
+        let subs = vec![vec![0, 1]];
+        let arrays = vec![Some(vec![10, 10, 10, 10])];
+        let mut owners = vec![vec![0, 0, 0, 0]];
+        let inp = Inputs {
+            n: 2,
+            subs: &subs,
+            arrays: &arrays,
+            fill_order: &[0],
+            overall: false,
+            stop: 20,
+            limits: Limits::default(),
+        };
+        let (moved, after) = improve(
+            &inp,
+            &mut owners,
+            vec![40, 0],
+            &[Phase {
+                need_rel: 0.0,
+                frozen: None,
+            }],
+        )
+        .unwrap();
+        assert_eq!(after, vec![20, 20]);
+        assert_eq!(moved, vec![2]);
+    }
+
+    #[test]
+    fn sums_beyond_i64_are_exact() {
+        let big = i64::MAX;
+        let subs = vec![vec![0, 1, 2]];
+        let arrays = vec![Some(vec![big, big, 7, 3, 1])];
+        let mut owners = vec![vec![0, 0, 0, 0, 1]];
+        let inp = Inputs {
+            n: 3,
+            subs: &subs,
+            arrays: &arrays,
+            fill_order: &[0],
+            overall: false,
+            stop: Load::from(big) + Load::from(big) / 200, // the strategy stops within 0.5 %
+            limits: Limits::default(),
+        };
+        let load = vec![2 * Load::from(big) + 10, 1, 0];
+        let (_, after) = improve(
+            &inp,
+            &mut owners,
+            load,
+            &[Phase {
+                need_rel: 0.0,
+                frozen: None,
+            }],
+        )
+        .unwrap();
+        assert_eq!(after.iter().max(), Some(&(Load::from(big) + 10)));
+        assert_eq!(after.iter().sum::<Load>(), 2 * Load::from(big) + 11);
+    }
+
+    #[test]
+    fn malformed_inputs_are_refused() {
+        let subs = vec![vec![0, 1]];
+        let arrays = vec![Some(vec![3, 1])];
+        let inp = Inputs {
+            n: 2,
+            subs: &subs,
+            arrays: &arrays,
+            fill_order: &[0],
+            overall: false,
+            stop: 0,
+            limits: Limits::default(),
+        };
+        let phases = [Phase {
+            need_rel: 0.0,
+            frozen: None,
+        }];
+        assert_eq!(improve(&inp, &mut [vec![0, 5]], vec![3, 1], &phases), Err(Malformed));
+        assert_eq!(improve(&inp, &mut [vec![0, -1]], vec![3, 1], &phases), Err(Malformed));
+        assert_eq!(improve(&inp, &mut [vec![0, 1]], vec![-3, 1], &phases), Err(Malformed));
+    }
+}

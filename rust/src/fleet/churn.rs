@@ -32,7 +32,7 @@ pub struct ChurnResult {
 }
 
 /// One churn event.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Event {
     /// The member with this id leaves.
     Leave { id: String },
@@ -199,4 +199,53 @@ pub fn replay(
         moves,
         time_ms: spent * 1000.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The events follow the replay's rules: the same seed gives the same events; a leave
+        /// removes a current member and never the last one; even rounds leave while more than one
+        /// member is left; a join after a leave has the last departed member's profile, and its id
+        /// names its round.
+        #[test]
+        fn events_follow_the_rules(n in 1usize..8, rounds in 0u32..16, seed in any::<u64>()) {
+            let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+            let ev = events(&ids, rounds, seed);
+            prop_assert_eq!(&ev, &events(&ids, rounds, seed));
+            prop_assert_eq!(ev.len(), rounds as usize);
+            let mut current: Vec<(String, u32)> = ids.iter().cloned().zip(0..).collect();
+            let mut departed: Vec<u32> = Vec::new();
+            for (r, e) in ev.iter().enumerate() {
+                match e {
+                    Event::Leave { id } => {
+                        prop_assert!(current.len() > 1);
+                        prop_assert!(r % 2 == 0 || departed.is_empty());
+                        let at = current.iter().position(|c| &c.0 == id);
+                        prop_assert!(at.is_some(), "{} is not a member", id);
+                        departed.push(current.remove(at.unwrap()).1);
+                    }
+                    Event::Join { id, like_row } => {
+                        prop_assert!(r % 2 == 1 || current.len() == 1 || departed.is_empty());
+                        prop_assert_eq!(id, &format!("kassign-churn-{r}"));
+                        match departed.pop() {
+                            Some(row) => prop_assert_eq!(*like_row, row),
+                            None => prop_assert!(current.iter().any(|c| c.1 == *like_row)),
+                        }
+                        current.push((id.clone(), *like_row));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn seeds_choose_different_members() {
+        let ids: Vec<String> = (0..30).map(|i| format!("m{i:02}")).collect();
+        let first: std::collections::HashSet<Event> = (0..40).map(|s| events(&ids, 1, s)[0].clone()).collect();
+        assert!(first.len() > 15, "{first:?}");
+    }
 }
