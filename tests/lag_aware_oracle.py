@@ -419,7 +419,7 @@ def carry_lag(
     load: list[int] | None = None,
     preset: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
-    """``lag_aware._carry_lag`` in Python (``_core.greedy_carried``'s loops)."""
+    """``lag_aware._carry_lag`` in Python (``_core.greedy_carry_lag``'s loops)."""
     load = load if load is not None else [0] * n_members
     owners: dict[str, list[int]] = {}
     pools = LeastLagPools(n_members, subs, load) if skew == 0 else None

@@ -28,15 +28,17 @@ def random_case(rng: random.Random, big: bool = False) -> dict[str, Any]:
     n = rng.randint(60, 200) if big else rng.randint(1, 40)
     topics = [f"t{k}" for k in range(rng.randint(1, 2 if big else 8))]
     sizes = [3000, 8000, 20000] if big else [1, 2, 3, 5, 8, 13, 40, 100]
-    ppt = {t: rng.choice(sizes) for t in topics}
+    partitions_per_topic = {t: rng.choice(sizes) for t in topics}
     shapes = [tuple(sorted(rng.sample(topics, rng.randint(1, len(topics))))) for _ in range(rng.randint(1, 4))]
-    subs = subscribers_by_topic([f"m{i:03d}" for i in range(n)], [rng.choice(shapes) for _ in range(n)], ppt)
+    subs = subscribers_by_topic(
+        [f"m{i:03d}" for i in range(n)], [rng.choice(shapes) for _ in range(n)], partitions_per_topic
+    )
     hi = rng.choice([1, 3, 100, 10**6, 10**12, 2**62])
     arrays: dict[str, list[int]] = {}
     for t in subs:
         if rng.random() < 0.8:
             zeros = rng.random() * 0.5
-            arr = [0 if rng.random() < zeros else rng.randint(0, hi) for _ in range(ppt[t])]
+            arr = [0 if rng.random() < zeros else rng.randint(0, hi) for _ in range(partitions_per_topic[t])]
             if rng.random() < 0.3:
                 arr[rng.randrange(len(arr))] = min(hi * rng.randint(5, 50), 2**63 - 1)  # a hot partition
             if any(arr):
@@ -49,7 +51,9 @@ def random_case(rng: random.Random, big: bool = False) -> dict[str, Any]:
         s = subs[t]
         favourites = rng.sample(s, min(len(s), rng.randint(1, 3)))
         crowd = 0.95 if big else 0.6
-        owners[t] = [rng.choice(favourites) if rng.random() < crowd else rng.choice(s) for _ in range(ppt[t])]
+        owners[t] = [
+            rng.choice(favourites) if rng.random() < crowd else rng.choice(s) for _ in range(partitions_per_topic[t])
+        ]
     load = [0] * n
     total = top = 0
     for t, arr in arrays.items():
@@ -61,7 +65,7 @@ def random_case(rng: random.Random, big: bool = False) -> dict[str, Any]:
     overall = rng.random() < 0.4
     frozen = None
     if rng.random() < 0.4:
-        frozen = {t: [rng.random() < 0.3 for _ in range(ppt[t])] for t in subs if rng.random() < 0.7}
+        frozen = {t: [rng.random() < 0.3 for _ in range(partitions_per_topic[t])] for t in subs if rng.random() < 0.7}
     need = rng.choice([0.0, 0.0, 0.01, 0.05, 0.3, 1.0])
     phases = [(0.0, frozen)] if frozen is None or rng.random() < 0.3 else [(0.0, frozen), (need, None)]
     if rng.random() < 0.15:
@@ -142,24 +146,26 @@ def test_lag_aware_with_and_without_kernel(seed: int, monkeypatch: pytest.Monkey
     rng = random.Random(5000 + seed)
     n = rng.randint(1, 40)
     topics = [f"t{k}" for k in range(rng.randint(1, 6))]
-    ppt = {t: rng.choice([1, 2, 3, 7, 16, 50]) for t in topics}
+    partitions_per_topic = {t: rng.choice([1, 2, 3, 7, 16, 50]) for t in topics}
     members = {}
     for i in range(n):
-        owned = [kassign.TopicPartition(t, p) for t in topics for p in range(ppt[t]) if rng.random() < 0.2]
+        owned = [
+            kassign.TopicPartition(t, p) for t in topics for p in range(partitions_per_topic[t]) if rng.random() < 0.2
+        ]
         members[f"m{rng.randint(0, 10**6):07d}-{i}"] = Member(
             topics=rng.sample(topics, rng.randint(1, len(topics))),
             owned_partitions=owned,
             generation=rng.randint(0, 3),
         )
     hi = rng.choice([5, 1000, 10**9, 2**60])
-    lags = {(t, p): rng.randint(0, hi) for t in topics for p in range(ppt[t]) if rng.random() < 0.8}
+    lags = {(t, p): rng.randint(0, hi) for t in topics for p in range(partitions_per_topic[t]) if rng.random() < 0.8}
     if lags and rng.random() < 0.5:
         lags[rng.choice(list(lags))] = min(hi * 40, 2**63 - 1)  # a hot partition
-    results = [kassign.assign_lag_aware(members, ppt, lags=lags, **options) for options in LABELS]
+    results = [kassign.assign_lag_aware(members, partitions_per_topic, lags=lags, **options) for options in LABELS]
     with monkeypatch.context() as m:
         m.setattr(lag_aware, "_improve", oracle.improve)
         for options, expected in zip(LABELS, results):
-            assert kassign.assign_lag_aware(members, ppt, lags=lags, **options) == expected, options
+            assert kassign.assign_lag_aware(members, partitions_per_topic, lags=lags, **options) == expected, options
 
 
 LIMITS = (4, 64, 6, 64, 64, 0.25, 100_000)

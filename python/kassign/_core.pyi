@@ -191,7 +191,7 @@ def greedy_deal(
 ) -> list[int]:
     """``kassign.assignors._greedy.deal_global``'s placement with skew 0 (owner per partition)."""
 
-def greedy_carried(
+def greedy_carry_lag(
     topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
 ) -> tuple[list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware._carry_lag``'s placement with skew 0: (owners per topic, loads;

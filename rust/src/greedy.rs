@@ -9,7 +9,7 @@
 //! * [`deal_global`]: every partition, in order, goes to the member of its topic's eligible set
 //!   with the smallest `(count, lag, member index)`; counts and lags are kept across topics
 //!   (`kassign.assignors._greedy.deal_global`, `Balancer.pick` with skew 0).
-//! * [`carried`]: the proposal rule of `lag-aware` (`lag_aware._carry_lag` with skew 0): per topic,
+//! * [`carry_lag`]: the proposal rule of `lag-aware` (`lag_aware._carry_lag` with skew 0): per topic,
 //!   rounds of one partition per subscriber, hottest partitions to the members with the least
 //!   `(total lag, member index)` at the round's start; topics with owners already fixed (sticky
 //!   mode) place their free partitions by `(count of the topic, lag, member index)`.
@@ -100,8 +100,8 @@ pub fn deal_global(
     owner
 }
 
-/// One topic of [`carried`].
-pub struct CarriedTopic<'a> {
+/// One topic of [`carry_lag`].
+pub struct CarryLagTopic<'a> {
     /// Subscribers, ascending member indices (not empty).
     pub subscribers: &'a [u32],
     /// Partitions.
@@ -122,13 +122,13 @@ fn lag_order(tl: &[i64]) -> Vec<u32> {
 /// The proposal rule of `lag-aware` with skew 0 (`lag_aware._carry_lag`): `topics` in placement
 /// order, `load` each member's total lag (updated). Returns each topic's owners, or
 /// [`NotSubscriber`] when a fixed owner is not a subscriber of its topic.
-pub fn carried(topics: &[CarriedTopic<'_>], load: &mut [Load]) -> Result<Vec<Vec<i64>>, NotSubscriber> {
+pub fn carry_lag(topics: &[CarryLagTopic<'_>], load: &mut [Load]) -> Result<Vec<Vec<i64>>, NotSubscriber> {
     let mut out = Vec::with_capacity(topics.len());
     for t in topics {
         let s = t.subscribers;
         let (n, k) = (t.n, s.len());
         if let Some(fixed) = t.fixed {
-            out.push(carried_fixed(s, n, t.lags, fixed, load)?);
+            out.push(carry_lag_fixed(s, n, t.lags, fixed, load)?);
             continue;
         }
         let mut own = vec![0i64; n];
@@ -169,7 +169,7 @@ pub fn carried(topics: &[CarriedTopic<'_>], load: &mut [Load]) -> Result<Vec<Vec
 
 /// `lag_aware._carry_lag_topic` with skew 0: the free partitions (lag order, or ascending without
 /// lag) go one by one to the subscriber with the least `(count of this topic, load, index)`.
-fn carried_fixed(
+fn carry_lag_fixed(
     s: &[u32],
     n: usize,
     tl: Option<&[i64]>,
@@ -231,13 +231,13 @@ mod tests {
         let tl = [100_000, 60_000, 50_000];
         let s = [0u32, 1];
         let mut load = vec![0, 0];
-        let t = CarriedTopic {
+        let t = CarryLagTopic {
             subscribers: &s,
             n: 3,
             lags: Some(&tl),
             fixed: None,
         };
-        let own = carried(&[t], &mut load).unwrap();
+        let own = carry_lag(&[t], &mut load).unwrap();
         assert_eq!(own, vec![vec![0, 1, 1]]);
         assert_eq!(load, vec![100_000, 110_000]);
     }
@@ -249,13 +249,13 @@ mod tests {
         let tl = [i64::MAX, i64::MAX, i64::MAX, 1];
         let s = [0u32, 1];
         let mut load = vec![0, 0];
-        let t = CarriedTopic {
+        let t = CarryLagTopic {
             subscribers: &s,
             n: 4,
             lags: Some(&tl),
             fixed: None,
         };
-        assert_eq!(carried(&[t], &mut load), Ok(vec![vec![0, 1, 0, 1]]));
+        assert_eq!(carry_lag(&[t], &mut load), Ok(vec![vec![0, 1, 0, 1]]));
         assert_eq!(load, vec![2 * Load::from(i64::MAX), Load::from(i64::MAX) + 1]);
         let owner = deal_global(2, &[vec![0, 1]], &[0], &[4], Some(&tl));
         assert_eq!(owner, vec![0, 1, 0, 1]);
@@ -266,12 +266,12 @@ mod tests {
         let s = [0u32, 2];
         let fixed = [1, -1];
         let mut load = vec![0, 0, 0];
-        let t = CarriedTopic {
+        let t = CarryLagTopic {
             subscribers: &s,
             n: 2,
             lags: None,
             fixed: Some(&fixed),
         };
-        assert_eq!(carried(&[t], &mut load), Err(NotSubscriber));
+        assert_eq!(carry_lag(&[t], &mut load), Err(NotSubscriber));
     }
 }

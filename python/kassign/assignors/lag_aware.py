@@ -396,7 +396,7 @@ def _carry_lag(
     topics, in :func:`_topic_order`'s order. ``preset`` (sticky mode) maps a topic to owners
     already fixed (-1 = free); ``load`` is each member's lag from those (updated).
 
-    With ``skew == 0`` the placement loops run in the Rust core (``_core.greedy_carried``); with
+    With ``skew == 0`` the placement loops run in the Rust core (``_core.greedy_carry_lag``); with
     ``max_skew`` each topic is placed by :func:`_carry_lag_topic`.
     """
     start = load if load is not None else [0] * n_members
@@ -415,7 +415,7 @@ def _carry_lag(
         (subs[t], partitions_per_topic[t], arrays.get(t), get_fixed(t) if get_fixed is not None else None)
         for t in order
     ]
-    owned, after = _core.greedy_carried(args, start)
+    owned, after = _core.greedy_carry_lag(args, start)
     if load is not None:
         load[:] = after
     return dict(zip(order, owned))
@@ -432,11 +432,11 @@ def _carry_lag_topic(
     """One topic of the proposal's rule from arbitrary starting counts (``fixed`` owners, -1 =
     free) or with ``max_skew``: each free partition (lag order) goes to the subscriber the
     :class:`Balancer` picks. Updates ``load``. With ``skew == 0`` the loop runs in the Rust core
-    (``_core.greedy_carried`` on this one topic)."""
+    (``_core.greedy_carry_lag`` on this one topic)."""
     if not skew:
         from .. import _core
 
-        (own,), after = _core.greedy_carried([(s, n, tl, fixed if fixed is not None else [-1] * n)], load)
+        (own,), after = _core.greedy_carry_lag([(s, n, tl, fixed if fixed is not None else [-1] * n)], load)
         load[:] = after
         return own
     k = len(s)

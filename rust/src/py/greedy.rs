@@ -1,5 +1,5 @@
 //! The kernels of the Python strategies `fair` and `lag-aware` ([`crate::greedy`],
-//! [`crate::improve`]): `_core.greedy_deal`, `_core.greedy_carried` and `_core.lag_improve`.
+//! [`crate::improve`]): `_core.greedy_deal`, `_core.greedy_carry_lag` and `_core.lag_improve`.
 //! Lags are int64 (a larger one raises OverflowError on conversion; `kassign.assign` rejects it
 //! first); members' total lags are exact 128-bit sums.
 
@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use super::errors::run_detached;
-use crate::greedy::{self, CarriedTopic, Load};
+use crate::greedy::{self, CarryLagTopic, Load};
 use crate::improve;
 
 /// Member indices of an eligible set (ascending ints in `0..n_members`).
@@ -74,7 +74,11 @@ type TopicArg<'py> = (Bound<'py, PyTuple>, usize, Option<Vec<i64>>, Option<Vec<i
 /// each member's total lag. Returns (owners of each topic, the loads after placement). A fixed
 /// owner that is not a subscriber of its topic raises LookupError.
 #[pyfunction]
-fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<Load>) -> PyResult<(Vec<Vec<i64>>, Vec<Load>)> {
+fn greedy_carry_lag(
+    py: Python<'_>,
+    topics: Vec<TopicArg<'_>>,
+    load: Vec<Load>,
+) -> PyResult<(Vec<Vec<i64>>, Vec<Load>)> {
     let n_members = load.len();
     let mut subs = Vec::with_capacity(topics.len());
     for (s, n, tl, fixed) in &topics {
@@ -88,10 +92,10 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<Load>) ->
     if load.iter().any(|&x| x < 0) {
         return Err(PyValueError::new_err("load: non-negative lags"));
     }
-    let args: Vec<CarriedTopic<'_>> = topics
+    let args: Vec<CarryLagTopic<'_>> = topics
         .iter()
         .zip(&subs)
-        .map(|((_, n, tl, fixed), s)| CarriedTopic {
+        .map(|((_, n, tl, fixed), s)| CarryLagTopic {
             subscribers: s,
             n: *n,
             lags: tl.as_deref(),
@@ -99,7 +103,7 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<Load>) ->
         })
         .collect();
     let mut load = load;
-    let out = run_detached(py, || greedy::carried(&args, &mut load))?;
+    let out = run_detached(py, || greedy::carry_lag(&args, &mut load))?;
     match out {
         Ok(owners) => Ok((owners, load)),
         Err(greedy::NotSubscriber) => Err(pyo3::exceptions::PyLookupError::new_err(
@@ -179,7 +183,7 @@ fn lag_improve(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_deal, m)?)?;
-    m.add_function(wrap_pyfunction!(greedy_carried, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy_carry_lag, m)?)?;
     m.add_function(wrap_pyfunction!(lag_improve, m)?)?;
     Ok(())
 }
