@@ -217,7 +217,7 @@ def build_group(
         subscribed.update(mem.topics)
     p = _columns(parts_tbl, ("topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed"))
     fn = lag_fn or lag_function()[0]
-    ppt: dict[str, int] = {}
+    partitions_per_topic: dict[str, int] = {}
     lags: dict[tuple[str, int], int] = {}
     racks: dict[tuple[str, int], list[str]] = {}
     sum_lag = max_lag = uncommitted = 0
@@ -229,8 +229,8 @@ def build_group(
         key = (t, part)
         if key in lags:  # duplicate rows (e.g. two committed offsets): keep the first
             continue
-        if part + 1 > ppt.get(t, 0):
-            ppt[t] = part + 1
+        if part + 1 > partitions_per_topic.get(t, 0):
+            partitions_per_topic[t] = part + 1
         lag = fn(c, begin, end, auto_offset_reset)
         lags[key] = lag
         if c is None or c < 0:
@@ -243,11 +243,11 @@ def build_group(
             racks[key] = list(rk)
     return GroupInput(
         members=members,
-        partitions_per_topic=ppt,
+        partitions_per_topic=partitions_per_topic,
         lags=lags,
         partition_racks=racks,
         topics=len(subscribed),
-        missing_topics=len(subscribed - set(ppt)),
+        missing_topics=len(subscribed - set(partitions_per_topic)),
         sum_lag=sum_lag,
         max_lag=max_lag,
         uncommitted=uncommitted,
