@@ -1,6 +1,6 @@
 """pytest-benchmark suite over the scenario grid (docs/benchmark-shapes.md), fresh and round 2, for every
 strategy kassign has, with the in-process Python contenders (kassign end to end, kassign core, the
-kassign adapters, and, on groups small enough to finish, kassign.reference, kafka-python and
+kassign adapters, and, on groups small enough to finish, kassign_reference, kafka-python and
 aiokafka).
 
     make bench                                    # smoke sizes

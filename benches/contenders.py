@@ -23,7 +23,7 @@ Inputs are built the way each library's own group leader receives them and are n
   on member metadata produced by each member's own adapter instance, encoded to bytes and decoded
   by the library as its coordinator does; timed up to the SyncGroup bytes the leader sends (the
   classes return them; the client encodes anything else).
-* ``kassign-reference``: :func:`kassign.reference.assign` (pure Python).
+* ``kassign-reference``: :func:`kassign_reference.assign` (pure Python, at the repository root).
 * ``kafka-python`` / ``aiokafka``: their built-in assignors, inputs produced the same way, timed
   up to the same bytes (their ``assign`` and the client's ``encode()`` of each assignment).
 * ``java`` / ``franz-go``: see ``benches/peers``.
@@ -287,7 +287,9 @@ def _prep_kassign_protocol(doc: dict, strategy: str):
 
 def _prep_reference(doc: dict, strategy: str):
     try:
-        ref = importlib.import_module("kassign.reference")
+        if str(REPO) not in sys.path:
+            sys.path.append(str(REPO))  # kassign_reference/ lives at the repository root, beside benches/
+        ref = importlib.import_module("kassign_reference")
     except ImportError:
         return None
     fn = getattr(ref, "assign", None)
@@ -532,7 +534,7 @@ PYTHON_CONTENDERS: dict[str, tuple[Callable, str]] = {
         _prep_kassign_aiokafka,
         "kassign's aiokafka adapter, assign(cluster, members) up to the SyncGroup bytes",
     ),
-    "kassign-reference": (_prep_reference, "kassign.reference (pure Python)"),
+    "kassign-reference": (_prep_reference, "kassign_reference (pure Python)"),
     "kafka-python": (_prep_kafka_python, "kafka-python built-in assignors"),
     "aiokafka": (_prep_aiokafka, "aiokafka built-in assignors"),
 }
@@ -549,7 +551,7 @@ def python_supports(contender: str, strategy: str) -> bool:
     """Cheap availability check (no scenario needed).
 
     False only when the contender says it has no such strategy (its prepare function returns
-    None: kassign without that strategy in ``kassign.STRATEGIES``, ``kassign.reference`` not
+    None: kassign without that strategy in ``kassign.STRATEGIES``, ``kassign_reference`` not
     importable, a library without that assignor). A prepare function that raises is a real error:
     the cell is run, so the report shows the error instead of hiding it as "n/a".
     """

@@ -3,7 +3,7 @@
 (``kassign.fleet.group.evaluate_group``), on the groups of a snapshot.
 
     python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 \
-        [--reference] [--profile] [--python-loops | --python-improve] [--python-inputs] [--stream]
+        [--reference] [--profile] [--python-inputs] [--stream]
 
 The group tables are built with pyarrow the way the job's cogroup plan builds them (members; the
 group's subscribed topics joined with partitions and committed offsets; a marker row with the
@@ -149,18 +149,6 @@ def main(argv: list[str] | None = None) -> int:
         "--strategies", default="", help="comma-separated fleet labels (default: every label, as the job runs)"
     )
     ap.add_argument(
-        "--python-loops",
-        action="store_true",
-        help="run fair's and lag-aware's placement loops and lag-aware's improvement pass in Python (the "
-        "reference code the Rust kernels _core.greedy_deal/greedy_carried/lag_improve replaced, also their "
-        "fallback) instead of the core, to compare",
-    )
-    ap.add_argument(
-        "--python-improve",
-        action="store_true",
-        help="run only lag-aware's improvement pass in Python (_core.lag_improve's reference and fallback)",
-    )
-    ap.add_argument(
         "--python-inputs",
         action="store_true",
         help="derive the Python strategies' sorted ids and subscribers per topic (each round) and lag arrays "
@@ -185,20 +173,6 @@ def main(argv: list[str] | None = None) -> int:
                 super().__init__(*args, shared=shared.setdefault("--python-inputs", {}), **kwargs)
 
         evaluate_module.Inputs = PythonDerived  # type: ignore[misc]
-    if args.python_loops:
-        from kassign import _core
-
-        def fallback(*args: object, **kwargs: object) -> None:
-            raise OverflowError("--python-loops")  # the strategies then run their Python loops
-
-        _core.greedy_deal = _core.greedy_carried = _core.lag_improve = fallback  # type: ignore[assignment]
-    elif args.python_improve:
-        from kassign import _core
-
-        def no_kernel(*args: object, **kwargs: object) -> None:
-            raise OverflowError("--python-improve")  # lag-aware then runs its Python improvement pass
-
-        _core.lag_improve = no_kernel  # type: ignore[assignment]
     labels = tuple(s for s in args.strategies.split(",") if s) or strategy_labels()
     if args.stream:
         return stream_main(args, labels)

@@ -232,19 +232,23 @@ def time_big(
     to compare on a shared machine; wall time includes waiting for a core."""
     rnd = random.Random(seed)
     per = partitions // topics
-    ppt = {f"big-{t:03d}": per for t in range(topics)}
-    ms = {f"c{i:04d}": Member(list(ppt)) for i in range(members)}
+    partitions_per_topic = {f"big-{t:03d}": per for t in range(topics)}
+    ms = {f"c{i:04d}": Member(list(partitions_per_topic)) for i in range(members)}
     if hot:
         # Uniform lags 0..1000 with 30 % idle partitions and 5 hot partitions of 5e7: the greedy
         # pass leaves the hot members well above the bound, so the improvement pass runs to its limits.
-        lags = {(t, p): (0 if rnd.random() < 0.3 else rnd.randint(1, 1000)) for t in ppt for p in range(per)}
+        lags = {
+            (t, p): (0 if rnd.random() < 0.3 else rnd.randint(1, 1000))
+            for t in partitions_per_topic
+            for p in range(per)
+        }
         for tp in rnd.sample(sorted(lags), 5):
             lags[tp] = 50_000_000
     else:
         ranks = list(range(1, partitions + 1))
         rnd.shuffle(ranks)
         it = iter(ranks)
-        lags = {(t, p): int(1e6 / next(it)) for t in ppt for p in range(per)}
+        lags = {(t, p): int(1e6 / next(it)) for t in partitions_per_topic for p in range(per)}
     out = {}
     for label, opts in (
         ("per-topic (the previous default; unchanged code)", {"mode": "per-topic"}),
@@ -257,10 +261,10 @@ def time_big(
         wall = cpu = float("inf")
         for _ in range(repeat):
             t0, c0 = time.perf_counter(), time.process_time()
-            res = kassign.assign("lag-aware", ms, ppt, lags=lags, **opts)
+            res = kassign.assign("lag-aware", ms, partitions_per_topic, lags=lags, **opts)
             wall = min(wall, time.perf_counter() - t0)
             cpu = min(cpu, time.process_time() - c0)
-        out[label] = {"seconds": wall, "cpu": cpu, "ratio": max_lag(res, lags) / bound(ms, ppt, lags)}
+        out[label] = {"seconds": wall, "cpu": cpu, "ratio": max_lag(res, lags) / bound(ms, partitions_per_topic, lags)}
     return out
 
 

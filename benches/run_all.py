@@ -842,7 +842,7 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
         "scenario of the N = P series, same round (only there: across shapes time is not monotone in size). "
         f"Python contenders run under a {meta['memory_gb']:g} GiB address-space limit (`> mem`). "
         "`n/a` = the contender has no such strategy (for kassign: not in this build's `kassign.STRATEGIES`; "
-        "for `kassign-reference`: not in `kassign.reference` or that module absent). "
+        "for `kassign-reference`: not in `kassign_reference` or that module absent). "
         "`error (...)` = the contender raised (for example kafka-python's roundrobin KeyError on unequal "
         "subscriptions)."
     )

@@ -112,7 +112,7 @@ def test_smoke_run_writes_report(tmp_path):
 
 
 def test_missing_strategy_and_missing_reference_are_not_applicable(monkeypatch):
-    """A kassign build without a strategy, or without kassign.reference, is "n/a", not a crash."""
+    """A kassign build without a strategy, or without kassign_reference, is "n/a", not a crash."""
     import kassign
 
     doc = {"topics": {"t": 2}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}}}
@@ -120,7 +120,7 @@ def test_missing_strategy_and_missing_reference_are_not_applicable(monkeypatch):
     assert C.PYTHON_CONTENDERS["kassign"][0](doc, "sticky") is None
     assert C.PYTHON_CONTENDERS["kassign-core"][0](doc, "sticky") is None
     assert not C.python_supports("kassign", "sticky")
-    monkeypatch.setitem(sys.modules, "kassign.reference", None)  # import now raises ImportError
+    monkeypatch.setitem(sys.modules, "kassign_reference", None)  # import now raises ImportError
     assert C.PYTHON_CONTENDERS["kassign-reference"][0](doc, "sticky") is None
     import run_all
 

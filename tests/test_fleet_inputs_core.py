@@ -40,8 +40,8 @@ def check_inputs(inputs: Inputs) -> None:
     assert all(type(v) is tuple and all(type(i) is int for i in v) for v in got.values())
     assert _sharing(got) == _sharing(want)
     # the lag arrays of every topic, as lag-aware derives them from ``lags``
-    lags, ppt = inputs.lags or {}, inputs.partitions_per_topic
-    arrays = {t: [lags.get((t, p), 0) for p in range(n)] for t, n in ppt.items()}
+    lags, partitions_per_topic = inputs.lags or {}, inputs.partitions_per_topic
+    arrays = {t: [lags.get((t, p), 0) for p in range(n)] for t, n in partitions_per_topic.items()}
     assert inputs.shared[TOPIC_LAGS] == {t: a if any(a) else None for t, a in arrays.items()}
     SEEN["lagged"] += any(a is not None for a in inputs.shared[TOPIC_LAGS].values())
     SEEN["calls"] += 1

@@ -39,13 +39,13 @@ def test_moves_only_counts_assignable_partitions():
         "a": Member(["t"], owned_partitions=[("t", 0), ("t", 1), ("gone", 0), ("t", 9)], generation=1),
         "b": Member(["t"], owned_partitions=[("t", 2)], generation=1),
     }
-    ppt = {"t": 4, "gone": 1}  # "gone" exists but nobody subscribes; t-9 is out of range
+    partitions_per_topic = {"t": 4, "gone": 1}  # "gone" exists but nobody subscribes; t-9 is out of range
     prev = quality.previous_owners(members)
     new = {"a": [TP("t", 0)], "b": [TP("t", 1), TP("t", 2), TP("t", 3)]}
-    assert quality.moves(prev, new, members, ppt) == (1, 2)  # t-1 moved; t-0, t-2 kept
+    assert quality.moves(prev, new, members, partitions_per_topic) == (1, 2)  # t-1 moved; t-0, t-2 kept
     # a withheld partition (cooperative) counts as leaving its owner
     withheld = {"a": [TP("t", 0)], "b": [TP("t", 2), TP("t", 3)]}
-    assert quality.moves(prev, withheld, members, ppt) == (1, 2)
+    assert quality.moves(prev, withheld, members, partitions_per_topic) == (1, 2)
 
 
 def test_rack_locality():
@@ -59,12 +59,12 @@ def test_rack_locality():
 
 def test_violations():
     members = {"a": Member(["t"]), "b": Member(["u"])}
-    ppt = {"t": 2, "u": 1}
-    assert quality.violations({"a": [TP("t", 0), TP("t", 1)], "b": [TP("u", 0)]}, members, ppt) == 0
+    partitions_per_topic = {"t": 2, "u": 1}
+    assert quality.violations({"a": [TP("t", 0), TP("t", 1)], "b": [TP("u", 0)]}, members, partitions_per_topic) == 0
     # a does not subscribe to u; b gets u-0 a second time
-    assert quality.violations({"a": [TP("t", 0), TP("u", 0)], "b": [TP("u", 0)]}, members, ppt) == 2
-    assert quality.violations({"a": [TP("t", 0), TP("t", 0), TP("t", 5)], "b": []}, members, ppt) == 2
-    assert quality.violations({"a": [TP("t", 0)]}, members, ppt) == 1  # b missing
+    assert quality.violations({"a": [TP("t", 0), TP("u", 0)], "b": [TP("u", 0)]}, members, partitions_per_topic) == 2
+    assert quality.violations({"a": [TP("t", 0), TP("t", 0), TP("t", 5)], "b": []}, members, partitions_per_topic) == 2
+    assert quality.violations({"a": [TP("t", 0)]}, members, partitions_per_topic) == 1  # b missing
 
 
 def test_lag_ratio_bound_one_hot_partition():

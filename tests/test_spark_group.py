@@ -4,7 +4,7 @@ import pyarrow as pa
 import pytest
 
 import kassign
-from kassign import Member, TopicPartition
+from kassign import Member, TopicPartition, _core
 from kassign.fleet import quality
 from kassign.fleet.churn import replay
 from kassign.fleet.group import (
@@ -184,26 +184,25 @@ def test_a_failing_strategy_is_an_error_row_of_its_own(monkeypatch):
 
 def test_churn_replay_counts_moves():
     members = {"a": Member(["t"]), "b": Member(["t"])}
-    ppt = {"t": 4}
-    start = kassign.assign("range", members, ppt)  # a [0, 1], b [2, 3]
+    partitions_per_topic = {"t": 4}
+    start = kassign.assign("range", members, partitions_per_topic)  # a [0, 1], b [2, 3]
     # one event: a member leaves, its two partitions land on the other member
-    r = replay("range", members, ppt, start, rounds=1, seed=1)
+    r = replay("range", members, partitions_per_topic, start, events=_core.churn_events(list(members), 1, 1))
     assert (r.rounds, r.rebalances, r.moves) == (1, 1, 2)
     # leave then join (rolling restart): range hands back 2 partitions -> 4 moves in all
-    r2 = replay("range", members, ppt, start, rounds=2, seed=1)
+    r2 = replay("range", members, partitions_per_topic, start, events=_core.churn_events(list(members), 2, 1))
     assert (r2.rounds, r2.rebalances, r2.moves) == (2, 2, 4)
     # a single member cannot leave: the first event is a join
-    r3 = replay("range", {"a": Member(["t"])}, ppt, {"a": [TopicPartition("t", i) for i in range(4)]}, rounds=1)
+    events = _core.churn_events(["a"], 1, 0)
+    assert events == [("join", "kassign-churn-0", "a")]
+    r3 = replay(
+        "range",
+        {"a": Member(["t"])},
+        partitions_per_topic,
+        {"a": [TopicPartition("t", i) for i in range(4)]},
+        events=events,
+    )
     assert r3.moves == 2
-
-
-def test_churn_replay_is_seeded():
-    members = {f"m{i}": Member(["t"]) for i in range(6)}
-    ppt = {"t": 30}
-    start = kassign.assign("roundrobin", members, ppt)
-    a = replay("roundrobin", members, ppt, start, rounds=6, seed=42)
-    b = replay("roundrobin", members, ppt, start, rounds=6, seed=42)
-    assert (a.moves, a.rebalances) == (b.moves, b.rebalances)
 
 
 def test_default_partitions_scale_with_member_rows(tmp_path, monkeypatch):

@@ -115,12 +115,12 @@ def oracle_inputs(snapshot_dir):
     m = pq.read_table(os.path.join(snapshot_dir, "members.parquet")).to_pylist()
     p = pq.read_table(os.path.join(snapshot_dir, "partitions.parquet")).to_pylist()
     o = pq.read_table(os.path.join(snapshot_dir, "offsets.parquet")).to_pylist()
-    ppt = defaultdict(dict)
+    partitions_per_topic = defaultdict(dict)
     racks = defaultdict(dict)
     log = {}
     for r in p:
         c = r["cluster"]
-        ppt[c][r["topic"]] = max(ppt[c].get(r["topic"], 0), r["partition"] + 1)
+        partitions_per_topic[c][r["topic"]] = max(partitions_per_topic[c].get(r["topic"], 0), r["partition"] + 1)
         if r["replica_racks"]:
             racks[c][(r["topic"], r["partition"])] = r["replica_racks"]
         log[(c, r["topic"], r["partition"])] = (r["beginning_offset"], r["end_offset"])
@@ -141,12 +141,12 @@ def oracle_inputs(snapshot_dir):
     for (c, g), members in groups.items():
         lags = {}
         for t in {t for mem in members.values() for t in mem.topics}:
-            for i in range(ppt[c].get(t, 0)):
+            for i in range(partitions_per_topic[c].get(t, 0)):
                 begin, end = log[(c, t, i)]
                 off = committed.get((c, g, t, i))
                 nxt = end if off is None or off < 0 else max(off, begin)  # auto.offset.reset=latest
                 lags[(t, i)] = max(end - nxt, 0)
-        out[(c, g)] = (members, dict(ppt[c]), lags, racks[c])
+        out[(c, g)] = (members, dict(partitions_per_topic[c]), lags, racks[c])
     return out
 
 
@@ -181,9 +181,9 @@ def test_results_equal_kassign_assign_on_the_same_groups(run, snapshot_dir):
     for r in full:
         if r["status"] != "ok":
             continue
-        members, ppt, lags, racks = inputs[(r["cluster"], r["group_id"])]
+        members, partitions_per_topic, lags, racks = inputs[(r["cluster"], r["group_id"])]
         name, options = strategy_call(r["strategy"])
-        expected = kassign.assign(name, members, ppt, lags=lags, partition_racks=racks, **options)
+        expected = kassign.assign(name, members, partitions_per_topic, lags=lags, partition_racks=racks, **options)
         got = defaultdict(list)
         for d in r["assignment"]:
             got[d["member_id"]].append((d["topic"], d["partition"]))
@@ -191,7 +191,7 @@ def test_results_equal_kassign_assign_on_the_same_groups(run, snapshot_dir):
             r["group_id"],
             r["strategy"],
         )
-        q = quality.evaluate(members, ppt, expected, lags=lags, partition_racks=racks)
+        q = quality.evaluate(members, partitions_per_topic, expected, lags=lags, partition_racks=racks)
         for k, v in q.as_dict().items():
             assert r[k] == (pytest.approx(v) if isinstance(v, float) else v), (r["group_id"], r["strategy"], k)
         assert r["violations"] == 0
@@ -430,9 +430,9 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
         assert r["status"] == "ok", r["error"]
         assert (r["members"], r["partitions"], r["current_protocol"]) == (2, 4, "range")
         assert (r["sum_lag"], r["max_lag"], r["uncommitted"]) == (95 + 5, 95, 1)
-        mem, ppt, lags, racks = inputs[("test", group)]
+        mem, partitions_per_topic, lags, racks = inputs[("test", group)]
         name, options = strategy_call(s)
-        expected = kassign.assign(name, mem, ppt, lags=lags, partition_racks=racks, **options)
+        expected = kassign.assign(name, mem, partitions_per_topic, lags=lags, partition_racks=racks, **options)
         got = defaultdict(list)
         for d in r["assignment"]:
             got[d["member_id"]].append((d["topic"], d["partition"]))

@@ -1,7 +1,7 @@
 """Sticky and cooperative-sticky: Java's order-independent golden vectors (docs/oracles.md, facts
 from the public test suite re-expressed here), Java's notable scenarios as properties, the
 starvation case Java's single-hop balance misses, and the differential check Rust == the pure-Python
-reference (``kassign.reference``) on random groups. Generic oracles (validity, completeness,
+reference (``kassign_reference``, at the repository root) on random groups. Generic oracles (validity, completeness,
 optimal balance, flow-optimal stickiness, cooperative safety, convergence, determinism) run over
 every strategy in tests/test_properties.py.
 """
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import random
 
+import kassign_reference as reference
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kassign
 import oracles as O
-from kassign import Member, TopicPartition, reference
+from kassign import Member, TopicPartition
 
 BOTH = ("sticky", "cooperative-sticky")
 

@@ -104,6 +104,11 @@ def _check_partition_racks(partition_racks: Any) -> list[tuple[str, int, list[st
     return out
 
 
+#: The largest lag accepted: Kafka offsets are int64, so no real lag is larger. The strategies'
+#: kernels sum lags exactly in 128 bits.
+_MAX_LAG = 2**63 - 1
+
+
 def _check_lags(lags: Any) -> dict[tuple[str, int], int] | None:
     if lags is None:
         return None
@@ -117,6 +122,8 @@ def _check_lags(lags: Any) -> dict[tuple[str, int], int] | None:
             raise TypeError(f"lags[{key!r}]: expected an int, got {type(lag).__name__}")
         if lag < 0:
             raise ValueError(f"lags[{key!r}]: lag must be >= 0, got {lag}")
+        if lag > _MAX_LAG:
+            raise ValueError(f"lags[{key!r}]: lag must be <= 2**63 - 1 (Kafka offsets are int64), got {lag}")
         out[(key[0], key[1])] = lag
     return out
 
@@ -193,7 +200,8 @@ def assign(
         members: member id -> :class:`Member` (subscription, history, rack, static id, user data).
         partitions_per_topic: topic -> number of partitions. Topics nobody subscribes to are
             ignored; subscribed topics missing here are treated as not existing (yet).
-        lags: (topic, partition) -> lag, used by ``lag-aware`` (see :mod:`kassign.lag`).
+        lags: (topic, partition) -> lag, used by ``lag-aware`` (see :mod:`kassign.lag`): an int
+            from 0 to 2**63 - 1 (Kafka offsets are int64).
         partition_racks: (topic, partition) -> racks of its replicas, for rack-aware strategies.
         **options: strategy-specific keyword options (e.g. ``mode``/``max_skew`` for lag-aware).
 

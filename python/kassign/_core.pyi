@@ -211,6 +211,12 @@ def fleet_evaluate_stream(
 def fleet_result_schema(with_assignment: bool) -> Any:
     """The pyarrow schema of fleet_evaluate's result table (rust/src/py/fleet_arrow_out.rs)."""
 
+# -- the fleet's churn replay (rust/src/py/churn.rs) ---------------------------------------------
+
+def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[str, str, str | None]]:
+    """The churn replay's events for a group (member ids in row order, unique): ``("leave", id,
+    None)`` or ``("join", id, like_id)``; seeded SplitMix64 draws (docs/fleet.md, Churn replay)."""
+
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 
 def greedy_deal(
@@ -218,10 +224,11 @@ def greedy_deal(
 ) -> list[int]:
     """``kassign.assignors._greedy.deal_global``'s placement with skew 0 (owner per partition)."""
 
-def greedy_carried(
+def greedy_carry_lag(
     topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
 ) -> tuple[list[list[int]], list[int]]:
-    """``kassign.assignors.lag_aware._carried``'s placement with skew 0: (owners per topic, loads)."""
+    """``kassign.assignors.lag_aware._carry_lag``'s placement with skew 0: (owners per topic, loads;
+    exact 128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
 
 def lag_improve(
     subs: list[tuple[int, ...]],
@@ -235,4 +242,4 @@ def lag_improve(
     limits: tuple[int, int, int, int, int, float, int],
 ) -> tuple[list[int], list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
-    loads); OverflowError when a lag sum reaches 2**50 (the caller runs its Python class)."""
+    loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not describe a placement."""

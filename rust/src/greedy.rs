@@ -2,28 +2,32 @@
 //! (python/kassign/assignors/_greedy.py and lag_aware.py), with `max_skew` 0.
 //!
 //! The strategies stay Python: they decide the order of topics and partitions' lags, and keep
-//! the improvement pass and the options. These kernels only run the per-partition placement
-//! loops, with the exact rules of the Python code they replace (which is kept as the reference
-//! and the fallback; `tests/test_greedy_kernels.py` compares the two on random inputs):
+//! the options. These kernels run the per-partition placement loops (the Python code they
+//! replaced lives on as the oracle of `tests/test_greedy_kernels.py`, in
+//! `tests/lag_aware_oracle.py`):
 //!
 //! * [`deal_global`]: every partition, in order, goes to the member of its topic's eligible set
 //!   with the smallest `(count, lag, member index)`; counts and lags are kept across topics
 //!   (`kassign.assignors._greedy.deal_global`, `Balancer.pick` with skew 0).
-//! * [`carried`]: the proposal rule of `lag-aware` (`lag_aware._carried` with skew 0): per topic,
+//! * [`carry_lag`]: the proposal rule of `lag-aware` (`lag_aware._carry_lag` with skew 0): per topic,
 //!   rounds of one partition per subscriber, hottest partitions to the members with the least
 //!   `(total lag, member index)` at the round's start; topics with owners already fixed (sticky
 //!   mode) place their free partitions by `(count of the topic, lag, member index)`.
 //!
 //! Members are dense indices in member-id order, so comparing indices compares member ids. Lags
-//! are non-negative `i64`; a sum that overflows `i64` returns [`Overflow`] and the caller falls
-//! back to the Python code (Python integers do not overflow).
+//! are non-negative `i64` (Kafka offsets are `int64`, so every lag fits); a member's total lag is
+//! a [`Load`] (`i128`), which holds the sum of up to 2^64 lags of `i64::MAX` exactly: no input
+//! overflows.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// A lag sum left the `i64` range.
+/// A member's total lag: the exact sum of its partitions' `i64` lags.
+pub type Load = i128;
+
+/// A fixed owner (sticky mode) is not a subscriber of its topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Overflow;
+pub struct NotSubscriber;
 
 /// Partition order of `deal_global` (placement rank `g` = partition index in topic-rank order):
 /// with lags, the eligible set's size ascending, then lag descending, then `g`; without, `g`.
@@ -41,7 +45,7 @@ fn deal_order(eligible: &[usize], pool_sizes: &[usize], sizes: &[usize], lag_of:
 }
 
 /// A pool's heap entry: (count, lag, member, version).
-type Entry = (u32, i64, u32, u32);
+type Entry = (u32, Load, u32, u32);
 
 /// `deal_global` with skew 0. `pools[k]` is an eligible set (ascending member indices, not
 /// empty), `eligible[r]` the pool of the topic of rank `r`, `sizes[r]` its partition count and
@@ -53,7 +57,7 @@ pub fn deal_global(
     eligible: &[usize],
     sizes: &[usize],
     lag_of: Option<&[i64]>,
-) -> Result<Vec<u32>, Overflow> {
+) -> Vec<u32> {
     let pool_sizes: Vec<usize> = pools.iter().map(Vec::len).collect();
     let order = deal_order(eligible, &pool_sizes, sizes, lag_of);
     let mut topic_of = Vec::with_capacity(order.len());
@@ -63,7 +67,7 @@ pub fn deal_global(
     // One heap of (count, lag, member, version) per pool; a placement pushes a fresh entry into
     // every pool of the member and the old ones go stale (dropped when they surface).
     let mut count = vec![0u32; n_members];
-    let mut lag = vec![0i64; n_members];
+    let mut lag: Vec<Load> = vec![0; n_members];
     let mut version = vec![0u32; n_members];
     let mut pools_of: Vec<Vec<u32>> = vec![Vec::new(); n_members];
     let mut heaps: Vec<BinaryHeap<Reverse<Entry>>> = Vec::with_capacity(pools.len());
@@ -85,7 +89,7 @@ pub fn deal_global(
         };
         let x = lag_of.map_or(0, |l| l[g as usize]);
         count[i] += 1;
-        lag[i] = lag[i].checked_add(x).ok_or(Overflow)?;
+        lag[i] += Load::from(x);
         version[i] += 1;
         let entry = Reverse((count[i], lag[i], i as u32, version[i]));
         for &k in &pools_of[i] {
@@ -93,11 +97,11 @@ pub fn deal_global(
         }
         owner[g as usize] = i as u32;
     }
-    Ok(owner)
+    owner
 }
 
-/// One topic of [`carried`].
-pub struct CarriedTopic<'a> {
+/// One topic of [`carry_lag`].
+pub struct CarryLagTopic<'a> {
     /// Subscribers, ascending member indices (not empty).
     pub subscribers: &'a [u32],
     /// Partitions.
@@ -115,21 +119,16 @@ fn lag_order(tl: &[i64]) -> Vec<u32> {
     order
 }
 
-fn add(load: &mut [i64], i: usize, x: i64) -> Result<(), Overflow> {
-    load[i] = load[i].checked_add(x).ok_or(Overflow)?;
-    Ok(())
-}
-
-/// The proposal rule of `lag-aware` with skew 0 (`lag_aware._carried`): `topics` in placement
-/// order, `load` each member's total lag (updated). Returns each topic's owners. Errors: a lag
-/// sum overflowed, or (Err(None)) a fixed owner is not a subscriber of its topic.
-pub fn carried(topics: &[CarriedTopic<'_>], load: &mut [i64]) -> Result<Vec<Vec<i64>>, Option<Overflow>> {
+/// The proposal rule of `lag-aware` with skew 0 (`lag_aware._carry_lag`): `topics` in placement
+/// order, `load` each member's total lag (updated). Returns each topic's owners, or
+/// [`NotSubscriber`] when a fixed owner is not a subscriber of its topic.
+pub fn carry_lag(topics: &[CarryLagTopic<'_>], load: &mut [Load]) -> Result<Vec<Vec<i64>>, NotSubscriber> {
     let mut out = Vec::with_capacity(topics.len());
     for t in topics {
         let s = t.subscribers;
         let (n, k) = (t.n, s.len());
         if let Some(fixed) = t.fixed {
-            out.push(carried_fixed(s, n, t.lags, fixed, load)?);
+            out.push(carry_lag_fixed(s, n, t.lags, fixed, load)?);
             continue;
         }
         let mut own = vec![0i64; n];
@@ -138,7 +137,7 @@ pub fn carried(topics: &[CarriedTopic<'_>], load: &mut [i64]) -> Result<Vec<Vec<
             continue;
         }
         // The members of s by (load, member index): s is ascending, so a stable sort by load.
-        let ranked = |load: &[i64]| -> Vec<u32> {
+        let ranked = |load: &[Load]| -> Vec<u32> {
             let mut r = s.to_vec();
             r.sort_by_key(|&i| load[i as usize]);
             r
@@ -158,7 +157,7 @@ pub fn carried(topics: &[CarriedTopic<'_>], load: &mut [i64]) -> Result<Vec<Vec<
                     let r = ranked(load);
                     for (&p, &i) in round.iter().zip(&r) {
                         own[p as usize] = i as i64;
-                        add(load, i as usize, tl[p as usize])?;
+                        load[i as usize] += Load::from(tl[p as usize]);
                     }
                 }
             }
@@ -168,21 +167,21 @@ pub fn carried(topics: &[CarriedTopic<'_>], load: &mut [i64]) -> Result<Vec<Vec<
     Ok(out)
 }
 
-/// `lag_aware._carried_topic` with skew 0: the free partitions (lag order, or ascending without
+/// `lag_aware._carry_lag_topic` with skew 0: the free partitions (lag order, or ascending without
 /// lag) go one by one to the subscriber with the least `(count of this topic, load, index)`.
-fn carried_fixed(
+fn carry_lag_fixed(
     s: &[u32],
     n: usize,
     tl: Option<&[i64]>,
     fixed: &[i64],
-    load: &mut [i64],
-) -> Result<Vec<i64>, Option<Overflow>> {
+    load: &mut [Load],
+) -> Result<Vec<i64>, NotSubscriber> {
     let own = fixed.to_vec();
     let k = s.len();
     let mut counts = vec![0u32; k];
     for &i in &own {
         if i >= 0 {
-            let j = s.binary_search(&(i as u32)).map_err(|_| None)?;
+            let j = s.binary_search(&(i as u32)).map_err(|_| NotSubscriber)?;
             counts[j] += 1;
         }
     }
@@ -195,13 +194,13 @@ fn carried_fixed(
         return Ok(own);
     }
     let mut own = own;
-    let mut heap: BinaryHeap<Reverse<(u32, i64, u32)>> = (0..k)
+    let mut heap: BinaryHeap<Reverse<(u32, Load, u32)>> = (0..k)
         .map(|j| Reverse((counts[j], load[s[j] as usize], j as u32)))
         .collect();
     for &p in &free {
         let Reverse((c, l, j)) = heap.pop().expect("a topic has subscribers");
         let x = tl.map_or(0, |tl| tl[p as usize]);
-        let l = l.checked_add(x).ok_or(Some(Overflow))?;
+        let l = l + Load::from(x);
         own[p as usize] = s[j as usize] as i64;
         load[s[j as usize] as usize] = l;
         heap.push(Reverse((c + 1, l, j)));
@@ -220,7 +219,7 @@ mod tests {
         let pools = vec![vec![0, 3], vec![0, 1, 2, 3]];
         let eligible = [0, 0, 1, 1, 1];
         let sizes = [1, 1, 2, 2, 2];
-        let owner = deal_global(4, &pools, &eligible, &sizes, None).unwrap();
+        let owner = deal_global(4, &pools, &eligible, &sizes, None);
         // T2-0 C1, T4-0 C4, T1 [C2, C3], T3 [C1, C4]... as KIP-49's example: C1 [T2-0, T3-0],
         // C2 [T1-0, T3-1], C3 [T1-1, T5-0], C4 [T4-0, T5-1].
         assert_eq!(owner, vec![0, 3, 1, 2, 0, 1, 2, 3]);
@@ -232,30 +231,34 @@ mod tests {
         let tl = [100_000, 60_000, 50_000];
         let s = [0u32, 1];
         let mut load = vec![0, 0];
-        let t = CarriedTopic {
+        let t = CarryLagTopic {
             subscribers: &s,
             n: 3,
             lags: Some(&tl),
             fixed: None,
         };
-        let own = carried(&[t], &mut load).unwrap();
+        let own = carry_lag(&[t], &mut load).unwrap();
         assert_eq!(own, vec![vec![0, 1, 1]]);
         assert_eq!(load, vec![100_000, 110_000]);
     }
 
     #[test]
-    fn overflow_is_reported() {
-        let tl = [i64::MAX, i64::MAX];
-        let s = [0u32];
-        let mut load = vec![0];
-        let t = CarriedTopic {
+    fn sums_beyond_i64_are_exact() {
+        // Three partitions of lag i64::MAX over two members: the one with two holds 2^64 - 2.
+        // Rounds of two, each dealt by the loads at its start (ties: member index).
+        let tl = [i64::MAX, i64::MAX, i64::MAX, 1];
+        let s = [0u32, 1];
+        let mut load = vec![0, 0];
+        let t = CarryLagTopic {
             subscribers: &s,
-            n: 2,
+            n: 4,
             lags: Some(&tl),
             fixed: None,
         };
-        assert_eq!(carried(&[t], &mut load), Err(Some(Overflow)));
-        assert_eq!(deal_global(1, &[vec![0]], &[0], &[2], Some(&tl)), Err(Overflow));
+        assert_eq!(carry_lag(&[t], &mut load), Ok(vec![vec![0, 1, 0, 1]]));
+        assert_eq!(load, vec![2 * Load::from(i64::MAX), Load::from(i64::MAX) + 1]);
+        let owner = deal_global(2, &[vec![0, 1]], &[0], &[4], Some(&tl));
+        assert_eq!(owner, vec![0, 1, 0, 1]);
     }
 
     #[test]
@@ -263,12 +266,12 @@ mod tests {
         let s = [0u32, 2];
         let fixed = [1, -1];
         let mut load = vec![0, 0, 0];
-        let t = CarriedTopic {
+        let t = CarryLagTopic {
             subscribers: &s,
             n: 2,
             lags: None,
             fixed: Some(&fixed),
         };
-        assert_eq!(carried(&[t], &mut load), Err(None));
+        assert_eq!(carry_lag(&[t], &mut load), Err(NotSubscriber));
     }
 }

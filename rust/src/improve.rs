@@ -1,31 +1,29 @@
-//! The improvement pass of the Python strategy `lag-aware` (`lag_aware._Improver` in
-//! python/kassign/assignors/lag_aware.py): after the greedy pass, the busiest member gives a
-//! partition to, or swaps one with, a less loaded member while that lowers its lag and the count
-//! rule allows it, within fixed rounds, samples and a work budget.
+//! The improvement pass of the Python strategy `lag-aware` (python/kassign/assignors/lag_aware.py):
+//! after the greedy pass, the busiest member gives a partition to, or swaps one with, a less loaded
+//! member while that lowers its lag and the count rule allows it, within fixed rounds, samples and
+//! a work budget.
 //!
 //! The strategy stays Python: it chooses the mode, places partitions greedily, decides whether
-//! the pass runs and with which phases. This kernel runs the pass itself with the exact rules,
-//! orders, samples and budgets of the Python class, which is kept as the reference and the
-//! fallback (`tests/test_improve_kernel.py` compares the two on random inputs). Python's float
-//! comparisons (`gap / 2` against integer lags) are reproduced with doubled integers, which is
-//! exact while every lag sum stays below 2^50; beyond that, [`improve`] returns [`OutOfRange`]
-//! and the caller runs the Python class.
+//! the pass runs and with which phases. This kernel runs the pass itself. The Python class it
+//! replaced lives on as the oracle of `tests/test_improve_kernel.py` (`tests/lag_aware_oracle.py`).
+//! Lags are `i64` and members' loads [`Load`] (`i128`): every sum is exact. Halves of a gap
+//! (`gap / 2`, where a partition's lag is compared with half the gap between two members) are
+//! compared as doubled integers, so they are exact too.
 //!
 //! Items are `(lag, g)`: a partition's lag and its index `g` in the pass's tracked partitions
 //! (topic `topic_of[g]`, partition `part_of[g]`), kept in sorted per-member lists. In the
 //! per-topic count modes a member has one list per topic with lag (exchanges stay in a topic); in
 //! global mode one list for everything (any topic both members subscribe to).
 
-/// The pass cannot run here (a lag sum at or beyond 2^50, a negative lag, an owner out of range):
-/// the caller runs the Python implementation.
+pub use crate::greedy::Load;
+
+/// Inputs that do not describe a placement (an owner or a subscriber out of range, a negative
+/// lag, lists of different lengths).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OutOfRange;
+pub struct Malformed;
 
-/// Largest total lag the kernel accepts (float halves of sums below it are exact).
-pub const MAX_TOTAL: i64 = 1 << 50;
-
-/// The pass's bounds (the Python module's constants, passed in so that both implementations
-/// read one definition): rounds per member plus a constant, lowest-loaded partners tried per round
+/// The pass's bounds (the Python module's constants, passed in so that the strategy's tuning stays
+/// in one place): rounds per member plus a constant, lowest-loaded partners tried per round
 /// (more while none helps), elements of a list sampled for a swap, and the work budget (list
 /// elements examined) per tracked partition plus a constant.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +77,7 @@ pub struct Inputs<'a> {
     /// Global mode (counts overall) or the per-topic count rule.
     pub overall: bool,
     /// The busiest member's lag at which the pass stops.
-    pub stop: i64,
+    pub stop: Load,
     pub limits: Limits,
 }
 
@@ -89,7 +87,7 @@ type Held = Vec<(u32, Vec<Item>)>;
 struct Pass<'a> {
     inp: &'a Inputs<'a>,
     owners: &'a mut [Vec<i64>],
-    load: Vec<i64>,
+    load: Vec<Load>,
     /// Member -> its class of subscribed topics (equal sets, equal classes).
     class_of: Vec<u32>,
     /// Class -> its topics, ascending.
@@ -120,14 +118,14 @@ fn list(h: &Held, key: u32) -> Option<&Vec<Item>> {
     h.iter().find(|e| e.0 == key).map(|e| &e.1)
 }
 
-/// Items of a sorted list whose lag, doubled, is below `twice` (`bisect_left(lst, (v,))` with
-/// `v = twice / 2`, exact for halves).
-fn below(lst: &[Item], twice: i64) -> usize {
-    lst.partition_point(|it| 2 * it.0 < twice)
+/// Items of a sorted list whose lag is below `twice / 2` (compared doubled: exact for halves).
+fn below(lst: &[Item], twice: Load) -> usize {
+    lst.partition_point(|it| 2 * Load::from(it.0) < twice)
 }
 
-/// `lag_aware._outward`: k-1, k, k-2, k+1, ... within [0, n), at most `width` each side.
-fn outward(k: usize, n: usize, width: usize) -> impl Iterator<Item = usize> {
+/// Indices around `k`, nearest first: k-1, k, k-2, k+1, ... within [0, n), at most `width` on
+/// each side.
+fn nearest_first(k: usize, n: usize, width: usize) -> impl Iterator<Item = usize> {
     (0..width).flat_map(move |step| {
         let lo = (k as i64 - 1 - step as i64).try_into().ok().filter(|&j: &usize| j < n);
         let hi = Some(k + step).filter(|&j| j < n);
@@ -213,8 +211,8 @@ impl<'a> Pass<'a> {
         let at = lst.binary_search(&item).unwrap_or_else(|e| e);
         lst.insert(at, item);
         self.owners[t as usize][p as usize] = dst as i64;
-        self.load[src as usize] -= x;
-        self.load[dst as usize] += x;
+        self.load[src as usize] -= Load::from(x);
+        self.load[dst as usize] += Load::from(x);
         if self.inp.overall {
             self.total[src as usize] -= 1;
             self.total[dst as usize] += 1;
@@ -224,10 +222,11 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// `_Improver._best_exchange`: (gain, exchange) or None.
-    fn best_exchange(&mut self, a: u32, b: u32, gap: i64) -> Option<(i64, Option<Exchange>)> {
+    /// The best move or swap between `a` (the busiest) and `b`: (gain, exchange) or None, where
+    /// gain = min(d, gap - d) for the net lag d in (0, gap) going from a to b.
+    fn best_exchange(&mut self, a: u32, b: u32, gap: Load) -> Option<(Load, Option<Exchange>)> {
         let perfect = gap / 2;
-        let mut best_gain = 0i64;
+        let mut best_gain: Load = 0;
         let mut best: Option<Exchange> = None;
         let (ca, cb) = (self.class_of[a as usize], self.class_of[b as usize]);
         let same = ca == cb;
@@ -251,9 +250,9 @@ impl<'a> Pass<'a> {
             };
             if can_move {
                 let k = below(held_a, gap);
-                for j in outward(k, alen, if same { 1 } else { 8 }) {
+                for j in nearest_first(k, alen, if same { 1 } else { 8 }) {
                     let item = held_a[j];
-                    let x = item.0;
+                    let x = Load::from(item.0);
                     if 0 < x && x < gap && (same || self.has_topic(cb, self.topic_of[item.1 as usize])) {
                         let g = x.min(gap - x);
                         if g > best_gain {
@@ -289,10 +288,12 @@ impl<'a> Pass<'a> {
         Some((best_gain, best))
     }
 
-    /// `lag_aware._best_pair`.
-    fn best_pair(&self, a: &[Item], b: &[Item], gap: i64, subs: Option<(u32, u32)>) -> (i64, Option<(Item, Item)>) {
+    /// x in a, y in b with d = x - y in (0, gap) closest to gap / 2: a bounded sample of the
+    /// shorter list is scanned, each element bisected into the longer. `subs` (a's and b's topic
+    /// classes, when they differ): x's topic must be one b subscribes to and y's one a does.
+    fn best_pair(&self, a: &[Item], b: &[Item], gap: Load, subs: Option<(u32, u32)>) -> (Load, Option<(Item, Item)>) {
         let perfect = gap / 2;
-        let mut best_g = 0i64;
+        let mut best_g: Load = 0;
         let mut best = None;
         let flip = b.len() > a.len();
         let (short, long) = if flip { (a, b) } else { (b, a) };
@@ -300,7 +301,8 @@ impl<'a> Pass<'a> {
         let mut j = 0;
         while j < short.len() {
             let e = short[j];
-            let twice = if flip { 2 * e.0 - gap } else { 2 * e.0 + gap };
+            let e2 = 2 * Load::from(e.0);
+            let twice = if flip { e2 - gap } else { e2 + gap };
             let k = below(long, twice) as i64;
             for kk in [k - 1, k, k - 2, k + 1] {
                 if kk < 0 || kk as usize >= long.len() {
@@ -308,7 +310,7 @@ impl<'a> Pass<'a> {
                 }
                 let other = long[kk as usize];
                 let (x, y) = if flip { (e, other) } else { (other, e) };
-                let d = x.0 - y.0;
+                let d = Load::from(x.0) - Load::from(y.0);
                 if 0 < d && d < gap {
                     if let Some((ca, cb)) = subs {
                         if !self.has_topic(cb, self.topic_of[x.1 as usize])
@@ -332,8 +334,10 @@ impl<'a> Pass<'a> {
         (best_g, best)
     }
 
-    /// `_Improver._bulk`.
-    fn bulk(&mut self, a: u32, b: u32, key: u32, need: i64) -> usize {
+    /// More swaps between the same pair while they pay: b's smallest partition for the largest
+    /// of a's that keeps a at or above b (net d <= gap / 2, d >= `need`). A member far above the
+    /// rest sheds its load in one round instead of one swap per round. Returns partition moves.
+    fn bulk(&mut self, a: u32, b: u32, key: u32, need: Load) -> usize {
         let nonempty = |h: &Held| list(h, key).is_some_and(|l| !l.is_empty());
         if !nonempty(&self.held[a as usize])
             || !nonempty(&self.held[b as usize])
@@ -345,12 +349,12 @@ impl<'a> Pass<'a> {
         while let Some(&y) = list(&self.held[b as usize], key).and_then(|l| l.first()) {
             let half = (self.load[a as usize] - self.load[b as usize]).div_euclid(2);
             let held_a = list(&self.held[a as usize], key).expect("a's list");
-            let k = below(held_a, 2 * (y.0 + half + 1));
+            let k = below(held_a, 2 * (Load::from(y.0) + half + 1));
             if k == 0 {
                 break;
             }
             let x = held_a[k - 1];
-            if x.0 - y.0 < need.max(1) {
+            if Load::from(x.0) - Load::from(y.0) < need.max(1) {
                 break;
             }
             self.transfer(a, b, key, x);
@@ -361,14 +365,15 @@ impl<'a> Pass<'a> {
         moved
     }
 
-    /// `_Improver.run`: partition moves made.
+    /// One run of the pass: improve until the busiest member is at `stop` or nothing helps.
+    /// Returns the partition moves made.
     fn run(&mut self, need_rel: f64, frozen: Option<&[Option<Vec<bool>>]>) -> usize {
         if need_rel >= 1.0 {
             return 0;
         }
         self.fill(frozen);
         let n = self.inp.n;
-        let mut ranked: Vec<(i64, u32)> = (0..n as u32).map(|i| (self.load[i as usize], i)).collect();
+        let mut ranked: Vec<(Load, u32)> = (0..n as u32).map(|i| (self.load[i as usize], i)).collect();
         ranked.sort_unstable();
         let mut moved = 0;
         self.work = 0;
@@ -380,11 +385,11 @@ impl<'a> Pass<'a> {
                 break;
             }
             let need = if need_rel > 0.0 {
-                ((need_rel * la as f64).ceil() as i64).max(1)
+                ((need_rel * la as f64).ceil() as Load).max(1)
             } else {
                 1
             };
-            let mut best: Option<(i64, Exchange)> = None;
+            let mut best: Option<(Load, Exchange)> = None;
             let mut tried = 0;
             let ca = self.class_of[a as usize];
             for &(lb, b) in &ranked {
@@ -440,9 +445,9 @@ impl<'a> Pass<'a> {
 pub fn improve(
     inp: &Inputs<'_>,
     owners: &mut [Vec<i64>],
-    load: Vec<i64>,
+    load: Vec<Load>,
     phases: &[Phase<'_>],
-) -> Result<(Vec<usize>, Vec<i64>), OutOfRange> {
+) -> Result<(Vec<usize>, Vec<Load>), Malformed> {
     let n = inp.n;
     let t = inp.subs.len();
     if owners.len() != t
@@ -451,27 +456,20 @@ pub fn improve(
         || inp.fill_order.iter().any(|&x| x as usize >= t)
         || inp.subs.iter().flatten().any(|&i| i as usize >= n)
     {
-        return Err(OutOfRange);
+        return Err(Malformed);
     }
-    let mut total_lag: i64 = 0;
     for (k, own) in owners.iter().enumerate() {
         if own.iter().any(|&i| i < 0 || i as usize >= n) {
-            return Err(OutOfRange);
+            return Err(Malformed);
         }
         if let Some(arr) = &inp.arrays[k] {
-            if arr.len() != own.len() {
-                return Err(OutOfRange);
-            }
-            for &x in arr {
-                if x < 0 {
-                    return Err(OutOfRange);
-                }
-                total_lag = total_lag.saturating_add(x);
+            if arr.len() != own.len() || arr.iter().any(|&x| x < 0) {
+                return Err(Malformed);
             }
         }
     }
-    if total_lag >= MAX_TOTAL || load.iter().any(|&x| !(0..MAX_TOTAL).contains(&x)) {
-        return Err(OutOfRange);
+    if load.iter().any(|&x| x < 0) {
+        return Err(Malformed);
     }
     for ph in phases {
         if let Some(f) = ph.frozen {
@@ -480,7 +478,7 @@ pub fn improve(
                     .zip(owners.iter())
                     .any(|(x, o)| x.as_ref().is_some_and(|x| x.len() != o.len()))
             {
-                return Err(OutOfRange);
+                return Err(Malformed);
             }
         }
     }
@@ -539,4 +537,199 @@ pub fn improve(
     };
     let moved = phases.iter().map(|ph| pass.run(ph.need_rel, ph.frozen)).collect();
     Ok((moved, pass.load))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A random placement: `subs` per topic (ascending member indices), owners (subscribers),
+    /// lags per topic (None for some), frozen flags, and the mode.
+    #[allow(clippy::type_complexity)]
+    fn case() -> impl Strategy<
+        Value = (
+            usize,
+            Vec<Vec<u32>>,
+            Vec<Vec<i64>>,
+            Vec<Option<Vec<i64>>>,
+            bool,
+            Vec<Vec<bool>>,
+        ),
+    > {
+        (1usize..7, 1usize..4).prop_flat_map(|(n, nt)| {
+            let topic = (
+                proptest::collection::btree_set(0..n as u32, 1..=n),
+                proptest::collection::vec((0usize..64, 0i64..1000, any::<bool>(), any::<bool>()), 1..12),
+                any::<bool>(),
+                prop_oneof![Just(1i64), Just(1 << 40), Just(i64::MAX / 16)],
+            );
+            (Just(n), proptest::collection::vec(topic, nt), any::<bool>()).prop_map(|(n, topics, overall)| {
+                let (mut subs, mut owners, mut arrays, mut frozen) = (vec![], vec![], vec![], vec![]);
+                for (s, parts, has_lag, scale) in topics {
+                    let s: Vec<u32> = s.into_iter().collect();
+                    // Crowd the partitions on the first subscribers: far from balanced.
+                    owners.push(parts.iter().map(|&(k, ..)| s[k % s.len().min(2)] as i64).collect());
+                    arrays.push(has_lag.then(|| parts.iter().map(|&(_, x, ..)| x.saturating_mul(scale)).collect()));
+                    frozen.push(parts.iter().map(|&(.., hot, f)| f && !hot).collect());
+                    subs.push(s);
+                }
+                (n, subs, owners, arrays, overall, frozen)
+            })
+        })
+    }
+
+    fn loads(n: usize, owners: &[Vec<i64>], arrays: &[Option<Vec<i64>>]) -> Vec<Load> {
+        let mut load = vec![0; n];
+        for (own, arr) in owners.iter().zip(arrays) {
+            if let Some(arr) = arr {
+                for (&o, &x) in own.iter().zip(arr) {
+                    load[o as usize] += Load::from(x);
+                }
+            }
+        }
+        load
+    }
+
+    /// Partitions per (member, topic), or per member overall.
+    fn counts(n: usize, owners: &[Vec<i64>], overall: bool) -> Vec<Vec<i64>> {
+        let mut c = vec![vec![0; owners.len()]; n];
+        for (t, own) in owners.iter().enumerate() {
+            for &o in own {
+                c[o as usize][if overall { 0 } else { t }] += 1;
+            }
+        }
+        c
+    }
+
+    proptest! {
+        /// The pass keeps every partition on a subscriber, leaves frozen ones alone, reports the
+        /// loads of the placement it returns, never raises the busiest member's lag, and keeps
+        /// the count rule (a member's count moves only towards the others': the spread of counts
+        /// per topic, or overall in global mode, does not grow).
+        #[test]
+        fn moves_keep_the_rules((n, subs, owners0, arrays, overall, frozen) in case(), need in prop_oneof![Just(0.0), Just(0.05)]) {
+            let fill_order: Vec<u32> = (0..subs.len() as u32).filter(|&t| overall || arrays[t as usize].is_some()).collect();
+            let load0 = loads(n, &owners0, &arrays);
+            let inp = Inputs {
+                n,
+                subs: &subs,
+                arrays: &arrays,
+                fill_order: &fill_order,
+                overall,
+                stop: 0,
+                limits: Limits::default(),
+            };
+            let frozen_opt: Vec<Option<Vec<bool>>> = frozen.iter().cloned().map(Some).collect();
+            let phases = [Phase { need_rel: need, frozen: Some(&frozen_opt) }];
+            let mut owners = owners0.clone();
+            let (moved, after) = improve(&inp, &mut owners, load0.clone(), &phases).unwrap();
+            prop_assert_eq!(&after, &loads(n, &owners, &arrays));
+            prop_assert!(after.iter().max() <= load0.iter().max());
+            let changed: usize = owners.iter().zip(&owners0).map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count()).sum();
+            prop_assert!(changed <= moved.iter().sum::<usize>());
+            for (t, own) in owners.iter().enumerate() {
+                for (p, &o) in own.iter().enumerate() {
+                    prop_assert!(subs[t].contains(&(o as u32)));
+                    if frozen[t][p] {
+                        prop_assert_eq!(o, owners0[t][p]);
+                    }
+                }
+            }
+            let (c0, c1) = (counts(n, &owners0, overall), counts(n, &owners, overall));
+            for t in 0..(if overall { 1 } else { subs.len() }) {
+                if !overall && arrays[t].is_none() {
+                    prop_assert_eq!(&owners[t], &owners0[t]);
+                    continue;
+                }
+                let members: Vec<usize> = if overall { (0..n).collect() } else { subs[t].iter().map(|&m| m as usize).collect() };
+                let spread = |c: &Vec<Vec<i64>>| {
+                    let v: Vec<i64> = members.iter().map(|&m| c[m][t]).collect();
+                    v.iter().max().unwrap() - v.iter().min().unwrap()
+                };
+                prop_assert!(spread(&c1) <= spread(&c0).max(1), "topic {}: {:?} -> {:?}", t, c0, c1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_hot_member_sheds_its_load() {
+        // Member 0 holds everything of one topic; member 1 nothing: the pass evens the lags out.
+        let subs = vec![vec![0, 1]];
+        let arrays = vec![Some(vec![10, 10, 10, 10])];
+        let mut owners = vec![vec![0, 0, 0, 0]];
+        let inp = Inputs {
+            n: 2,
+            subs: &subs,
+            arrays: &arrays,
+            fill_order: &[0],
+            overall: false,
+            stop: 20,
+            limits: Limits::default(),
+        };
+        let (moved, after) = improve(
+            &inp,
+            &mut owners,
+            vec![40, 0],
+            &[Phase {
+                need_rel: 0.0,
+                frozen: None,
+            }],
+        )
+        .unwrap();
+        assert_eq!(after, vec![20, 20]);
+        assert_eq!(moved, vec![2]);
+    }
+
+    #[test]
+    fn sums_beyond_i64_are_exact() {
+        let big = i64::MAX;
+        let subs = vec![vec![0, 1, 2]];
+        let arrays = vec![Some(vec![big, big, 7, 3, 1])];
+        let mut owners = vec![vec![0, 0, 0, 0, 1]];
+        let inp = Inputs {
+            n: 3,
+            subs: &subs,
+            arrays: &arrays,
+            fill_order: &[0],
+            overall: false,
+            stop: Load::from(big) + Load::from(big) / 200, // the strategy stops within 0.5 %
+            limits: Limits::default(),
+        };
+        let load = vec![2 * Load::from(big) + 10, 1, 0];
+        let (_, after) = improve(
+            &inp,
+            &mut owners,
+            load,
+            &[Phase {
+                need_rel: 0.0,
+                frozen: None,
+            }],
+        )
+        .unwrap();
+        assert_eq!(after.iter().max(), Some(&(Load::from(big) + 10)));
+        assert_eq!(after.iter().sum::<Load>(), 2 * Load::from(big) + 11);
+    }
+
+    #[test]
+    fn malformed_inputs_are_refused() {
+        let subs = vec![vec![0, 1]];
+        let arrays = vec![Some(vec![3, 1])];
+        let inp = Inputs {
+            n: 2,
+            subs: &subs,
+            arrays: &arrays,
+            fill_order: &[0],
+            overall: false,
+            stop: 0,
+            limits: Limits::default(),
+        };
+        let phases = [Phase {
+            need_rel: 0.0,
+            frozen: None,
+        }];
+        assert_eq!(improve(&inp, &mut [vec![0, 5]], vec![3, 1], &phases), Err(Malformed));
+        assert_eq!(improve(&inp, &mut [vec![0, -1]], vec![3, 1], &phases), Err(Malformed));
+        assert_eq!(improve(&inp, &mut [vec![0, 1]], vec![-3, 1], &phases), Err(Malformed));
+    }
 }

@@ -27,7 +27,7 @@ its true count with its true lag.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from heapq import heappop, heappush, heapreplace
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -278,12 +278,11 @@ def deal_global(
     partition of the topics that have any (absent topics: all 0). Returns topic -> owner indices.
     With no lags this is KIP-49's ``fair``.
 
-    With ``skew == 0`` the placement loop runs in the Rust core (``_core.greedy_deal``, the same
-    rule); :func:`_deal_global_py` is the Python implementation, used for ``skew > 0`` and when a
-    lag sum leaves int64 (tests compare the two).
+    With ``skew == 0`` the placement loop runs in the Rust core (``_core.greedy_deal``);
+    :func:`_deal_skewed` places with ``max_skew``.
     """
     if skew:
-        return _deal_global_py(n_members, subs, partitions_per_topic, arrays, skew)
+        return _deal_skewed(n_members, subs, partitions_per_topic, arrays, skew)
     from .. import _core
 
     topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
@@ -294,10 +293,7 @@ def deal_global(
         for t, size in zip(topics, sizes):
             arr = arrays.get(t)
             lag_of.extend(arr if arr is not None else [0] * size)
-    try:
-        owner_of = _core.greedy_deal(n_members, [subs[t] for t in topics], sizes, lag_of)
-    except OverflowError:
-        return _deal_global_py(n_members, subs, partitions_per_topic, arrays, skew)
+    owner_of = _core.greedy_deal(n_members, [subs[t] for t in topics], sizes, lag_of)
     out = {}
     start = 0
     for t, size in zip(topics, sizes):
@@ -306,14 +302,15 @@ def deal_global(
     return out
 
 
-def _deal_global_py(
+def _deal_skewed(
     n_members: int,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
     arrays: dict[str, list[int]],
     skew: int = 0,
 ) -> dict[str, list[int]]:
-    """:func:`deal_global` in Python (the reference of its kernel, and what runs with ``skew > 0``)."""
+    """:func:`deal_global` with ``max_skew`` (``skew > 0``): :meth:`Balancer.pick` over each topic's
+    subscribers, in the same partition order as the kernel."""
     # Topic order of KIP-49: fewest subscribers, then more partitions, then name. Partitions are
     # numbered g = 0..G-1 in (topic rank, partition) order, so sorting by g is sorting by them.
     topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
@@ -337,21 +334,12 @@ def _deal_global_py(
     else:
         order = range(total)
     owner_of = [0] * total
-    eligible = [subs[t] for t in topics]
-    if skew == 0 and len({id(e) for e in eligible}) == 1:
-        # One eligible set (equal subscriptions): a plain heap of (count, lag, member).
-        heap = [(0, 0, i) for i in eligible[0]]  # ascending, so already a heap
-        for g in order:
-            c, lag, j = heap[0]
-            heapreplace(heap, (c + 1, lag + lag_of[g], j))
-            owner_of[g] = j
-    else:
-        bal = Balancer(n_members)
-        pools = [bal.pool(e) for e in eligible]
-        pick = bal.pick
-        place = bal.place
-        for g in order:
-            j = pick(pools[topic_of[g]], skew)
-            place(j, lag_of[g])
-            owner_of[g] = j
+    bal = Balancer(n_members)
+    pools = [bal.pool(subs[t]) for t in topics]
+    pick = bal.pick
+    place = bal.place
+    for g in order:
+        j = pick(pools[topic_of[g]], skew)
+        place(j, lag_of[g])
+        owner_of[g] = j
     return {t: owner_of[starts[r] : starts[r] + sizes[r]] for r, t in enumerate(topics)}

@@ -1,9 +1,11 @@
 """What-if churn replay: members leave and join, one rebalance each; count partition moves.
 
 The replay starts from a strategy's assignment of the group and alternates events: a member
-leaves (chosen by a seeded RNG), then a new member joins with the subscription and rack of the one
-that left (a rolling restart: the restarted consumer comes back with a new member id), and so on
-for ``rounds`` events. Each rebalance feeds the previous result back as ``owned_partitions`` with
+leaves, then a new member joins with the subscription and rack of the one that left (a rolling
+restart: the restarted consumer comes back with a new member id), and so on. The events come from
+the core (``kassign._core.churn_events``: seeded SplitMix64 draws, docs/fleet.md "Churn replay"),
+the same ones the fleet job's replay in the core uses; this module replays them with
+``kassign.assign``. Each rebalance feeds the previous result back as ``owned_partitions`` with
 the next generation, exactly as a consumer would. When a strategy leaves assignable partitions
 unassigned (cooperative-sticky withholds partitions that change owner), follow-up rebalances run
 until everything is assigned (at most 3), as cooperative consumers rejoin after revoking.
@@ -14,7 +16,6 @@ member count when they land elsewhere. Withheld partitions count once, when they
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,15 +43,16 @@ def replay(
     partitions_per_topic: Mapping[str, int],
     start: Mapping[str, Sequence[TopicPartition]],
     *,
-    rounds: int,
+    events: Sequence[tuple[str, str, str | None]],
     lags: Mapping[tuple[str, int], int] | None = None,
     partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
-    seed: int = 0,
     options: Mapping[str, Any] | None = None,
 ) -> ChurnResult:
-    """Replay ``rounds`` leave/join events on the group ``members`` starting from the assignment
-    ``start`` (which ``strategy`` with ``options`` produced for ``members``)."""
-    rng = random.Random(seed)
+    """Replay ``events`` on the group ``members`` starting from the assignment ``start`` (which
+    ``strategy`` with ``options`` produced for ``members``). ``events`` are what
+    ``kassign._core.churn_events(list(members), rounds, seed)`` returns: ``("leave", id, None)``
+    or ``("join", id, like)``, a new member with the subscription, rack and user data of
+    ``members[like]``."""
     gen = max((m.generation for m in members.values()), default=-1) + 1
     profile: dict[str, Member] = dict(members)  # subscription/rack/static id of current members
     current: dict[str, list[TopicPartition]] = {mid: list(tps) for mid, tps in start.items()}
@@ -58,19 +60,18 @@ def replay(
     for mid, tps in current.items():
         for tp in tps:
             last_owner[(tp[0], tp[1])] = mid
-    departed: list[Member] = []
-    moves = rebalances = events = 0
+    moves = rebalances = replayed = 0
     spent = 0.0
-    for r in range(rounds):
-        leave = (r % 2 == 0 and len(profile) > 1) or not departed
-        if leave and len(profile) > 1:
-            mid = rng.choice(sorted(profile))
-            departed.append(profile.pop(mid))
+    for kind, mid, like in events:
+        if kind == "leave":
+            del profile[mid]
             current.pop(mid, None)
+        elif kind == "join" and like is not None:
+            template = members[like]
+            profile[mid] = Member(template.topics, rack=template.rack, user_data=template.user_data)
         else:
-            template = departed.pop() if departed else profile[rng.choice(sorted(profile))]
-            profile[f"kassign-churn-{r}"] = Member(template.topics, rack=template.rack, user_data=template.user_data)
-        events += 1
+            raise ValueError(f"events: expected ('leave', id, None) or ('join', id, like), got {(kind, mid, like)!r}")
+        replayed += 1
         for _ in range(1 + MAX_FOLLOW_UPS):
             group = {
                 mid: Member(
@@ -102,4 +103,4 @@ def replay(
             current = {mid: list(tps) for mid, tps in result.items()}
             if assigned >= quality.assignable_partitions(group, partitions_per_topic):
                 break
-    return ChurnResult(rounds=events, rebalances=rebalances, moves=moves, time_ms=spent * 1000.0)
+    return ChurnResult(rounds=replayed, rebalances=rebalances, moves=moves, time_ms=spent * 1000.0)

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 import kassign
-from kassign import Member, TopicPartition
+from kassign import Member, TopicPartition, _core
 
 from . import quality
 from .churn import replay
@@ -176,7 +176,7 @@ def build_group(
         subscribed.update(mem.topics)
     p = _columns(parts_tbl, ("topic", "partition", "replica_racks", "beginning_offset", "end_offset", "committed"))
     fn = lag_fn or lag_function()[0]
-    ppt: dict[str, int] = {}
+    partitions_per_topic: dict[str, int] = {}
     lags: dict[tuple[str, int], int] = {}
     racks: dict[tuple[str, int], list[str]] = {}
     sum_lag = max_lag = uncommitted = 0
@@ -188,8 +188,8 @@ def build_group(
         key = (t, part)
         if key in lags:  # duplicate rows (e.g. two committed offsets): keep the first
             continue
-        if part + 1 > ppt.get(t, 0):
-            ppt[t] = part + 1
+        if part + 1 > partitions_per_topic.get(t, 0):
+            partitions_per_topic[t] = part + 1
         lag = fn(c, begin, end, auto_offset_reset)
         lags[key] = lag
         if c is None or c < 0:
@@ -202,11 +202,11 @@ def build_group(
             racks[key] = list(rk)
     return GroupInput(
         members=members,
-        partitions_per_topic=ppt,
+        partitions_per_topic=partitions_per_topic,
         lags=lags,
         partition_racks=racks,
         topics=len(subscribed),
-        missing_topics=len(subscribed - set(ppt)),
+        missing_topics=len(subscribed - set(partitions_per_topic)),
         sum_lag=sum_lag,
         max_lag=max_lag,
         uncommitted=uncommitted,
@@ -333,10 +333,9 @@ def evaluate_group(
                     g.members,
                     g.partitions_per_topic,
                     result,
-                    rounds=churn_rounds,
+                    events=_core.churn_events(list(g.members), churn_rounds, _seed(cluster, group_id, seed)),
                     lags=g.lags,
                     partition_racks=g.partition_racks,
-                    seed=_seed(cluster, group_id, seed),
                     options=options,
                 )
                 row.update(

@@ -1,11 +1,12 @@
 //! What-if churn replay: members leave and join, one rebalance each; count partition moves.
 //!
-//! The events are those of `python/kassign/fleet/churn.py` (docs/fleet.md, "Churn replay"), drawn
-//! from the same random generator ([`super::pyrandom`]): starting from a strategy's assignment,
-//! even rounds remove a member chosen with `choice(sorted(ids))` (while more than one is left),
-//! odd rounds (and rounds with nobody departed) add `kassign-churn-{round}` with the subscription,
-//! rack and user data of the last departed member (or of a randomly chosen current one when none
-//! departed). Each rebalance feeds the previous result back as owned partitions with the next
+//! The events ([`events`], docs/fleet.md, "Churn replay") are a pure function of the group's
+//! member ids, the number of rounds and the seed, drawn with [`SplitMix64`]: even rounds remove a
+//! member chosen uniformly from the current ids in sorted order (while more than one is left), odd
+//! rounds (and rounds with nobody departed) add `kassign-churn-{round}` with the subscription, rack
+//! and user data of the last departed member (or of a uniformly chosen current one when none
+//! departed). `_core.churn_events` reports them, so the tests' Python replay
+//! (`kassign.fleet.churn.replay`) replays the same events. Each rebalance feeds the previous result back as owned partitions with the next
 //! generation; when partitions stay unassigned (cooperative-sticky withholds the ones that change
 //! owner), up to [`MAX_FOLLOW_UPS`] follow-up rebalances run. A move is a partition given to a
 //! member other than its last owner.
@@ -13,7 +14,7 @@
 //! The group's problem is reused: each round only swaps its members ([`super::problem::RoundProblem`]).
 
 use super::problem::{self, RoundMember, RoundProblem};
-use super::pyrandom::PyRandom;
+use super::splitmix::SplitMix64;
 use super::{Assigner, Group, Origin, Placed, StrategyError, NONE};
 
 pub const MAX_FOLLOW_UPS: u32 = 3;
@@ -28,6 +29,54 @@ pub struct ChurnResult {
     pub moves: i64,
     /// Time spent in the strategy.
     pub time_ms: f64,
+}
+
+/// One churn event.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Event {
+    /// The member with this id leaves.
+    Leave { id: String },
+    /// A member with id `id` joins, with the subscription, rack and user data of the member of
+    /// row `like_row` (no static id, no history).
+    Join { id: String, like_row: u32 },
+}
+
+/// The events of a replay of `rounds` rounds on a group whose members (rows) have `ids` (unique),
+/// seeded with `seed` (module docs).
+pub fn events(ids: &[String], rounds: u32, seed: u64) -> Vec<Event> {
+    let mut rng = SplitMix64::new(seed);
+    // The current members: (id, row of the member whose profile it has).
+    let mut current: Vec<(String, u32)> = ids.iter().enumerate().map(|(r, id)| (id.clone(), r as u32)).collect();
+    let mut departed: Vec<u32> = Vec::new();
+    let mut out = Vec::with_capacity(rounds as usize);
+    for r in 0..rounds {
+        let leave = (r % 2 == 0 && current.len() > 1) || departed.is_empty();
+        if leave && current.len() > 1 {
+            let gone = current.remove(sorted_pick(&current, &mut rng));
+            departed.push(gone.1);
+            out.push(Event::Leave { id: gone.0 });
+        } else {
+            let like_row = match departed.pop() {
+                Some(row) => row,
+                None => current[sorted_pick(&current, &mut rng)].1,
+            };
+            let id = format!("kassign-churn-{r}");
+            // A joiner whose id is already a member's takes its place.
+            match current.iter().position(|c| c.0 == id) {
+                Some(i) => current[i].1 = like_row,
+                None => current.push((id.clone(), like_row)),
+            }
+            out.push(Event::Join { id, like_row });
+        }
+    }
+    out
+}
+
+/// A uniform pick among `current`'s ids in sorted order, as a position in `current`.
+fn sorted_pick(current: &[(String, u32)], rng: &mut SplitMix64) -> usize {
+    let mut order: Vec<usize> = (0..current.len()).collect();
+    order.sort_by(|&a, &b| current[a].0.cmp(&current[b].0));
+    order[rng.below(order.len())]
 }
 
 /// A member of the replay's group profile.
@@ -49,7 +98,6 @@ pub fn replay(
     seed: u64,
     assigner: &mut dyn Assigner,
 ) -> Result<ChurnResult, StrategyError> {
-    let mut rng = PyRandom::new(seed);
     let base = &group.problem;
     let mut gen: i64 = base.members.iter().map(|m| m.generation as i64).max().unwrap_or(-1) + 1;
     // The profile in the reference's dict order (member rows), current = the start assignment.
@@ -73,38 +121,39 @@ pub fn replay(
     }
     let mut departed: Vec<Origin> = Vec::new();
     let mut round = RoundProblem::new(group);
-    let (mut moves, mut rebalances, mut events) = (0i64, 0i64, 0i64);
+    let (mut moves, mut rebalances, mut replayed) = (0i64, 0i64, 0i64);
     let mut spent = 0.0f64;
-    for r in 0..rounds {
-        let leave = (r % 2 == 0 && profile.len() > 1) || departed.is_empty();
-        if leave && profile.len() > 1 {
-            let pick = sorted_pick(&profile, &mut rng);
-            let gone = profile.remove(pick);
-            departed.push(gone.origin);
-        } else {
-            let like = match departed.pop() {
-                Some(o) => o,
-                None => profile[sorted_pick(&profile, &mut rng)].origin,
-            };
-            let like_row = match like {
-                Origin::Row(row) => row,
-                Origin::Joiner { like_row } => like_row,
-            };
-            let id = format!("kassign-churn-{r}");
-            let joiner = Profile {
-                id: id.clone(),
-                origin: Origin::Joiner { like_row },
-                key: next_key,
-                current: Vec::new(),
-            };
-            next_key += 1;
-            // A dict assignment: an existing id keeps its place and takes the new value.
-            match profile.iter().position(|p| p.id == id) {
-                Some(i) => profile[i] = joiner,
-                None => profile.push(joiner),
+    let ids: Vec<String> = group
+        .member_order
+        .iter()
+        .map(|&m| base.members[m as usize].id.clone())
+        .collect();
+    for event in events(&ids, rounds, seed) {
+        match event {
+            Event::Leave { id } => {
+                let at = profile
+                    .iter()
+                    .position(|p| p.id == id)
+                    .expect("a current member leaves");
+                let gone = profile.remove(at);
+                departed.push(gone.origin);
+            }
+            Event::Join { id, like_row } => {
+                let joiner = Profile {
+                    id: id.clone(),
+                    origin: Origin::Joiner { like_row },
+                    key: next_key,
+                    current: Vec::new(),
+                };
+                next_key += 1;
+                // A dict assignment: an existing id keeps its place and takes the new value.
+                match profile.iter().position(|p| p.id == id) {
+                    Some(i) => profile[i] = joiner,
+                    None => profile.push(joiner),
+                }
             }
         }
-        events += 1;
+        replayed += 1;
         for _ in 0..=MAX_FOLLOW_UPS {
             let mut members: Vec<RoundMember> = profile
                 .iter()
@@ -145,16 +194,58 @@ pub fn replay(
         }
     }
     Ok(ChurnResult {
-        rounds: events,
+        rounds: replayed,
         rebalances,
         moves,
         time_ms: spent * 1000.0,
     })
 }
 
-/// `rng.choice(sorted(profile ids))`, as a position in `profile`.
-fn sorted_pick(profile: &[Profile], rng: &mut PyRandom) -> usize {
-    let mut order: Vec<usize> = (0..profile.len()).collect();
-    order.sort_by(|&a, &b| profile[a].id.cmp(&profile[b].id));
-    order[rng.below(order.len())]
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The events follow the replay's rules: the same seed gives the same events; a leave
+        /// removes a current member and never the last one; even rounds leave while more than one
+        /// member is left; a join after a leave has the last departed member's profile, and its id
+        /// names its round.
+        #[test]
+        fn events_follow_the_rules(n in 1usize..8, rounds in 0u32..16, seed in any::<u64>()) {
+            let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+            let ev = events(&ids, rounds, seed);
+            prop_assert_eq!(&ev, &events(&ids, rounds, seed));
+            prop_assert_eq!(ev.len(), rounds as usize);
+            let mut current: Vec<(String, u32)> = ids.iter().cloned().zip(0..).collect();
+            let mut departed: Vec<u32> = Vec::new();
+            for (r, e) in ev.iter().enumerate() {
+                match e {
+                    Event::Leave { id } => {
+                        prop_assert!(current.len() > 1);
+                        prop_assert!(r % 2 == 0 || departed.is_empty());
+                        let at = current.iter().position(|c| &c.0 == id);
+                        prop_assert!(at.is_some(), "{} is not a member", id);
+                        departed.push(current.remove(at.unwrap()).1);
+                    }
+                    Event::Join { id, like_row } => {
+                        prop_assert!(r % 2 == 1 || current.len() == 1 || departed.is_empty());
+                        prop_assert_eq!(id, &format!("kassign-churn-{r}"));
+                        match departed.pop() {
+                            Some(row) => prop_assert_eq!(*like_row, row),
+                            None => prop_assert!(current.iter().any(|c| c.1 == *like_row)),
+                        }
+                        current.push((id.clone(), *like_row));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn seeds_choose_different_members() {
+        let ids: Vec<String> = (0..30).map(|i| format!("m{i:02}")).collect();
+        let first: std::collections::HashSet<Event> = (0..40).map(|s| events(&ids, 1, s)[0].clone()).collect();
+        assert!(first.len() > 15, "{first:?}");
+    }
 }

@@ -114,3 +114,101 @@ pub fn evaluate(group: &Group, placed: &Placed) -> Quality {
         violations,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::rows;
+    use super::super::{Group, OffsetReset, Placed};
+    use super::*;
+    use proptest::prelude::*;
+
+    const IDS: [&str; 5] = ["m0", "m1", "m2", "m3", "m4"];
+    const SUBS: [&[&str]; 3] = [&["t"], &["u"], &["t", "u"]];
+
+    proptest! {
+        /// The metrics of random placements (duplicates, partitions outside a member's
+        /// subscription, unassigned ones) against sums written out here from the definitions.
+        #[test]
+        fn metrics_match_their_definitions(
+            subs in proptest::collection::vec(0usize..3, 1..5),
+            sizes in (1i32..5, 1i32..5),
+            lags in proptest::collection::vec(0i64..1000, 8),
+            owned_by in proptest::collection::vec(proptest::option::of(0usize..5), 8),
+            picks in proptest::collection::vec((0usize..5, 0usize..8), 0..14),
+        ) {
+            // The group's partitions: those of the topics some member subscribes to.
+            let wanted = |t: &str| subs.iter().any(|&s| SUBS[s].contains(&t));
+            let parts: Vec<(&str, i32)> = (0..sizes.0)
+                .map(|p| ("t", p))
+                .chain((0..sizes.1).map(|p| ("u", p)))
+                .filter(|&(t, _)| wanted(t))
+                .collect();
+            // Previous owners: partition k owned by member owned_by[k] (when that member exists).
+            let mut owned: Vec<Vec<(&str, i32)>> = vec![Vec::new(); subs.len()];
+            for (k, &(t, p)) in parts.iter().enumerate() {
+                if let Some(m) = owned_by[k].filter(|&m| m < subs.len()) {
+                    owned[m].push((t, p));
+                }
+            }
+            let members: Vec<_> = subs
+                .iter()
+                .enumerate()
+                .map(|(m, &s)| (IDS[m], SUBS[s], owned[m].as_slice(), 1, None))
+                .collect();
+            let part_rows: Vec<_> =
+                parts.iter().enumerate().map(|(k, &(t, p))| (t, p, &[][..], 0, lags[k], Some(0))).collect();
+            let group = Group::build(&rows(&members, &part_rows), OffsetReset::Latest).unwrap();
+            let prob = &group.problem;
+            // The flat id of partition k of `parts` (topics sorted by name, as here).
+            let flat = |k: usize| -> u32 {
+                let (t, p) = parts[k];
+                let id = prob.topics.iter().position(|x| x == t).unwrap();
+                prob.topic_range(id as _).start + p as u32
+            };
+            let n = subs.len();
+            let mut per_member = vec![Vec::new(); n];
+            for &(m, k) in &picks {
+                if m < n && k < parts.len() {
+                    per_member[m].push(flat(k));
+                }
+            }
+            let q = evaluate(&group, &Placed::from_lists(per_member.clone()));
+            // Written out: member m of the problem is row group.row_of[m].
+            let subscribes = |m: usize, k: usize| SUBS[subs[group.row_of[m] as usize]].contains(&parts[k].0);
+            let k_of = |f: u32| (0..parts.len()).find(|&k| flat(k) == f).unwrap();
+            let mut seen = std::collections::HashSet::new();
+            let (mut violations, mut assigned) = (0, 0);
+            let mut member_lag = vec![0i64; n];
+            let mut now = std::collections::HashMap::new();
+            for (m, list) in per_member.iter().enumerate() {
+                for &f in list {
+                    let k = k_of(f);
+                    assigned += 1;
+                    if !seen.insert(f) || !subscribes(m, k) {
+                        violations += 1;
+                    }
+                    member_lag[m] += lags[k];
+                    now.insert(k, m);
+                }
+            }
+            let (mut moves, mut kept) = (0, 0);
+            for (k, prev) in owned_by.iter().enumerate().take(parts.len()) {
+                let Some(prev) = prev.filter(|&m| m < n) else { continue };
+                let prev_member = group.member_order[prev] as usize;
+                if now.get(&k) == Some(&prev_member) { kept += 1 } else { moves += 1 }
+            }
+            let counts: Vec<i64> = per_member.iter().map(|l| l.len() as i64).collect();
+            prop_assert_eq!(q.members, n as i64);
+            prop_assert_eq!(q.partitions, parts.len() as i64);
+            prop_assert_eq!(q.assigned, assigned);
+            prop_assert_eq!(q.unassigned, parts.len() as i64 - assigned);
+            prop_assert_eq!(q.violations, violations);
+            prop_assert_eq!(q.min_count, *counts.iter().min().unwrap());
+            prop_assert_eq!(q.max_count, *counts.iter().max().unwrap());
+            prop_assert_eq!(q.max_member_lag, *member_lag.iter().max().unwrap());
+            let mean = member_lag.iter().sum::<i64>() as f64 / n as f64;
+            prop_assert!((q.mean_member_lag - mean).abs() < 1e-9);
+            prop_assert_eq!((q.moves, q.kept), (moves, kept));
+        }
+    }
+}

@@ -16,7 +16,7 @@
 pub mod churn;
 pub mod metrics;
 pub mod problem;
-pub mod pyrandom;
+pub mod splitmix;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -88,12 +88,12 @@ pub use crate::model::MAX_PARTITIONS;
 
 /// Interned strings (topic or rack names) of one group.
 #[derive(Clone, Debug, Default)]
-pub struct Names {
+pub struct NameTable {
     pub names: Vec<String>,
     index: FxHashMap<String, u32>,
 }
 
-impl Names {
+impl NameTable {
     pub fn intern(&mut self, s: &str) -> u32 {
         if let Some(&i) = self.index.get(s) {
             return i;
@@ -142,7 +142,7 @@ pub struct PartRow {
 /// The rows of one group, as the job's `applyInArrow` function receives them.
 #[derive(Clone, Debug, Default)]
 pub struct GroupRows {
-    pub topics: Names,
+    pub topics: NameTable,
     pub members: Vec<MemberRow>,
     pub parts: Vec<PartRow>,
     pub state: Option<String>,
@@ -290,7 +290,7 @@ pub struct Group {
     pub instance_ids: Vec<Option<String>>,
     /// Member row => rack name (None for a null or empty rack).
     pub member_rack: Vec<Option<String>>,
-    pub topic_names: Names,
+    pub topic_names: NameTable,
     /// Subscribed topics, and those among them without partitions rows.
     pub topics: usize,
     pub missing_topics: usize,
@@ -306,7 +306,7 @@ pub struct Group {
     pub part_racks: Vec<Option<Vec<u32>>>,
     /// Member row => rack name id in `rack_names`.
     pub member_rack_id: Vec<Option<u32>>,
-    pub rack_names: Names,
+    pub rack_names: NameTable,
     /// Flat partition => previous owner (problem member index) or NO_OWNER.
     pub previous: Vec<u32>,
     pub lag_bound: Option<f64>,

@@ -5,7 +5,7 @@
 //! flat id `topic_base[t] + p`; members are sorted by id; subscriptions are numbered in the order
 //! of the first member (by id) that has them.
 
-use super::{Group, GroupError, GroupParts, GroupRows, Names, OffsetReset, Origin, Placed, NONE};
+use super::{Group, GroupError, GroupParts, GroupRows, NameTable, OffsetReset, Origin, Placed, NONE};
 use crate::model::{InputError, Member, PartId, Problem, ProblemBuilder, SubId};
 
 pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupParts) -> Result<Group, GroupError> {
@@ -63,7 +63,7 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         .iter()
         .map(|s| builder.subscription(&s.iter().map(|&t| names.get(t)).collect::<Vec<&str>>()))
         .collect();
-    let mut rack_names = Names::default();
+    let mut rack_names = NameTable::default();
     let mut member_rack = Vec::with_capacity(n_rows);
     let mut member_rack_id = Vec::with_capacity(n_rows);
     for (r, m) in rows.members.iter().enumerate() {

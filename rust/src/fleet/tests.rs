@@ -1,11 +1,11 @@
 use super::*;
 
 /// (id, topics, owned, generation, rack)
-type M<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, i32)], i32, Option<&'a str>);
+pub(super) type M<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, i32)], i32, Option<&'a str>);
 /// (topic, partition, replica racks, beginning, end, committed)
-type P<'a> = (&'a str, i32, &'a [&'a str], i64, i64, Option<i64>);
+pub(super) type P<'a> = (&'a str, i32, &'a [&'a str], i64, i64, Option<i64>);
 
-fn rows(members: &[M<'_>], parts: &[P<'_>]) -> GroupRows {
+pub(super) fn rows(members: &[M<'_>], parts: &[P<'_>]) -> GroupRows {
     let mut g = GroupRows::default();
     for (id, topics, owned, gen, rack) in members {
         let topics = topics.iter().map(|t| Some(g.topics.intern(t))).collect();

@@ -26,7 +26,7 @@ use pyo3_arrow::PyTable;
 use super::errors::run_detached;
 use super::fleet_arrow_in::{decode, one_batch};
 use super::fleet_arrow_out::{fleet_result_schema, to_batch};
-use super::fleet_callback::{Calling, PyAssigner};
+use super::fleet_callback::{PyAssigner, PyAssignerAdapter};
 use crate::fleet::{self, EvalOptions, Group, GroupRows, OffsetReset, ResultRow, RustAssigner};
 use crate::model::py_repr;
 
@@ -156,7 +156,7 @@ pub(super) fn evaluate_decoded<'py>(
                             inputs_class.clone(),
                         )?);
                     }
-                    let mut calling = Calling {
+                    let mut calling = PyAssignerAdapter {
                         inner: py_assigner.as_mut().unwrap(),
                         failure: None,
                     };

@@ -17,19 +17,19 @@ use crate::fleet::{self, Group, GroupRows, ResultRow};
 /// definition (`kassign.fleet.group.result_schema` reads it from here).
 pub(super) fn result_schema(with_assignment: bool) -> Arc<Schema> {
     use DataType::*;
-    let f = |n: &str, t: DataType| Field::new(n, t, true);
+    let field = |name: &str, t: DataType| Field::new(name, t, true);
     let mut fields = vec![
-        f("cluster", Utf8),
-        f("group_id", Utf8),
-        f("strategy", Utf8),
-        f("status", Utf8),
-        f("error", Utf8),
-        f("state", Utf8),
-        f("current_protocol", Utf8),
+        field("cluster", Utf8),
+        field("group_id", Utf8),
+        field("strategy", Utf8),
+        field("status", Utf8),
+        field("error", Utf8),
+        field("state", Utf8),
+        field("current_protocol", Utf8),
         // KIP-848 migration inputs: the group protocol ("classic" / "consumer", groups table) and
         // the number of members whose current assignment carries user data
-        f("group_protocol", Utf8),
-        f("custom_user_data", Int32),
+        field("group_protocol", Utf8),
+        field("custom_user_data", Int32),
     ];
     for n in [
         "members",
@@ -42,31 +42,34 @@ pub(super) fn result_schema(with_assignment: bool) -> Arc<Schema> {
         "max_count",
         "count_spread",
     ] {
-        fields.push(f(n, Int32));
+        fields.push(field(n, Int32));
     }
-    fields.push(f("count_ratio", Float64));
-    fields.push(f("sum_lag", Int64));
-    fields.push(f("max_lag", Int64));
-    fields.push(f("uncommitted", Int32));
-    fields.push(f("max_member_lag", Int64));
-    fields.push(f("mean_member_lag", Float64));
-    fields.push(f("lag_ratio", Float64));
-    fields.push(f("lag_ratio_bound", Float64));
+    fields.push(field("count_ratio", Float64));
+    fields.push(field("sum_lag", Int64));
+    fields.push(field("max_lag", Int64));
+    fields.push(field("uncommitted", Int32));
+    fields.push(field("max_member_lag", Int64));
+    fields.push(field("mean_member_lag", Float64));
+    fields.push(field("lag_ratio", Float64));
+    fields.push(field("lag_ratio_bound", Float64));
     // busiest member lag / max(top partition lag, mean): lag_ratio / lag_ratio_bound
-    fields.push(f("lag_vs_bound", Float64));
-    fields.push(f("lag_imbalanced", Boolean));
+    fields.push(field("lag_vs_bound", Float64));
+    fields.push(field("lag_imbalanced", Boolean));
     for n in ["moves", "kept", "rack_local", "rack_eligible"] {
-        fields.push(f(n, Int32));
+        fields.push(field(n, Int32));
     }
-    fields.push(f("rack_locality", Float64));
-    fields.push(f("violations", Int32));
-    fields.push(f("time_ms", Float64));
-    fields.push(f("churn_rounds", Int32));
-    fields.push(f("churn_rebalances", Int32));
-    fields.push(f("churn_moves", Int64));
-    fields.push(f("churn_time_ms", Float64));
+    fields.push(field("rack_locality", Float64));
+    fields.push(field("violations", Int32));
+    fields.push(field("time_ms", Float64));
+    fields.push(field("churn_rounds", Int32));
+    fields.push(field("churn_rebalances", Int32));
+    fields.push(field("churn_moves", Int64));
+    fields.push(field("churn_time_ms", Float64));
     if with_assignment {
-        fields.push(f("assignment", List(Arc::new(f("item", Struct(assignment_fields()))))));
+        fields.push(field(
+            "assignment",
+            List(Arc::new(field("item", Struct(assignment_fields())))),
+        ));
     }
     Arc::new(Schema::new(fields))
 }
@@ -91,32 +94,34 @@ pub(super) fn to_batch(
 ) -> PyResult<RecordBatch> {
     let n = rows.len();
     let i32c = |v: i64| v.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-    let s = |v: Option<&str>| -> ArrayRef { Arc::new(StringArray::from(vec![v; n])) };
-    let q = |f: &dyn Fn(&fleet::metrics::Quality) -> i64| -> ArrayRef {
+    let repeated_str = |v: Option<&str>| -> ArrayRef { Arc::new(StringArray::from(vec![v; n])) };
+    let quality_i32 = |get: &dyn Fn(&fleet::metrics::Quality) -> i64| -> ArrayRef {
         Arc::new(Int32Array::from(
             rows.iter()
-                .map(|r| r.quality.as_ref().map(|q| i32c(f(q))))
+                .map(|r| r.quality.as_ref().map(|q| i32c(get(q))))
                 .collect::<Vec<_>>(),
         ))
     };
-    let qf = |f: &dyn Fn(&fleet::metrics::Quality) -> Option<f64>| -> ArrayRef {
+    let quality_f64 = |get: &dyn Fn(&fleet::metrics::Quality) -> Option<f64>| -> ArrayRef {
         Arc::new(Float64Array::from(
-            rows.iter().map(|r| r.quality.as_ref().and_then(f)).collect::<Vec<_>>(),
+            rows.iter()
+                .map(|r| r.quality.as_ref().and_then(get))
+                .collect::<Vec<_>>(),
         ))
     };
-    let st = |f: &dyn Fn(&fleet::GroupStats) -> i64| -> Vec<Option<i64>> {
-        rows.iter().map(|r| r.stats.as_ref().map(f)).collect()
+    let stats_col = |get: &dyn Fn(&fleet::GroupStats) -> i64| -> Vec<Option<i64>> {
+        rows.iter().map(|r| r.stats.as_ref().map(get)).collect()
     };
-    let ch = |f: &dyn Fn(&fleet::churn::ChurnResult) -> i64| -> Vec<Option<i64>> {
-        rows.iter().map(|r| r.churn.as_ref().map(f)).collect()
+    let churn_col = |get: &dyn Fn(&fleet::churn::ChurnResult) -> i64| -> Vec<Option<i64>> {
+        rows.iter().map(|r| r.churn.as_ref().map(get)).collect()
     };
     let to32 = |v: Vec<Option<i64>>| -> ArrayRef {
         Arc::new(Int32Array::from(v.into_iter().map(|x| x.map(i32c)).collect::<Vec<_>>()))
     };
     let to64 = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(Int64Array::from(v)) };
     let mut cols: Vec<ArrayRef> = vec![
-        s(Some(cluster)),
-        s(Some(group_id)),
+        repeated_str(Some(cluster)),
+        repeated_str(Some(group_id)),
         Arc::new(StringArray::from(
             rows.iter().map(|r| Some(r.strategy.as_str())).collect::<Vec<_>>(),
         )),
@@ -128,9 +133,9 @@ pub(super) fn to_batch(
         Arc::new(StringArray::from(
             rows.iter().map(|r| r.error.as_deref()).collect::<Vec<_>>(),
         )),
-        s(group_rows.state.as_deref()),
-        s(group_rows.protocol.as_deref()),
-        s(group_rows.group_protocol.as_deref()),
+        repeated_str(group_rows.state.as_deref()),
+        repeated_str(group_rows.protocol.as_deref()),
+        repeated_str(group_rows.group_protocol.as_deref()),
         Arc::new(Int32Array::from(vec![Some(group_rows.custom_user_data); n])),
         // members: the metric when measured, else the group's (or row count's) size
         to32(
@@ -138,42 +143,42 @@ pub(super) fn to_batch(
                 .map(|r| Some(r.quality.as_ref().map_or(r.members, |q| q.members)))
                 .collect(),
         ),
-        to32(st(&|g| g.topics)),
-        to32(st(&|g| g.missing_topics)),
-        q(&|q| q.partitions),
-        q(&|q| q.assigned),
-        q(&|q| q.unassigned),
-        q(&|q| q.min_count),
-        q(&|q| q.max_count),
-        q(&|q| q.count_spread),
-        qf(&|q| q.count_ratio),
-        to64(st(&|g| g.sum_lag)),
-        to64(st(&|g| g.max_lag)),
-        to32(st(&|g| g.uncommitted)),
+        to32(stats_col(&|g| g.topics)),
+        to32(stats_col(&|g| g.missing_topics)),
+        quality_i32(&|q| q.partitions),
+        quality_i32(&|q| q.assigned),
+        quality_i32(&|q| q.unassigned),
+        quality_i32(&|q| q.min_count),
+        quality_i32(&|q| q.max_count),
+        quality_i32(&|q| q.count_spread),
+        quality_f64(&|q| q.count_ratio),
+        to64(stats_col(&|g| g.sum_lag)),
+        to64(stats_col(&|g| g.max_lag)),
+        to32(stats_col(&|g| g.uncommitted)),
         Arc::new(Int64Array::from(
             rows.iter()
                 .map(|r| r.quality.as_ref().map(|q| q.max_member_lag))
                 .collect::<Vec<_>>(),
         )),
-        qf(&|q| Some(q.mean_member_lag)),
-        qf(&|q| q.lag_ratio),
-        qf(&|q| q.lag_ratio_bound),
-        qf(&|q| q.lag_ratio.zip(q.lag_ratio_bound).map(|(r, b)| r / b)),
+        quality_f64(&|q| Some(q.mean_member_lag)),
+        quality_f64(&|q| q.lag_ratio),
+        quality_f64(&|q| q.lag_ratio_bound),
+        quality_f64(&|q| q.lag_ratio.zip(q.lag_ratio_bound).map(|(r, b)| r / b)),
         Arc::new(BooleanArray::from(
             rows.iter()
                 .map(|r| r.quality.as_ref().map(|q| q.lag_imbalanced))
                 .collect::<Vec<_>>(),
         )),
-        q(&|q| q.moves),
-        q(&|q| q.kept),
-        q(&|q| q.rack_local),
-        q(&|q| q.rack_eligible),
-        qf(&|q| q.rack_locality),
-        q(&|q| q.violations),
+        quality_i32(&|q| q.moves),
+        quality_i32(&|q| q.kept),
+        quality_i32(&|q| q.rack_local),
+        quality_i32(&|q| q.rack_eligible),
+        quality_f64(&|q| q.rack_locality),
+        quality_i32(&|q| q.violations),
         Arc::new(Float64Array::from(rows.iter().map(|r| r.time_ms).collect::<Vec<_>>())),
-        to32(ch(&|c| c.rounds)),
-        to32(ch(&|c| c.rebalances)),
-        to64(ch(&|c| c.moves)),
+        to32(churn_col(&|c| c.rounds)),
+        to32(churn_col(&|c| c.rebalances)),
+        to64(churn_col(&|c| c.moves)),
         Arc::new(Float64Array::from(
             rows.iter()
                 .map(|r| r.churn.as_ref().map(|c| c.time_ms))

@@ -30,7 +30,7 @@ pub(super) struct PyAssigner<'py, 'g> {
     row_members: Vec<Option<Bound<'py, PyAny>>>,
     joiner_members: HashMap<u32, Bound<'py, PyAny>>,
     ids: FxHashMap<String, Bound<'py, PyString>>,
-    ppt: Bound<'py, PyDict>,
+    partitions_per_topic: Bound<'py, PyDict>,
     lags: Bound<'py, PyDict>,
     topic_ids: FxHashMap<String, u32>,
     /// Problem topic id => its name as a Python string (the keys of `Inputs.subs`).
@@ -53,10 +53,10 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
         inputs_class: Bound<'py, PyAny>,
     ) -> PyResult<Self> {
         let p = &group.problem;
-        let ppt = PyDict::new(py);
+        let partitions_per_topic = PyDict::new(py);
         let names: Vec<Bound<'py, PyString>> = p.topics.iter().map(|t| PyString::new(py, t)).collect();
         for (t, name) in names.iter().enumerate() {
-            ppt.set_item(name, p.topic_len[t])?;
+            partitions_per_topic.set_item(name, p.topic_len[t])?;
         }
         // No strategy written in Python reads partition racks: they are not passed.
         let lags = PyDict::new(py);
@@ -110,7 +110,7 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             row_members: vec![None; group.num_members()],
             joiner_members: HashMap::new(),
             ids: FxHashMap::default(),
-            ppt,
+            partitions_per_topic,
             lags,
             topic_ids,
             topic_names: names,
@@ -226,7 +226,7 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 kwargs.set_item("subs", self.subs(problem)?)?;
                 let i = self
                     .inputs_class
-                    .call((members, &self.ppt, &self.lags), Some(&kwargs))?;
+                    .call((members, &self.partitions_per_topic, &self.lags), Some(&kwargs))?;
                 self.inputs.insert(key, i.clone());
                 i
             }
@@ -289,12 +289,12 @@ fn py_error(py: Python<'_>, e: &PyErr) -> StrategyError {
 
 /// Adapter: the PyAssigner as a core Assigner (Python errors abort the evaluation; they are
 /// carried out in `failure`).
-pub(super) struct Calling<'a, 'py, 'g> {
+pub(super) struct PyAssignerAdapter<'a, 'py, 'g> {
     pub(super) inner: &'a mut PyAssigner<'py, 'g>,
     pub(super) failure: Option<PyErr>,
 }
 
-impl Assigner for Calling<'_, '_, '_> {
+impl Assigner for PyAssignerAdapter<'_, '_, '_> {
     fn assign(&mut self, strategy: &str, problem: &Problem, origins: &[Origin]) -> Result<Placed, StrategyError> {
         match self.inner.call(strategy, problem, origins) {
             Ok(r) => r,

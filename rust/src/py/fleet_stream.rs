@@ -40,13 +40,13 @@ fn column(batch: &RecordBatch, name: &str, to: &DataType, what: &str) -> PyResul
 }
 
 /// Strings, plain or dictionary-encoded (the files keep rack and topic names as dictionaries).
-enum Names {
+enum StringColumn {
     Plain(StringArray),
     Dict(Int32Array, StringArray),
 }
 
-impl Names {
-    fn new(a: &ArrayRef, what: &str) -> PyResult<Names> {
+impl StringColumn {
+    fn new(a: &ArrayRef, what: &str) -> PyResult<StringColumn> {
         match a.data_type() {
             DataType::Dictionary(_, _) => {
                 let d = cast(
@@ -55,16 +55,21 @@ impl Names {
                     what,
                 )?;
                 let d = d.as_dictionary::<Int32Type>();
-                Ok(Names::Dict(d.keys().clone(), d.values().as_string::<i32>().clone()))
+                Ok(StringColumn::Dict(
+                    d.keys().clone(),
+                    d.values().as_string::<i32>().clone(),
+                ))
             }
-            _ => Ok(Names::Plain(cast(a, &DataType::Utf8, what)?.as_string::<i32>().clone())),
+            _ => Ok(StringColumn::Plain(
+                cast(a, &DataType::Utf8, what)?.as_string::<i32>().clone(),
+            )),
         }
     }
 
     fn get(&self, i: usize) -> Option<&str> {
         match self {
-            Names::Plain(s) => s.is_valid(i).then(|| s.value(i)),
-            Names::Dict(k, v) => {
+            StringColumn::Plain(s) => s.is_valid(i).then(|| s.value(i)),
+            StringColumn::Dict(k, v) => {
                 if k.is_null(i) {
                     return None;
                 }
@@ -93,7 +98,7 @@ pub struct StreamIndex {
     parts: ListArray,
     elems: StructArray,
     partition: Option<Int32Array>,
-    racks: Option<(ListArray, Names)>,
+    racks: Option<(ListArray, StringColumn)>,
     beginning: Option<Int64Array>,
     end: Option<Int64Array>,
     /// (cluster, topic) -> its row.
@@ -149,7 +154,7 @@ fn build_index(parts: &RecordBatch, offsets: Option<&RecordBatch>) -> PyResult<S
                 .as_list_opt::<i32>()
                 .ok_or_else(|| type_err("replica_racks", "expected a list"))?
                 .clone();
-            let names = Names::new(l.values(), "replica_racks")?;
+            let names = StringColumn::new(l.values(), "replica_racks")?;
             Some((l, names))
         }
     };

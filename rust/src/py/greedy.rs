@@ -1,20 +1,17 @@
-//! The placement kernels of the Python strategies `fair` and `lag-aware` ([`crate::greedy`]):
-//! `_core.greedy_deal` and `_core.greedy_carried`. A lag sum beyond `i64` raises OverflowError
-//! and the caller runs its Python code instead.
+//! The kernels of the Python strategies `fair` and `lag-aware` ([`crate::greedy`],
+//! [`crate::improve`]): `_core.greedy_deal`, `_core.greedy_carry_lag` and `_core.lag_improve`.
+//! Lags are int64 (a larger one raises OverflowError on conversion; `kassign.assign` rejects it
+//! first); members' total lags are exact 128-bit sums.
 
 use std::collections::HashMap;
 
-use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use super::errors::run_detached;
-use crate::greedy::{self, CarriedTopic, Overflow};
+use crate::greedy::{self, CarryLagTopic, Load};
 use crate::improve;
-
-fn overflow(_: Overflow) -> PyErr {
-    PyOverflowError::new_err("lag sum beyond int64")
-}
 
 /// Member indices of an eligible set (ascending ints in `0..n_members`).
 fn members_of(t: &Bound<'_, PyTuple>, n_members: usize) -> PyResult<Vec<u32>> {
@@ -67,18 +64,21 @@ fn greedy_deal(
     }
     run_detached(py, || {
         greedy::deal_global(n_members, &pools, &idx, &sizes, lag_of.as_deref())
-    })?
-    .map_err(overflow)
+    })
 }
 
 type TopicArg<'py> = (Bound<'py, PyTuple>, usize, Option<Vec<i64>>, Option<Vec<i64>>);
 
-/// `kassign.assignors.lag_aware._carried` with skew 0, after its topic order: `topics` as
+/// `kassign.assignors.lag_aware._carry_lag` with skew 0, after its topic order: `topics` as
 /// `(subscribers, partitions, lags or None, fixed owners or None)` in placement order, `load`
 /// each member's total lag. Returns (owners of each topic, the loads after placement). A fixed
-/// owner that is not a subscriber of its topic raises LookupError (the Python code's KeyError).
+/// owner that is not a subscriber of its topic raises LookupError.
 #[pyfunction]
-fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> PyResult<(Vec<Vec<i64>>, Vec<i64>)> {
+fn greedy_carry_lag(
+    py: Python<'_>,
+    topics: Vec<TopicArg<'_>>,
+    load: Vec<Load>,
+) -> PyResult<(Vec<Vec<i64>>, Vec<Load>)> {
     let n_members = load.len();
     let mut subs = Vec::with_capacity(topics.len());
     for (s, n, tl, fixed) in &topics {
@@ -92,10 +92,10 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> 
     if load.iter().any(|&x| x < 0) {
         return Err(PyValueError::new_err("load: non-negative lags"));
     }
-    let args: Vec<CarriedTopic<'_>> = topics
+    let args: Vec<CarryLagTopic<'_>> = topics
         .iter()
         .zip(&subs)
-        .map(|((_, n, tl, fixed), s)| CarriedTopic {
+        .map(|((_, n, tl, fixed), s)| CarryLagTopic {
             subscribers: s,
             n: *n,
             lags: tl.as_deref(),
@@ -103,11 +103,10 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> 
         })
         .collect();
     let mut load = load;
-    let out = run_detached(py, || greedy::carried(&args, &mut load))?;
+    let out = run_detached(py, || greedy::carry_lag(&args, &mut load))?;
     match out {
         Ok(owners) => Ok((owners, load)),
-        Err(Some(o)) => Err(overflow(o)),
-        Err(None) => Err(pyo3::exceptions::PyLookupError::new_err(
+        Err(greedy::NotSubscriber) => Err(pyo3::exceptions::PyLookupError::new_err(
             "a fixed owner is not a subscriber of its topic",
         )),
     }
@@ -115,18 +114,17 @@ fn greedy_carried(py: Python<'_>, topics: Vec<TopicArg<'_>>, load: Vec<i64>) -> 
 
 type PhaseArg = (f64, Option<Vec<Option<Vec<bool>>>>);
 /// (moves per phase, owners per topic, loads).
-type Improved = (Vec<usize>, Vec<Vec<i64>>, Vec<i64>);
+type Improved = (Vec<usize>, Vec<Vec<i64>>, Vec<Load>);
 
-/// `kassign.assignors.lag_aware`'s improvement pass (`_Improver`, [`crate::improve`]), by topic
+/// `kassign.assignors.lag_aware`'s improvement pass ([`crate::improve`]), by topic
 /// index: `subs` the subscribers of each topic, `owners` each topic's owner per partition,
 /// `arrays` each topic's lag per partition (None: no lag), `fill_order` the topics in the order
 /// the pass lists partitions, `load` each member's total lag, `overall` global mode, `stop` the
 /// busiest member's lag at which it stops, `phases` (least gain as a fraction, per-topic frozen
 /// flags or None) one run each, `limits` the pass's bounds (rounds per member, extra rounds,
 /// partners, partners while none helps, swap sample, work per tracked partition, extra work: the
-/// Python module's constants). Returns (moves per phase, owners after, loads after). Inputs the
-/// kernel cannot take exactly (a lag sum at or beyond 2^50, an owner out of range) raise
-/// OverflowError: the caller runs the Python class.
+/// Python module's constants). Returns (moves per phase, owners after, loads after). Inputs that
+/// do not describe a placement (an owner out of range, a negative lag) raise ValueError.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn lag_improve(
@@ -135,9 +133,9 @@ fn lag_improve(
     owners: Vec<Vec<i64>>,
     arrays: Vec<Option<Vec<i64>>>,
     fill_order: Vec<u32>,
-    load: Vec<i64>,
+    load: Vec<Load>,
     overall: bool,
-    stop: i64,
+    stop: Load,
     phases: Vec<PhaseArg>,
     limits: (usize, usize, usize, usize, usize, f64, u64),
 ) -> PyResult<Improved> {
@@ -177,15 +175,15 @@ fn lag_improve(
     })?;
     match out {
         Ok((moved, load)) => Ok((moved, owners, load)),
-        Err(improve::OutOfRange) => Err(PyOverflowError::new_err(
-            "lag_improve: inputs out of the kernel's range",
+        Err(improve::Malformed) => Err(PyValueError::new_err(
+            "lag_improve: owners, subscribers, lags or frozen flags do not describe a placement",
         )),
     }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_deal, m)?)?;
-    m.add_function(wrap_pyfunction!(greedy_carried, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy_carry_lag, m)?)?;
     m.add_function(wrap_pyfunction!(lag_improve, m)?)?;
     Ok(())
 }

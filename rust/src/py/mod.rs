@@ -16,6 +16,7 @@
 //! thread keeps running and a Rust panic becomes `kassign.InternalError`.
 
 mod assign;
+mod churn;
 mod claims;
 mod drop_in;
 mod errors;
@@ -65,6 +66,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     claims::register(m)?;
     greedy::register(m)?;
     lag::register(m)?;
+    churn::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -734,3 +734,145 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
     }
     place.owner
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{MemberInput, Problem, NO_OWNER};
+    use proptest::prelude::*;
+
+    /// A group with heterogeneous subscriptions: `subs[m]` the topics (indices) member m
+    /// subscribes to, `sizes[t]` topic t's partitions, `owned[m]` (topic, partition) claims.
+    fn problem(sizes: &[i64], subs: &[Vec<usize>], owned: &[Vec<(usize, i64)>], generation: i32) -> Problem {
+        let topics = sizes.iter().enumerate().map(|(t, &n)| (format!("t{t}"), n)).collect();
+        let members = subs
+            .iter()
+            .enumerate()
+            .map(|(m, ts)| MemberInput {
+                id: format!("m{m:02}"),
+                topics: ts.iter().map(|t| format!("t{t}")).collect(),
+                owned: owned
+                    .get(m)
+                    .map(|o| o.iter().map(|&(t, p)| (format!("t{t}"), p)).collect())
+                    .unwrap_or_default(),
+                generation,
+                ..Default::default()
+            })
+            .collect();
+        Problem::build(topics, members, vec![]).unwrap()
+    }
+
+    fn group() -> impl Strategy<Value = (Vec<i64>, Vec<Vec<usize>>)> {
+        (1usize..6, 1usize..9).prop_flat_map(|(nt, nm)| {
+            (
+                proptest::collection::vec(0i64..12, nt),
+                proptest::collection::vec(proptest::collection::btree_set(0..nt, 1..=nt), nm)
+                    .prop_map(|v| v.into_iter().map(|s| s.into_iter().collect()).collect()),
+            )
+        })
+    }
+
+    /// Every subscribed partition has exactly one owner, a subscriber of its topic; and no
+    /// partition could move to another subscriber holding two or more fewer (Java's balance
+    /// condition, implied by an optimal load vector).
+    fn check_valid_and_balanced(p: &Problem, owner: &[u32]) -> Result<(), TestCaseError> {
+        let nm = p.members.len();
+        let mut count = vec![0usize; nm];
+        for (part, &o) in owner.iter().enumerate() {
+            let t = p.topic_of(part as u32);
+            let subscribed = (0..nm).any(|m| p.subscribes(m as u32, t));
+            if !subscribed {
+                prop_assert_eq!(o, NO_OWNER);
+                continue;
+            }
+            prop_assert!(o != NO_OWNER, "partition {} unassigned", part);
+            prop_assert!(p.subscribes(o, t), "partition {} on a non-subscriber", part);
+            count[o as usize] += 1;
+        }
+        for (part, &o) in owner.iter().enumerate() {
+            if o == NO_OWNER {
+                continue;
+            }
+            let t = p.topic_of(part as u32);
+            for m in 0..nm {
+                prop_assert!(
+                    !(p.subscribes(m as u32, t) && count[o as usize] >= count[m] + 2),
+                    "partition {} could move from m{} ({}) to m{} ({})",
+                    part,
+                    o,
+                    count[o as usize],
+                    m,
+                    count[m]
+                );
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn fresh_groups_are_valid_and_balanced((sizes, subs) in group()) {
+            let p = problem(&sizes, &subs, &[], -1);
+            let a = super::super::assign(&p, false);
+            check_valid_and_balanced(&p, &a.owner)?;
+        }
+
+        /// With random history (claims on any partition, some invalid, some contested) the result
+        /// is still valid and balanced, and feeding it back as history changes nothing.
+        #[test]
+        fn history_is_kept_and_results_are_fixed_points(
+            (sizes, subs) in group(),
+            seed in proptest::collection::vec((0usize..8, 0usize..6, 0i64..14), 0..40),
+            cooperative in any::<bool>(),
+        ) {
+            let mut owned: Vec<Vec<(usize, i64)>> = vec![Vec::new(); subs.len()];
+            for (m, t, part) in seed {
+                if m < subs.len() && t < sizes.len() {
+                    owned[m].push((t, part));
+                }
+            }
+            let p = problem(&sizes, &subs, &owned, 3);
+            let a = super::super::assign(&p, false);
+            check_valid_and_balanced(&p, &a.owner)?;
+            let again: Vec<Vec<(usize, i64)>> = (0..subs.len())
+                .map(|m| {
+                    a.owner
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &o)| o == m as u32)
+                        .map(|(part, _)| {
+                            let (t, i) = p.split(part as u32);
+                            (p.topics[t as usize][1..].parse().unwrap(), i as i64)
+                        })
+                        .collect()
+                })
+                .collect();
+            let q = problem(&sizes, &subs, &again, 4);
+            let b = super::super::assign(&q, cooperative);
+            prop_assert_eq!(&b.owner, &a.owner);
+        }
+    }
+
+    #[test]
+    fn kept_claims_within_quota() {
+        // m0 subscribes to t0 and t1 and owns all 4 partitions; m1 (t1 only) joins. The optimal
+        // loads are 2 and 2, and m1 can only take t1: m0 keeps t0, the two moves are t1's.
+        let p = problem(
+            &[2, 2],
+            &[vec![0, 1], vec![1]],
+            &[vec![(0, 0), (0, 1), (1, 0), (1, 1)]],
+            1,
+        );
+        let a = super::super::assign(&p, false);
+        assert_eq!(a.owner, vec![0, 0, 1, 1]);
+        // With three t1 partitions the loads are 3 and 2: m0 keeps one of t1 as well.
+        let p = problem(
+            &[2, 3],
+            &[vec![0, 1], vec![1]],
+            &[vec![(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)]],
+            1,
+        );
+        let a = super::super::assign(&p, false);
+        assert_eq!(&a.owner[..2], &[0, 0]);
+        assert_eq!(a.owner[2..].iter().filter(|&&o| o == 0).count(), 1);
+    }
+}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 
-from .._types import Member
+from kassign._types import Member
 
 
 class Problem:

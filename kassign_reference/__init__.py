@@ -1,9 +1,11 @@
 """Pure-Python reference implementations (the oracle for differential tests and the "pure-Python
-version" in benchmarks).
+version" in benchmarks). Not part of the ``kassign`` package: this top-level package lives beside
+``tests/`` and ``benches/``, and both import it from here (pytest puts the repository root on the
+path, ``pyproject.toml``; the benches add it themselves).
 
-``kassign.reference.assign`` has the signature of :func:`kassign.assign` and returns the same
+``kassign_reference.assign`` has the signature of :func:`kassign.assign` and returns the same
 assignment as the Rust core for ``sticky`` and ``cooperative-sticky`` (tests compare them on
-random groups). It is readable rather than fast: see :mod:`kassign.reference.sticky` for the
+random groups). It is readable rather than fast: see :mod:`kassign_reference.sticky` for the
 algorithm.
 """
 
@@ -12,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._types import Member, TopicPartition
+from kassign._types import Member, TopicPartition
+
 from . import sticky
 from ._problem import Problem
 
@@ -31,7 +34,7 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Pure-Python ``sticky`` / ``cooperative-sticky``; same contract as :func:`kassign.assign`."""
-    from .. import _check_members, _check_partition_racks, _core
+    from kassign import _check_members, _check_partition_racks, _core
 
     if not isinstance(strategy, str):
         raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
