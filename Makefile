@@ -9,7 +9,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
-	bench-rebalance clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
+	bench-rebalance clean dist dist-smoke broker-plugin lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -138,6 +138,27 @@ dist: $(VENV)/.tools
 		$(VENV)/bin/maturin build --release --compatibility manylinux2014 --zig --out dist --quiet
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
+
+# The broker-side assignor (java/broker/, docs/broker.md) -> dist/kassign-broker-<version>.jar, the
+# version being Cargo.toml's (the wheel's). Its JNI library (rust/src/jni/, the `jni` feature) is
+# linked by zig against glibc 2.17 symbols, as the wheel is, and bundled in the jar; Maven runs the
+# module's tests (java/broker/src/test) against the bundled library on the way.
+KASSIGN_VERSION := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
+BROKER_TARGET_DIR ?= target/broker
+BROKER_NATIVE_DIR := target/broker-native
+BROKER_JAR := dist/kassign-broker-$(KASSIGN_VERSION).jar
+broker-plugin: $(VENV)/.tools
+	PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(BROKER_TARGET_DIR) \
+		$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet --lib --no-default-features --features jni \
+		--target x86_64-unknown-linux-gnu.2.17
+	mkdir -p $(BROKER_NATIVE_DIR)/kassign/broker/native/linux-x86_64
+	cp $(BROKER_TARGET_DIR)/x86_64-unknown-linux-gnu/release/libkassign.so \
+		$(BROKER_NATIVE_DIR)/kassign/broker/native/linux-x86_64/libkassign.so
+	mvn -q -B -f java/broker/pom.xml -Drevision=$(KASSIGN_VERSION) \
+		-Dkassign.native.dir=$(abspath $(BROKER_NATIVE_DIR)) package
+	mkdir -p dist
+	cp java/broker/target/kassign-broker-$(KASSIGN_VERSION).jar $(BROKER_JAR)
+	ls -l $(BROKER_JAR)
 
 # Install the wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py.
 dist-smoke: dist

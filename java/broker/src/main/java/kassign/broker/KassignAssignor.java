@@ -1,0 +1,214 @@
+package kassign.broker;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+
+/**
+ * kassign's broker-side assignor for the consumer group protocol (KIP-848), named {@value #NAME}.
+ *
+ * <p>It computes kassign's {@code server-kassign} (docs/broker.md): the most balanced assignment
+ * the subscriptions allow (smallest sum of squared member loads), then the most partitions kept
+ * from the current target assignment, then KIP-881 rack locality (member rack against the racks of
+ * a partition's replicas), never at the cost of balance. Partitions the group spec marks as not
+ * assignable stay unassigned.
+ *
+ * <p>The computation runs in kassign's Rust core through one JNI call per {@link #assign}: the group
+ * crosses as flat arrays and the owners come back as one {@code int[]}. This class only converts.
+ * It keeps no state between calls and is safe to call from several threads at once.
+ *
+ * <p>Install: put the jar on the broker's class path and name {@code kassign.broker.KassignAssignor}
+ * in {@code group.consumer.assignors}; clients select it with {@code group.remote.assignor=kassign}.
+ * The constructor loads the native library, so a broker that cannot load it fails at start-up with
+ * a message saying what to do ({@link NativeLibrary}).
+ */
+public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
+
+    /** The assignor's name, as clients give it in {@code group.remote.assignor}. */
+    public static final String NAME = "kassign";
+
+    /** Loads the native library now (not on a group's first rebalance). */
+    public KassignAssignor() {
+        NativeLibrary.load();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber describer)
+            throws PartitionAssignorException {
+        try {
+            return compute(groupSpec, describer);
+        } catch (PartitionAssignorException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new PartitionAssignorException("kassign: " + e, e);
+        }
+    }
+
+    private static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer) {
+        String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
+        int m = memberIds.length;
+        // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
+        // know has no partitions to assign.
+        Map<Uuid, Integer> topicIndex = new HashMap<>();
+        List<Uuid> topics = new ArrayList<>();
+        List<Integer> counts = new ArrayList<>();
+        int[] subOffsets = new int[m + 1];
+        int subTotal = 0;
+        MemberSubscription[] subs = new MemberSubscription[m];
+        for (int i = 0; i < m; i++) {
+            subs[i] = groupSpec.memberSubscription(memberIds[i]);
+            subTotal += subs[i].subscribedTopicIds().size();
+        }
+        int[] subTopics = new int[subTotal];
+        Map<String, Integer> rackIndex = new HashMap<>();
+        List<String> rackNames = new ArrayList<>();
+        int[] memberRacks = new int[m];
+        boolean anyRack = false;
+        int k = 0;
+        for (int i = 0; i < m; i++) {
+            for (Uuid t : subs[i].subscribedTopicIds()) {
+                Integer idx = topicIndex.get(t);
+                if (idx == null) {
+                    idx = topics.size();
+                    topicIndex.put(t, idx);
+                    topics.add(t);
+                    counts.add(Math.max(describer.numPartitions(t), 0));
+                }
+                subTopics[k++] = idx;
+            }
+            subOffsets[i + 1] = k;
+            Optional<String> rack = subs[i].rackId();
+            if (rack.isPresent() && !rack.get().isEmpty()) {
+                anyRack = true;
+                memberRacks[i] = rackIndex.computeIfAbsent(rack.get(), r -> {
+                    rackNames.add(r);
+                    return rackNames.size() - 1;
+                });
+            } else {
+                memberRacks[i] = -1;
+            }
+        }
+        int nt = topics.size();
+        String[] topicNames = new String[nt];
+        int[] partitionCounts = new int[nt];
+        long totalPartitions = 0;
+        for (int t = 0; t < nt; t++) {
+            topicNames[t] = topics.get(t).toString();
+            partitionCounts[t] = counts.get(t);
+            totalPartitions += partitionCounts[t];
+        }
+        if (totalPartitions > Integer.MAX_VALUE - 8) {
+            throw new PartitionAssignorException("kassign: " + totalPartitions + " partitions exceed the supported maximum");
+        }
+        int total = (int) totalPartitions;
+        // Current target assignment, as (topic index, partition) pairs per member.
+        int[] ownedOffsets = new int[m + 1];
+        int ownedTotal = 0;
+        MemberAssignment[] current = new MemberAssignment[m];
+        for (int i = 0; i < m; i++) {
+            current[i] = groupSpec.memberAssignment(memberIds[i]);
+            if (current[i] != null) {
+                for (Set<Integer> ps : current[i].partitions().values()) ownedTotal += ps.size();
+            }
+        }
+        int[] ownedTopics = new int[ownedTotal];
+        int[] ownedPartitions = new int[ownedTotal];
+        k = 0;
+        for (int i = 0; i < m; i++) {
+            if (current[i] != null) {
+                for (Map.Entry<Uuid, Set<Integer>> e : current[i].partitions().entrySet()) {
+                    Integer idx = topicIndex.get(e.getKey());
+                    int ti = idx == null ? -1 : idx;
+                    for (int p : e.getValue()) {
+                        ownedTopics[k] = ti;
+                        ownedPartitions[k] = p;
+                        k++;
+                    }
+                }
+            }
+            ownedOffsets[i + 1] = k;
+        }
+        // Replica racks (only read when some member has a rack: otherwise they cannot matter).
+        int[] partitionRackOffsets = null;
+        int[] partitionRacks = null;
+        if (anyRack) {
+            partitionRackOffsets = new int[total + 1];
+            int[] buf = new int[Math.max(16, total)];
+            int n = 0;
+            int flat = 0;
+            for (int t = 0; t < nt; t++) {
+                for (int p = 0; p < partitionCounts[t]; p++) {
+                    Set<String> racks = describer.racksForPartition(topics.get(t), p);
+                    if (racks != null) {
+                        for (String r : racks) {
+                            if (r == null || r.isEmpty()) continue;
+                            if (n == buf.length) buf = java.util.Arrays.copyOf(buf, buf.length * 2);
+                            buf[n++] = rackIndex.computeIfAbsent(r, x -> {
+                                rackNames.add(x);
+                                return rackNames.size() - 1;
+                            });
+                        }
+                    }
+                    partitionRackOffsets[++flat] = n;
+                }
+            }
+            partitionRacks = java.util.Arrays.copyOf(buf, n);
+        }
+        // Assignability (every partition, for consumer groups); the array only when one is not.
+        byte[] assignable = null;
+        int flat = 0;
+        for (int t = 0; t < nt; t++) {
+            Uuid id = topics.get(t);
+            for (int p = 0; p < partitionCounts[t]; p++, flat++) {
+                if (!groupSpec.isPartitionAssignable(id, p)) {
+                    if (assignable == null) {
+                        assignable = new byte[total];
+                        java.util.Arrays.fill(assignable, (byte) 1);
+                    }
+                    assignable[flat] = 0;
+                }
+            }
+        }
+        int[] owners = NativeAssignor.assign(memberIds, memberRacks, rackNames.toArray(new String[0]),
+            topicNames, partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
+            partitionRackOffsets, partitionRacks, assignable);
+        if (owners == null || owners.length != total) {
+            throw new PartitionAssignorException("kassign: the native library returned "
+                + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
+        }
+        // Owners back to one map per member.
+        @SuppressWarnings("unchecked")
+        Map<Uuid, Set<Integer>>[] plans = new Map[m];
+        for (int i = 0; i < m; i++) plans[i] = new HashMap<>();
+        flat = 0;
+        for (int t = 0; t < nt; t++) {
+            Uuid id = topics.get(t);
+            int n = partitionCounts[t];
+            for (int p = 0; p < n; p++, flat++) {
+                int o = owners[flat];
+                if (o >= 0) plans[o].computeIfAbsent(id, x -> new HashSet<>()).add(p);
+            }
+        }
+        Map<String, MemberAssignment> out = new HashMap<>(m * 2);
+        for (int i = 0; i < m; i++) out.put(memberIds[i], new KassignMemberAssignment(plans[i]));
+        return new GroupAssignment(out);
+    }
+}
