@@ -43,10 +43,13 @@ demo: develop
 test-rust:
 	cargo test --quiet
 
-test-python: develop
+# The broker plugin's jar first: tests/test_broker_plugin.py loads it into the coordinator's classes
+# and into real brokers.
+test-python: develop broker-plugin
 	$(PY) -m pytest -q
 
-# All tests: Rust unit tests, then the Python suite (unit, property, broker, Spark).
+# All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
+# property, broker, Spark).
 test: test-rust test-python
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
@@ -177,6 +180,7 @@ lint-rust:
 	cargo fmt --check
 	cargo clippy --quiet --all-targets -- -D warnings
 	cargo clippy --quiet --all-targets --features python -- -D warnings
+	cargo clippy --quiet --all-targets --features jni -- -D warnings
 
 # Rewrite formatting in place: ruff's safe fixes (imports, py310 syntax), ruff format, cargo fmt.
 fmt: $(VENV)/.tools

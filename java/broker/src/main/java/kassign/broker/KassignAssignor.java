@@ -1,6 +1,7 @@
 package kassign.broker;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -71,20 +72,17 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         List<Uuid> topics = new ArrayList<>();
         List<Integer> counts = new ArrayList<>();
         int[] subOffsets = new int[m + 1];
-        int subTotal = 0;
-        MemberSubscription[] subs = new MemberSubscription[m];
-        for (int i = 0; i < m; i++) {
-            subs[i] = groupSpec.memberSubscription(memberIds[i]);
-            subTotal += subs[i].subscribedTopicIds().size();
-        }
-        int[] subTopics = new int[subTotal];
+        // Grown as the ids are iterated: the coordinator's subscribedTopicIds() is a view over
+        // topic names whose size() counts names that resolve to no topic id, which iteration skips.
+        int[] subTopics = new int[Math.max(16, m)];
         Map<String, Integer> rackIndex = new HashMap<>();
         List<String> rackNames = new ArrayList<>();
         int[] memberRacks = new int[m];
         boolean anyRack = false;
         int k = 0;
         for (int i = 0; i < m; i++) {
-            for (Uuid t : subs[i].subscribedTopicIds()) {
+            MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
+            for (Uuid t : sub.subscribedTopicIds()) {
                 Integer idx = topicIndex.get(t);
                 if (idx == null) {
                     idx = topics.size();
@@ -92,10 +90,11 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     topics.add(t);
                     counts.add(Math.max(describer.numPartitions(t), 0));
                 }
+                if (k == subTopics.length) subTopics = Arrays.copyOf(subTopics, k * 2);
                 subTopics[k++] = idx;
             }
             subOffsets[i + 1] = k;
-            Optional<String> rack = subs[i].rackId();
+            Optional<String> rack = sub.rackId();
             if (rack.isPresent() && !rack.get().isEmpty()) {
                 anyRack = true;
                 memberRacks[i] = rackIndex.computeIfAbsent(rack.get(), r -> {
@@ -106,6 +105,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 memberRacks[i] = -1;
             }
         }
+        subTopics = Arrays.copyOf(subTopics, k);
         int nt = topics.size();
         String[] topicNames = new String[nt];
         int[] partitionCounts = new int[nt];
@@ -160,7 +160,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     if (racks != null) {
                         for (String r : racks) {
                             if (r == null || r.isEmpty()) continue;
-                            if (n == buf.length) buf = java.util.Arrays.copyOf(buf, buf.length * 2);
+                            if (n == buf.length) buf = Arrays.copyOf(buf, buf.length * 2);
                             buf[n++] = rackIndex.computeIfAbsent(r, x -> {
                                 rackNames.add(x);
                                 return rackNames.size() - 1;
@@ -170,7 +170,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     partitionRackOffsets[++flat] = n;
                 }
             }
-            partitionRacks = java.util.Arrays.copyOf(buf, n);
+            partitionRacks = Arrays.copyOf(buf, n);
         }
         // Assignability (every partition, for consumer groups); the array only when one is not.
         byte[] assignable = null;
@@ -181,7 +181,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 if (!groupSpec.isPartitionAssignable(id, p)) {
                     if (assignable == null) {
                         assignable = new byte[total];
-                        java.util.Arrays.fill(assignable, (byte) 1);
+                        Arrays.fill(assignable, (byte) 1);
                     }
                     assignable[flat] = 0;
                 }

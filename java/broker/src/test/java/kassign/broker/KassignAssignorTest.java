@@ -117,6 +117,22 @@ class KassignAssignorTest {
     }
 
     @Test
+    void subscriptionViewsWhoseSizeCountsMissingTopics() {
+        // The coordinator's subscribedTopicIds() is a view over names: size() counts a name that
+        // resolves to no topic id, iteration skips it.
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(3);
+        Set<Uuid> view = new java.util.AbstractSet<>() {
+            public java.util.Iterator<Uuid> iterator() { return List.of(a).iterator(); }
+            public int size() { return 2; }
+        };
+        g.members.put("m1", new FakeGroup.Sub(java.util.Optional.empty(), java.util.Optional.empty(), view));
+        g.member("m2", null, a);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+    }
+
+    @Test
     void partitionsThatAreNotAssignableStayUnassigned() {
         FakeGroup g = new FakeGroup();
         Uuid a = g.topic(6);
