@@ -186,7 +186,7 @@ class PluginCluster:
         from confluent_kafka.admin import AdminClient, NewTopic
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        spec = NewTopic(name, replica_assignment=[[p % 3 + 1] for p in range(partitions)])
+        spec = NewTopic(name, partitions, -1, replica_assignment=[[p % 3 + 1] for p in range(partitions)])
         admin.create_topics([spec])[name].result(timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

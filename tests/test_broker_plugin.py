@@ -139,6 +139,17 @@ def produce(cluster: PluginCluster, topics: dict[str, int], start: int, count: i
     assert p.flush(60) == 0, "records left unsent"
 
 
+def log_ends(cluster: PluginCluster, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """The log end offset of each partition, read by a consumer of its own (no group)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "kassign-log-ends", "enable.auto.commit": False})
+    try:
+        return {tp: c.get_watermark_offsets(TopicPartition(*tp), timeout=10)[1] for tp in partitions}
+    finally:
+        c.close()
+
+
 def predict(state: dict, previous: dict[str, list], topics: dict[str, int], ids: dict[str, str], racks: dict) -> dict:
     """``server-kassign`` from Python on the inputs the broker gave the plugin."""
     names = {v: k for k, v in ids.items()}
@@ -232,8 +243,7 @@ def test_group_on_three_brokers(plugin_cluster, java_consumer, tmp_path):
             }
             ends: dict[tuple[str, int], int] = {}
             if consumed >= set(range(produced)):
-                watermarks = confluent["c2"].consumer.get_watermark_offsets
-                ends = {tp: watermarks(TopicPartition(*tp), timeout=10)[1] for tp in end}
+                ends = log_ends(cluster, end)
                 if committed == ends:
                     break
             assert time.monotonic() < deadline, (produced, len(consumed), committed, ends)

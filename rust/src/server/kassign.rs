@@ -258,6 +258,7 @@ fn b_partition(problem: &Problem, t: u32, p: i64) -> Option<PartId> {
 mod tests {
     use super::*;
 
+    #[allow(clippy::too_many_arguments)]
     fn group<'a>(
         ids: &[&str],
         topics: &[&str],

@@ -1,0 +1,72 @@
+"""kassign's broker plugin against the broker's ``UniformAssignor``, inside one JVM.
+
+For each benchmark scenario (benches/scenarios.py: the 1M-partition shapes and the N = P series,
+fresh and round 2), ``kassign.peers.Harness time`` builds the coordinator's own input once
+(``GroupSpecImpl``, ``SubscribedTopicDescriberImpl``; ServerBench.java) and times
+``assignor.assign(groupSpec, describer)`` for ``server-uniform`` (Apache Kafka 4.4.0's
+``UniformAssignor``) and ``server-kassign`` (``kassign.broker.KassignAssignor`` from
+``dist/kassign-broker-<version>.jar``: the conversions, the JNI call and the result maps included).
+Prints a Markdown table of medians (BENCHMARKS.md, "The broker plugin").
+
+    python benches/broker_plugin.py            # needs `make broker-plugin` first
+    python benches/broker_plugin.py --shapes np-1000/fresh
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHES = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCHES))
+sys.path.insert(0, str(BENCHES.parent / "tests"))
+
+import scenarios  # noqa: E402
+import server_diff  # noqa: E402
+import server_kassign_diff  # noqa: E402
+
+SHAPES = [
+    f"{shape}/{rnd}"
+    for shape in ("java-large-uniform", "java-large-imbalance", "np-1000", "np-2100", "np-10000", "np-100000")
+    for rnd in ("fresh", "round2")
+]
+STRATEGIES = ("server-uniform", "server-kassign")
+
+
+def time_one(strategy: str, scenario: Path, budget: float) -> float:
+    classpath = f"{server_diff.build_java()}:{server_kassign_diff.plugin_jar()}"
+    proc = subprocess.run(
+        ["java", "-Xmx6g", "-cp", classpath, "kassign.peers.Harness", "time", "--strategy", strategy]
+        + ["--repeat", "7", "--budget", str(budget), "--warmup", "2", str(scenario)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    done = [json.loads(line) for line in proc.stdout.splitlines() if '"done"' in line]
+    return float(done[-1]["median"])
+
+
+def fmt(sec: float) -> str:
+    return f"{sec * 1e3:.1f} ms" if sec >= 1e-3 else f"{sec * 1e6:.0f} µs"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", nargs="*", default=SHAPES)
+    ap.add_argument("--budget", type=float, default=10.0, help="seconds of samples per cell")
+    args = ap.parse_args(argv)
+    print("| scenario | uniform (Java) | kassign plugin (JNI) | uniform / kassign |")
+    print("| --- | ---: | ---: | ---: |")
+    for name in args.shapes:
+        path = scenarios.scenario_path(name)
+        u = time_one("server-uniform", path, args.budget)
+        k = time_one("server-kassign", path, args.budget)
+        print(f"| {name} | {fmt(u)} | {fmt(k)} | {u / k:.2f}x |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
