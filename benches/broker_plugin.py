@@ -6,7 +6,7 @@ fresh and round 2), ``kassign.peers.Harness time`` builds the coordinator's own 
 ``assignor.assign(groupSpec, describer)`` for ``server-uniform`` (Apache Kafka 4.4.0's
 ``UniformAssignor``) and ``server-kassign`` (``kassign.broker.KassignAssignor`` from
 ``dist/kassign-broker-<version>.jar``: the conversions, the JNI call and the result maps included).
-Prints a Markdown table of medians (BENCHMARKS.md, "The broker plugin").
+Prints a Markdown table of medians, wall and CPU time (BENCHMARKS.md, "The broker plugin").
 
     python benches/broker_plugin.py            # needs `make broker-plugin` first
     python benches/broker_plugin.py --shapes np-1000/fresh
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +38,9 @@ SHAPES = [
 STRATEGIES = ("server-uniform", "server-kassign")
 
 
-def time_one(strategy: str, scenario: Path, budget: float) -> float:
+def time_one(strategy: str, scenario: Path, budget: float) -> tuple[float, float]:
+    """Median wall time and median process CPU time of one call (the CPU time counts every JVM
+    thread, GC included; on a loaded machine it is the steadier of the two)."""
     classpath = f"{server_diff.build_java()}:{server_kassign_diff.plugin_jar()}"
     proc = subprocess.run(
         ["java", "-Xmx6g", "-cp", classpath, "kassign.peers.Harness", "time", "--strategy", strategy]
@@ -45,8 +49,9 @@ def time_one(strategy: str, scenario: Path, budget: float) -> float:
         text=True,
         check=True,
     )
-    done = [json.loads(line) for line in proc.stdout.splitlines() if '"done"' in line]
-    return float(done[-1]["median"])
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    samples = [e for e in events if e.get("event") == "sample"]
+    return statistics.median(e["seconds"] for e in samples), statistics.median(e["cpu"] for e in samples)
 
 
 def fmt(sec: float) -> str:
@@ -58,13 +63,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", nargs="*", default=SHAPES)
     ap.add_argument("--budget", type=float, default=10.0, help="seconds of samples per cell")
     args = ap.parse_args(argv)
-    print("| scenario | uniform (Java) | kassign plugin (JNI) | uniform / kassign |")
-    print("| --- | ---: | ---: | ---: |")
+    print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    print()
+    print("| scenario | uniform wall | kassign wall | uniform CPU | kassign CPU | CPU uniform / kassign |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name in args.shapes:
         path = scenarios.scenario_path(name)
-        u = time_one("server-uniform", path, args.budget)
-        k = time_one("server-kassign", path, args.budget)
-        print(f"| {name} | {fmt(u)} | {fmt(k)} | {u / k:.2f}x |", flush=True)
+        uw, uc = time_one("server-uniform", path, args.budget)
+        kw, kc = time_one("server-kassign", path, args.budget)
+        row = [name, fmt(uw), fmt(kw), fmt(uc), fmt(kc), f"{uc / kc:.2f}x"]
+        print("| " + " | ".join(row) + " |", flush=True)
     return 0
 
 
