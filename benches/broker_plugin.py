@@ -62,17 +62,37 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", nargs="*", default=SHAPES)
     ap.add_argument("--budget", type=float, default=10.0, help="seconds of samples per cell")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        default=BENCHES / "results" / "broker_plugin.json",
+        help="where run_all.py's BENCHMARKS.md section reads the figures (default: %(default)s)",
+    )
     args = ap.parse_args(argv)
-    print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    load = os.getloadavg()
+    print(f"load average at start: {' '.join(f'{x:.1f}' for x in load)} ({os.cpu_count()} CPUs)")
     print()
     print("| scenario | uniform wall | kassign wall | uniform CPU | kassign CPU | CPU uniform / kassign |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    rows = []
     for name in args.shapes:
         path = scenarios.scenario_path(name)
         uw, uc = time_one("server-uniform", path, args.budget)
         kw, kc = time_one("server-kassign", path, args.budget)
+        rows.append({"scenario": name, "uniform_wall": uw, "kassign_wall": kw, "uniform_cpu": uc, "kassign_cpu": kc})
         row = [name, fmt(uw), fmt(kw), fmt(uc), fmt(kc), f"{uc / kc:.2f}x"]
         print("| " + " | ".join(row) + " |", flush=True)
+    if args.json:
+        end = os.getloadavg()
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "command": "python benches/broker_plugin.py"
+            + (f" --budget {args.budget:g}" if args.budget != 10.0 else ""),
+            "load": f"{load[0]:.1f} at start, {end[0]:.1f} at the end",
+            "cpus": os.cpu_count(),
+            "rows": rows,
+        }
+        args.json.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 

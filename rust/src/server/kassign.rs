@@ -173,13 +173,32 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
         })
         .collect::<Result<_, _>>()?;
     b.reserve_members(m);
+    // TopicIds are name order: sorting a subscription's ids sorts its names (no string sort), and
+    // a member subscribed like the one before reuses its SubId (no hashing of names).
+    let mut name_of: Vec<&str> = vec![""; t];
+    for (i, &tid) in tids.iter().enumerate() {
+        name_of[tid as usize] = g.topics[i].as_str();
+    }
     let mut names: Vec<&str> = Vec::new();
+    let mut sub_ids: Vec<u32> = Vec::new();
+    let mut prev: Option<(Vec<u32>, u32)> = None;
     let mut owned: Vec<PartId> = Vec::new();
     for (i, id) in g.member_ids.iter().enumerate() {
-        names.clear();
         let (s0, s1) = (g.sub_offsets[i] as usize, g.sub_offsets[i + 1] as usize);
-        names.extend(g.sub_topics[s0..s1].iter().map(|&x| g.topics[x as usize].as_str()));
-        let sub = b.subscription(&names);
+        sub_ids.clear();
+        sub_ids.extend(g.sub_topics[s0..s1].iter().map(|&x| tids[x as usize]));
+        sub_ids.sort_unstable();
+        sub_ids.dedup();
+        let sub = match &prev {
+            Some((ids, s)) if *ids == sub_ids => *s,
+            _ => {
+                names.clear();
+                names.extend(sub_ids.iter().map(|&x| name_of[x as usize]));
+                let s = b.subscription(&names);
+                prev = Some((sub_ids.clone(), s));
+                s
+            }
+        };
         owned.clear();
         let (o0, o1) = (g.owned_offsets[i] as usize, g.owned_offsets[i + 1] as usize);
         for k in o0..o1 {

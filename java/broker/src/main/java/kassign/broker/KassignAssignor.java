@@ -194,18 +194,35 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             throw new PartitionAssignorException("kassign: the native library returned "
                 + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
         }
-        // Owners back to one map per member.
+        // Owners back to one map per member, topic by topic: count each member's partitions of the
+        // topic first, so every set is allocated once at its final size.
         @SuppressWarnings("unchecked")
         Map<Uuid, Set<Integer>>[] plans = new Map[m];
         for (int i = 0; i < m; i++) plans[i] = new HashMap<>();
+        @SuppressWarnings("unchecked")
+        Set<Integer>[] sets = new Set[m];
+        int[] count = new int[m];
+        int[] touched = new int[m];
         flat = 0;
         for (int t = 0; t < nt; t++) {
             Uuid id = topics.get(t);
             int n = partitionCounts[t];
-            for (int p = 0; p < n; p++, flat++) {
-                int o = owners[flat];
-                if (o >= 0) plans[o].computeIfAbsent(id, x -> new HashSet<>()).add(p);
+            int nTouched = 0;
+            for (int p = 0; p < n; p++) {
+                int o = owners[flat + p];
+                if (o >= 0 && count[o]++ == 0) touched[nTouched++] = o;
             }
+            for (int k2 = 0; k2 < nTouched; k2++) {
+                int o = touched[k2];
+                sets[o] = new HashSet<>((int) (count[o] / 0.75f) + 1);
+                plans[o].put(id, sets[o]);
+                count[o] = 0;
+            }
+            for (int p = 0; p < n; p++) {
+                int o = owners[flat + p];
+                if (o >= 0) sets[o].add(p);
+            }
+            flat += n;
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);
         for (int i = 0; i < m; i++) out.put(memberIds[i], new KassignMemberAssignment(plans[i]));
