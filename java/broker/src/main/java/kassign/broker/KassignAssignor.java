@@ -2,6 +2,7 @@ package kassign.broker;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -17,6 +18,7 @@ import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.MemberSubscription;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 
 /**
  * kassign's broker-side assignor for the consumer group protocol (KIP-848), named {@value #NAME}.
@@ -63,6 +65,11 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         }
     }
 
+    /** A HashMap/HashSet capacity that holds {@code n} entries without resizing. */
+    private static int capacity(int n) {
+        return (int) (n / 0.75f) + 1;
+    }
+
     private static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer) {
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
@@ -79,10 +86,18 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         List<String> rackNames = new ArrayList<>();
         int[] memberRacks = new int[m];
         boolean anyRack = false;
+        // A HOMOGENEOUS group: every member subscribes to the same topics, so the first member's
+        // subscription is read once and repeated.
+        boolean homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
         int k = 0;
         for (int i = 0; i < m; i++) {
             MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
-            for (Uuid t : sub.subscribedTopicIds()) {
+            if (homogeneous && i > 0) {
+                int width = subOffsets[1];
+                while (k + width > subTopics.length) subTopics = Arrays.copyOf(subTopics, subTopics.length * 2);
+                System.arraycopy(subTopics, 0, subTopics, k, width);
+                k += width;
+            } else for (Uuid t : sub.subscribedTopicIds()) {
                 Integer idx = topicIndex.get(t);
                 if (idx == null) {
                     idx = topics.size();
@@ -121,23 +136,21 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         int total = (int) totalPartitions;
         // Current target assignment, as (topic index, partition) pairs per member.
         int[] ownedOffsets = new int[m + 1];
-        int ownedTotal = 0;
-        MemberAssignment[] current = new MemberAssignment[m];
-        for (int i = 0; i < m; i++) {
-            current[i] = groupSpec.memberAssignment(memberIds[i]);
-            if (current[i] != null) {
-                for (Set<Integer> ps : current[i].partitions().values()) ownedTotal += ps.size();
-            }
-        }
-        int[] ownedTopics = new int[ownedTotal];
-        int[] ownedPartitions = new int[ownedTotal];
+        // One pass over the current target (grown arrays; its sets are iterated once).
+        int[] ownedTopics = new int[Math.max(16, total)];
+        int[] ownedPartitions = new int[ownedTopics.length];
         k = 0;
         for (int i = 0; i < m; i++) {
-            if (current[i] != null) {
-                for (Map.Entry<Uuid, Set<Integer>> e : current[i].partitions().entrySet()) {
+            MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
+            if (current != null) {
+                for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
                     Integer idx = topicIndex.get(e.getKey());
                     int ti = idx == null ? -1 : idx;
                     for (int p : e.getValue()) {
+                        if (k == ownedTopics.length) {
+                            ownedTopics = Arrays.copyOf(ownedTopics, k * 2);
+                            ownedPartitions = Arrays.copyOf(ownedPartitions, k * 2);
+                        }
                         ownedTopics[k] = ti;
                         ownedPartitions[k] = p;
                         k++;
@@ -187,6 +200,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 }
             }
         }
+        ownedTopics = Arrays.copyOf(ownedTopics, k);
+        ownedPartitions = Arrays.copyOf(ownedPartitions, k);
         int[] owners = NativeAssignor.assign(memberIds, memberRacks, rackNames.toArray(new String[0]),
             topicNames, partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
             partitionRackOffsets, partitionRacks, assignable);
@@ -194,11 +209,12 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             throw new PartitionAssignorException("kassign: the native library returned "
                 + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
         }
-        // Owners back to one map per member, topic by topic: count each member's partitions of the
-        // topic first, so every set is allocated once at its final size.
+        // Owners back to one map per member, topic by topic: each member's partitions of the topic
+        // are counted first, so every set is allocated once at its final size (a single partition
+        // is a singleton set), and every map is sized for the member's subscription.
         @SuppressWarnings("unchecked")
         Map<Uuid, Set<Integer>>[] plans = new Map[m];
-        for (int i = 0; i < m; i++) plans[i] = new HashMap<>();
+        for (int i = 0; i < m; i++) plans[i] = new HashMap<>(capacity(subOffsets[i + 1] - subOffsets[i]));
         @SuppressWarnings("unchecked")
         Set<Integer>[] sets = new Set[m];
         int[] count = new int[m];
@@ -212,15 +228,24 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 int o = owners[flat + p];
                 if (o >= 0 && count[o]++ == 0) touched[nTouched++] = o;
             }
-            for (int k2 = 0; k2 < nTouched; k2++) {
-                int o = touched[k2];
-                sets[o] = new HashSet<>((int) (count[o] / 0.75f) + 1);
-                plans[o].put(id, sets[o]);
-                count[o] = 0;
-            }
             for (int p = 0; p < n; p++) {
                 int o = owners[flat + p];
-                if (o >= 0) sets[o].add(p);
+                if (o < 0) continue;
+                if (count[o] == 1) {
+                    plans[o].put(id, Collections.singleton(p));
+                    continue;
+                }
+                Set<Integer> set = sets[o];
+                if (set == null) {
+                    set = new HashSet<>(capacity(count[o]));
+                    sets[o] = set;
+                    plans[o].put(id, set);
+                }
+                set.add(p);
+            }
+            for (int k2 = 0; k2 < nTouched; k2++) {
+                sets[touched[k2]] = null;
+                count[touched[k2]] = 0;
             }
             flat += n;
         }
