@@ -136,6 +136,16 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         int total = (int) totalPartitions;
         // Current target assignment, as (topic index, partition) pairs per member.
         int[] ownedOffsets = new int[m + 1];
+        int[] topicBase = new int[nt + 1];
+        for (int t = 0; t < nt; t++) topicBase[t + 1] = topicBase[t] + partitionCounts[t];
+        // Which member's current target holds each partition (-2: several), to hand back a current
+        // set unchanged when the member keeps exactly it.
+        int[] holder = new int[total];
+        Arrays.fill(holder, -1);
+        // The current sets, bucketed by topic below: (member, set) for every (member, topic).
+        List<Set<Integer>> entrySet = new ArrayList<>();
+        int[] entryMember = new int[Math.max(16, m)];
+        int[] entryTopic = new int[entryMember.length];
         // One pass over the current target (grown arrays; its sets are iterated once).
         int[] ownedTopics = new int[Math.max(16, total)];
         int[] ownedPartitions = new int[ownedTopics.length];
@@ -146,7 +156,21 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
                     Integer idx = topicIndex.get(e.getKey());
                     int ti = idx == null ? -1 : idx;
+                    if (ti >= 0) {
+                        int ne = entrySet.size();
+                        if (ne == entryMember.length) {
+                            entryMember = Arrays.copyOf(entryMember, ne * 2);
+                            entryTopic = Arrays.copyOf(entryTopic, ne * 2);
+                        }
+                        entryMember[ne] = i;
+                        entryTopic[ne] = ti;
+                        entrySet.add(e.getValue());
+                    }
                     for (int p : e.getValue()) {
+                        if (ti >= 0 && p >= 0 && p < partitionCounts[ti]) {
+                            int f = topicBase[ti] + p;
+                            holder[f] = holder[f] == -1 ? i : -2;
+                        }
                         if (k == ownedTopics.length) {
                             ownedTopics = Arrays.copyOf(ownedTopics, k * 2);
                             ownedPartitions = Arrays.copyOf(ownedPartitions, k * 2);
@@ -217,7 +241,19 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         for (int i = 0; i < m; i++) plans[i] = new HashMap<>(capacity(subOffsets[i + 1] - subOffsets[i]));
         @SuppressWarnings("unchecked")
         Set<Integer>[] sets = new Set[m];
+        // Current-set entries grouped by topic (counting sort), and per member the one of topic t.
+        int ne = entrySet.size();
+        int[] byTopicStart = new int[nt + 1];
+        for (int e = 0; e < ne; e++) byTopicStart[entryTopic[e] + 1]++;
+        for (int t = 0; t < nt; t++) byTopicStart[t + 1] += byTopicStart[t];
+        int[] byTopic = new int[ne];
+        int[] fill = Arrays.copyOf(byTopicStart, nt);
+        for (int e = 0; e < ne; e++) byTopic[fill[entryTopic[e]]++] = e;
+        @SuppressWarnings("unchecked")
+        Set<Integer>[] curOf = new Set[m];
         int[] count = new int[m];
+        int[] kept = new int[m];
+        boolean[] reused = new boolean[m];
         int[] touched = new int[m];
         flat = 0;
         for (int t = 0; t < nt; t++) {
@@ -226,11 +262,24 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             int nTouched = 0;
             for (int p = 0; p < n; p++) {
                 int o = owners[flat + p];
-                if (o >= 0 && count[o]++ == 0) touched[nTouched++] = o;
+                if (o < 0) continue;
+                if (count[o]++ == 0) touched[nTouched++] = o;
+                if (holder[flat + p] == o) kept[o]++;
+            }
+            for (int x = byTopicStart[t]; x < byTopicStart[t + 1]; x++) {
+                curOf[entryMember[byTopic[x]]] = entrySet.get(byTopic[x]);
+            }
+            for (int k2 = 0; k2 < nTouched; k2++) {
+                int o = touched[k2];
+                Set<Integer> cur = curOf[o];
+                if (cur != null && kept[o] == count[o] && cur.size() == count[o]) {
+                    plans[o].put(id, cur); // the member keeps exactly its current set
+                    reused[o] = true;
+                }
             }
             for (int p = 0; p < n; p++) {
                 int o = owners[flat + p];
-                if (o < 0) continue;
+                if (o < 0 || reused[o]) continue;
                 if (count[o] == 1) {
                     plans[o].put(id, Collections.singleton(p));
                     continue;
@@ -244,9 +293,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 set.add(p);
             }
             for (int k2 = 0; k2 < nTouched; k2++) {
-                sets[touched[k2]] = null;
-                count[touched[k2]] = 0;
+                int o = touched[k2];
+                sets[o] = null;
+                count[o] = 0;
+                kept[o] = 0;
+                reused[o] = false;
             }
+            for (int x = byTopicStart[t]; x < byTopicStart[t + 1]; x++) curOf[entryMember[byTopic[x]]] = null;
             flat += n;
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);
