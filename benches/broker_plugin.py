@@ -55,6 +55,8 @@ def time_one(strategy: str, scenario: Path, budget: float) -> tuple[float, float
 
 
 def fmt(sec: float) -> str:
+    if sec == 0:
+        return "< 10 ms"  # the process CPU clock's resolution
     return f"{sec * 1e3:.1f} ms" if sec >= 1e-3 else f"{sec * 1e6:.0f} µs"
 
 
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         uw, uc = time_one("server-uniform", path, args.budget)
         kw, kc = time_one("server-kassign", path, args.budget)
         rows.append({"scenario": name, "uniform_wall": uw, "kassign_wall": kw, "uniform_cpu": uc, "kassign_cpu": kc})
-        row = [name, fmt(uw), fmt(kw), fmt(uc), fmt(kc), f"{uc / kc:.2f}x"]
+        row = [name, fmt(uw), fmt(kw), fmt(uc), fmt(kc), f"{uc / kc:.2f}x" if uc and kc else "below the clock"]
         print("| " + " | ".join(row) + " |", flush=True)
     if args.json:
         end = os.getloadavg()

@@ -1212,8 +1212,9 @@ def render_broker_plugin(w: Callable[[str], None]) -> None:
     for r in d["rows"]:
         w(
             f"| {r['scenario']} | {fmt_time(r['uniform_wall'])} | {fmt_time(r['kassign_wall'])} | "
-            f"{fmt_time(r['uniform_cpu'])} | {fmt_time(r['kassign_cpu'])} | "
-            f"{r['uniform_cpu'] / r['kassign_cpu']:.2f}× |"
+            f"{fmt_time(r['uniform_cpu']) if r['uniform_cpu'] else '< 10 ms'} | "
+            f"{fmt_time(r['kassign_cpu']) if r['kassign_cpu'] else '< 10 ms'} | "
+            + (f"{r['uniform_cpu'] / r['kassign_cpu']:.2f}× |" if r["uniform_cpu"] and r["kassign_cpu"] else "– |")
         )
     w("")
 
