@@ -9,7 +9,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
-	bench-rebalance bench-snapshot clean dist dist-smoke lint lint-python lint-rust fmt docs docs-serve docs-images
+	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -43,10 +43,13 @@ demo: develop
 test-rust:
 	cargo test --quiet
 
-test-python: develop
+# The broker plugin's jar first: tests/test_broker_plugin.py loads it into the coordinator's classes
+# and into real brokers.
+test-python: develop broker-plugin
 	$(PY) -m pytest -q
 
-# All tests: Rust unit tests, then the Python suite (unit, property, broker, Spark).
+# All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
+# property, broker, Spark).
 test: test-rust test-python
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
@@ -147,6 +150,27 @@ dist: $(VENV)/.tools
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
+# The broker-side assignor (java/broker/, docs/broker.md) -> dist/kassign-broker-<version>.jar, the
+# version being Cargo.toml's (the wheel's). Its JNI library (rust/src/jni/, the `jni` feature) is
+# linked by zig against glibc 2.17 symbols, as the wheel is, and bundled in the jar; Maven runs the
+# module's tests (java/broker/src/test) against the bundled library on the way.
+KASSIGN_VERSION := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
+BROKER_TARGET_DIR ?= target/broker
+BROKER_NATIVE_DIR := target/broker-native
+BROKER_JAR := dist/kassign-broker-$(KASSIGN_VERSION).jar
+broker-plugin: $(VENV)/.tools
+	PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(BROKER_TARGET_DIR) \
+		$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet --lib --no-default-features --features jni \
+		--target x86_64-unknown-linux-gnu.2.17
+	mkdir -p $(BROKER_NATIVE_DIR)/kassign/broker/native/linux-x86_64
+	cp $(BROKER_TARGET_DIR)/x86_64-unknown-linux-gnu/release/libkassign.so \
+		$(BROKER_NATIVE_DIR)/kassign/broker/native/linux-x86_64/libkassign.so
+	mvn -q -B -f java/broker/pom.xml -Drevision=$(KASSIGN_VERSION) \
+		-Dkassign.native.dir=$(abspath $(BROKER_NATIVE_DIR)) package
+	mkdir -p dist
+	cp java/broker/target/kassign-broker-$(KASSIGN_VERSION).jar $(BROKER_JAR)
+	ls -l $(BROKER_JAR)
+
 # Install the wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py.
 dist-smoke: dist
 	AUDITWHEEL=$(VENV)/bin/auditwheel PYTHON=$(PYTHON) scripts/dist-smoke
@@ -164,6 +188,7 @@ lint-rust:
 	cargo fmt --check
 	cargo clippy --quiet --all-targets -- -D warnings
 	cargo clippy --quiet --all-targets --features python -- -D warnings
+	cargo clippy --quiet --all-targets --features jni -- -D warnings
 
 # Rewrite formatting in place: ruff's safe fixes (imports, py310 syntax), ruff format, cargo fmt.
 fmt: $(VENV)/.tools

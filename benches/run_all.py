@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -1109,6 +1110,8 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
         )
         w("")
 
+    render_broker_plugin(w)
+
     # Where kassign loses
     losses = []
     for key, res in cells.items():
@@ -1223,6 +1226,35 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
                     w(f"| {rnd} | {st} | " + " | ".join(row) + " |")
         w("")
     md_path.write_text("\n".join(L) + "\n")
+
+
+def render_broker_plugin(w: Callable[[str], None]) -> None:
+    """The broker plugin section, from benches/results/broker_plugin.json (benches/broker_plugin.py)."""
+    path = Path(__file__).resolve().parent / "results" / "broker_plugin.json"
+    if not path.exists():
+        return
+    d = json.loads(path.read_text())
+    w("## The broker plugin: `kassign` vs `uniform` inside the broker's JVM")
+    w("")
+    w(
+        f"`{d['command']}`: the broker's `UniformAssignor` and kassign's `KassignAssignor` "
+        "(`dist/kassign-broker-<version>.jar`, docs/broker.md) on the coordinator's own input classes "
+        "(`GroupSpecImpl`, `SubscribedTopicDescriberImpl`), `assign()` timed whole: for kassign the "
+        "conversions to flat arrays, the JNI call into the Rust core and the result maps. Medians of "
+        "wall time and of process CPU time (every JVM thread, GC included); load average "
+        f"{d['load']} on {d['cpus']} CPUs while it ran."
+    )
+    w("")
+    w("| scenario | uniform wall | kassign wall | uniform CPU | kassign CPU | CPU uniform / kassign |")
+    w("|---|---|---|---|---|---|")
+    for r in d["rows"]:
+        w(
+            f"| {r['scenario']} | {fmt_time(r['uniform_wall'])} | {fmt_time(r['kassign_wall'])} | "
+            f"{fmt_time(r['uniform_cpu']) if r['uniform_cpu'] else '< 10 ms'} | "
+            f"{fmt_time(r['kassign_cpu']) if r['kassign_cpu'] else '< 10 ms'} | "
+            + (f"{r['uniform_cpu'] / r['kassign_cpu']:.2f}× |" if r["uniform_cpu"] and r["kassign_cpu"] else "– |")
+        )
+    w("")
 
 
 def main(argv: list[str] | None = None) -> int:

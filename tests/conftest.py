@@ -19,7 +19,7 @@ settings.register_profile("ci", max_examples=200, deadline=None, suppress_health
 settings.register_profile("long", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
-pytest_plugins = ["kafka_broker"]
+pytest_plugins = ["kafka_broker", "kafka_plugin_cluster"]
 
 # The Spark runs of the tests start their JVM without the class archive (kassign.fleet.classarchive),
 # so that no test writes one into the user's cache and every run starts the same way;
@@ -28,7 +28,7 @@ os.environ.setdefault("KASSIGN_SPARK_CLASS_ARCHIVE", "off")
 
 # Tests that use these fixtures need the real broker (Java, Maven, a Kafka process): they are
 # marked ``broker`` wherever they live, so ``-m "not broker"`` leaves them all out.
-BROKER_FIXTURES = frozenset({"kafka_broker", "numbered_topics", "java_consumer"})
+BROKER_FIXTURES = frozenset({"kafka_broker", "numbered_topics", "java_consumer", "plugin_cluster"})
 
 
 @pytest.fixture(scope="session")

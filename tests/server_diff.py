@@ -193,11 +193,18 @@ def build_java() -> Path:
     return JAVA_JAR
 
 
-def run_java(chain_docs: list[dict], assignor: str) -> list[list[dict]]:
+def run_java(chain_docs: list[dict], assignor: str, extra_classpath: tuple[Path, ...] = ()) -> list[list[dict]]:
+    """Java's steps for every chain; ``extra_classpath`` adds jars (kassign's broker plugin)."""
+    return [row["steps"] for row in run_java_rows(chain_docs, assignor, extra_classpath)]
+
+
+def run_java_rows(chain_docs: list[dict], assignor: str, extra_classpath: tuple[Path, ...] = ()) -> list[dict]:
+    """ServerDiff's output line for every chain, in order: ``{"id", "steps", "topic_ids"}``."""
     jar = build_java()
     lines = "\n".join(json.dumps({**c, "assignor": assignor}) for c in chain_docs) + "\n"
+    classpath = os.pathsep.join(str(p) for p in (jar, *extra_classpath))
     proc = subprocess.run(
-        ["java", "-Xmx1g", "-XX:+UseSerialGC", "-cp", str(jar), "kassign.peers.ServerDiff"],
+        ["java", "-Xmx1g", "-XX:+UseSerialGC", "-cp", classpath, "kassign.peers.ServerDiff"],
         input=lines,
         capture_output=True,
         text=True,
@@ -205,10 +212,10 @@ def run_java(chain_docs: list[dict], assignor: str) -> list[list[dict]]:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"ServerDiff failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    out: dict[int, list[dict]] = {}
+    out: dict[int, dict] = {}
     for line in proc.stdout.splitlines():
         row = json.loads(line)
-        out[row["id"]] = row["steps"]
+        out[row["id"]] = row
     return [out[c["id"]] for c in chain_docs]
 
 

@@ -33,6 +33,7 @@ def reference_migration_view(df: Any) -> Any:
         before: Any = by.get((c, g, proto))
         after: Any = by.get((c, g, f"server-{target}"))
         sticky: Any = by.get((c, g, "sticky"))
+        plugin: Any = by.get((c, g, "server-kassign"))
 
         def ok(r: Any) -> bool:
             return r is not None and r.status == "ok"
@@ -75,12 +76,29 @@ def reference_migration_view(df: Any) -> Any:
                 "lag_ratio_before": before.lag_ratio if ok(before) else np.nan,
                 "lag_ratio_after": after.lag_ratio if ok(after) else np.nan,
                 "semantics_lost": semantics_lost(proto) if gp != "consumer" else "",
+                "kassign_moves": int(plugin.moves) if ok(plugin) else np.nan,
+                "kassign_spread": plugin.count_spread if ok(plugin) else np.nan,
+                "rack_locality_after": float(after.rack_locality)
+                if ok(after) and pd.notna(after.rack_locality)
+                else np.nan,
+                "kassign_rack_locality": float(plugin.rack_locality)
+                if ok(plugin) and pd.notna(plugin.rack_locality)
+                else np.nan,
             }
         )
     return pd.DataFrame(rows, columns=list(VIEW_COLUMNS))
 
 
-STRATEGIES = ["range", "sticky", "cooperative-sticky", "lag-aware", "fair", "server-uniform", "server-range"]
+STRATEGIES = [
+    "range",
+    "sticky",
+    "cooperative-sticky",
+    "lag-aware",
+    "fair",
+    "server-uniform",
+    "server-range",
+    "server-kassign",
+]
 
 
 def random_results(rng: random.Random) -> pd.DataFrame:
@@ -111,6 +129,7 @@ def random_results(rng: random.Random) -> pd.DataFrame:
                         "count_spread": rng.randint(0, 5) if ok else None,
                         "max_member_lag": rng.choice([rng.randint(0, 10**9), None]) if ok else None,
                         "lag_ratio": rng.choice([rng.random() * 3, None]) if ok else None,
+                        "rack_locality": rng.choice([rng.random(), None]) if ok else None,
                     }
                 )
     df = pd.DataFrame(rows)

@@ -38,6 +38,7 @@ _CANONICAL_ORDER = (
     "failover",
     "server-uniform",
     "server-range",
+    "server-kassign",
 )
 _RUST_STRATEGIES = frozenset(_core.rust_strategies())
 _AVAILABLE = _RUST_STRATEGIES | frozenset(PYTHON_STRATEGIES)

@@ -22,6 +22,10 @@ pub mod wire;
 #[cfg(feature = "python")]
 mod py;
 
+/// The JNI boundary of the broker-side assignor (`java/broker/`), built with the `jni` feature.
+#[cfg(feature = "jni")]
+mod jni;
+
 /// The extension's Rust allocations go through mimalloc: the boundary makes a few small
 /// allocations per member (ids, owned partitions), and under that churn glibc's malloc spent
 /// about a fifth of a 2100-member `kassign.assign` consolidating its bins. Python objects still

@@ -15,17 +15,20 @@ pub enum Strategy {
     ServerUniform,
     /// KIP-848 broker-side `range`.
     ServerRange,
+    /// kassign's own broker-side assignor (`kassign` on the broker), rust/src/server/kassign.rs.
+    ServerKassign,
 }
 
 impl Strategy {
     /// Every Rust strategy, in the order `kassign.STRATEGIES` lists them.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Range,
         Strategy::RoundRobin,
         Strategy::Sticky,
         Strategy::CooperativeSticky,
         Strategy::ServerUniform,
         Strategy::ServerRange,
+        Strategy::ServerKassign,
     ];
 
     /// The protocol name (the name Java's assignor announces in JoinGroup).
@@ -37,6 +40,7 @@ impl Strategy {
             Strategy::CooperativeSticky => "cooperative-sticky",
             Strategy::ServerUniform => "server-uniform",
             Strategy::ServerRange => "server-range",
+            Strategy::ServerKassign => "server-kassign",
         }
     }
 
@@ -49,6 +53,7 @@ impl Strategy {
             Strategy::CooperativeSticky => crate::sticky::assign(problem, true),
             Strategy::ServerUniform => crate::server::uniform::assign(problem),
             Strategy::ServerRange => crate::server::range::assign(problem),
+            Strategy::ServerKassign => crate::server::kassign::assign(problem),
         }
     }
 }

@@ -17,6 +17,10 @@ the broker assigns with its ``uniform`` or ``range`` assignor (kassign's ``serve
   partitions moved, balance (max - min partitions per member) and lag (busiest member's lag,
   max/mean member lag) before and after. *Before* is the group's current strategy as kassign
   computes it on the snapshot (its row of the results table); *after* is the ``server-*`` row.
+* **with kassign's broker plugin instead** (assignor ``kassign``, strategy ``server-kassign``,
+  docs/broker.md): its moves, balance and rack locality at the same switch, beside the built-in
+  assignor's (``kassign_moves``, ``kassign_spread``, ``kassign_rack_locality`` against ``moves``,
+  ``spread_after``, ``rack_locality_after``).
 * **semantics lost:** lag-awareness (``lag-aware``), failover priority (``failover``), fair's
   ordering (``fair``), a custom assignor's logic, round-robin placement (``roundrobin``).
 
@@ -63,6 +67,10 @@ VIEW_COLUMNS = (
     "lag_ratio_before",
     "lag_ratio_after",
     "semantics_lost",
+    "kassign_moves",
+    "kassign_spread",
+    "rack_locality_after",
+    "kassign_rack_locality",
 )
 
 
@@ -102,6 +110,8 @@ def migration_view(df: Any) -> Any:
         "lag_ratio",
     )
     col = {n: df[n].tolist() for n in names}
+    # Rack locality (results tables written before it existed have no such column).
+    col["rack_locality"] = df["rack_locality"].tolist() if "rack_locality" in df else [None] * len(df)
     cluster, group_id, strategy, status = col["cluster"], col["group_id"], col["strategy"], col["status"]
     # (cluster, group, strategy) -> row (the last one, as a dict would keep); each group's first row
     # in table order, groups with a null key left out (as pandas' groupby does).
@@ -128,6 +138,7 @@ def migration_view(df: Any) -> Any:
         before = by.get((c, g, proto))
         after = by.get((c, g, f"server-{target}"))
         sticky = by.get((c, g, "sticky"))
+        plugin = by.get((c, g, "server-kassign"))
         if gp == "consumer":
             status_, online, reason = "already consumer", None, "the group already uses the consumer protocol"
         elif not f_members:
@@ -168,9 +179,18 @@ def migration_view(df: Any) -> Any:
                 "lag_ratio_before": val("lag_ratio", before) if b_ok else np.nan,
                 "lag_ratio_after": val("lag_ratio", after) if a_ok else np.nan,
                 "semantics_lost": semantics_lost(proto) if gp != "consumer" else "",
+                "kassign_moves": int(val("moves", plugin)) if ok(plugin) else np.nan,
+                "kassign_spread": val("count_spread", plugin) if ok(plugin) else np.nan,
+                "rack_locality_after": _float(val("rack_locality", after)) if a_ok else np.nan,
+                "kassign_rack_locality": _float(val("rack_locality", plugin)) if ok(plugin) else np.nan,
             }
         )
     return pd.DataFrame(rows, columns=list(VIEW_COLUMNS))
+
+
+def _float(x: Any) -> float:
+    """A rack locality as a float (None, no rack data, as NaN)."""
+    return float("nan") if x is None else float(x)
 
 
 def totals(view: Any) -> dict[str, Any]:

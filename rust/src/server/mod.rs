@@ -1,4 +1,5 @@
-//! KIP-848 broker-side assignors: `server-uniform` and `server-range`.
+//! KIP-848 broker-side assignors: `server-uniform` and `server-range` (the broker's own), and
+//! `server-kassign` (kassign's, for the broker plugin of `java/broker/`).
 //!
 //! With the consumer group protocol (KIP-848) the group coordinator on the broker computes each
 //! member's *target assignment*. Apache Kafka 4.4.0 ships two assignors for it, in
@@ -17,6 +18,7 @@
 //! does not depend on that order, and is equivalent (same loads, same partitions kept) otherwise;
 //! the differential test (`tests/server_diff.py`) checks both against the Java classes.
 
+pub mod kassign;
 pub mod range;
 pub mod uniform;
 

@@ -83,6 +83,23 @@ pub fn assign(problem: &Problem, cooperative: bool) -> Assignment {
     Assignment { owner }
 }
 
+/// Run the eager sticky engine with the claims already resolved: `win[p]` is the member that keeps
+/// partition `p` if it can, or `NO_OWNER` (`server-kassign`, whose claims are the current target
+/// assignment rather than generations).
+pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>) -> Assignment {
+    let claims = Claims {
+        win,
+        raw_first: Vec::new(),
+        raw_multi: Vec::new(),
+    };
+    let owner = if problem.uniform_subscriptions() {
+        constrained::assign(problem, &claims, false)
+    } else {
+        general::assign(problem, &claims, false)
+    };
+    Assignment { owner }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,6 +49,9 @@ final class ServerBench {
     static ConsumerGroupPartitionAssignor assignor(String strategy) {
         if (strategy.equals("server-uniform")) return ServerDiff.assignor("uniform");
         if (strategy.equals("server-range")) return ServerDiff.assignor("range");
+        // kassign's broker plugin (dist/kassign-broker-<version>.jar on the class path): the JNI call
+        // and every conversion are inside the timed assign().
+        if (strategy.equals("server-kassign")) return ServerDiff.assignor("kassign");
         throw new IllegalArgumentException("unknown strategy " + strategy);
     }
 

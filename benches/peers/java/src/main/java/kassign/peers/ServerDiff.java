@@ -41,7 +41,9 @@ import org.apache.kafka.coordinator.group.modern.consumer.ConsumerGroupMember;
 
 /**
  * Differential driver for the broker-side (KIP-848) assignors of kafka-group-coordinator
- * (tests/server_diff.py): {@code UniformAssignor} ("uniform") and {@code RangeAssignor} ("range").
+ * (tests/server_diff.py): {@code UniformAssignor} ("uniform") and {@code RangeAssignor} ("range"),
+ * and kassign's own broker plugin ("kassign", tests/server_kassign_diff.py; needs the plugin jar on
+ * the class path, and reports only the {@code "broker"} run).
  *
  * <pre>
  *   java -cp kassign-java-harness.jar kassign.peers.ServerDiff &lt; chains.jsonl
@@ -103,7 +105,26 @@ public final class ServerDiff {
     static ConsumerGroupPartitionAssignor assignor(String name) {
         if (name.equals("uniform")) return new UniformAssignor();
         if (name.equals("range")) return new RangeAssignor();
+        if (name.equals("kassign")) return Plugin.KASSIGN;
         throw new IllegalArgumentException("unknown assignor " + name);
+    }
+
+    /**
+     * kassign's broker plugin (java/broker/, {@code make broker-plugin}), found the way a broker finds
+     * it: by class name, from the plugin jar on the class path. One instance serves every step, as on
+     * a broker.
+     */
+    static final class Plugin {
+        static final ConsumerGroupPartitionAssignor KASSIGN = load();
+
+        private static ConsumerGroupPartitionAssignor load() {
+            try {
+                return (ConsumerGroupPartitionAssignor) Class.forName("kassign.broker.KassignAssignor")
+                    .getDeclaredConstructor().newInstance();
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("kassign's broker plugin is not on the class path: " + e, e);
+            }
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -370,6 +391,12 @@ public final class ServerDiff {
                 } catch (Throwable t) {
                     error(b, t);
                 }
+                if (name.equals("kassign")) {
+                    // kassign's plan does not depend on iteration order: only the broker's run.
+                    b.append('}');
+                    if (broker != null) currentPairs = pairsOf(broker, idNames);
+                    continue;
+                }
                 List<String> sortedMembers = new ArrayList<>(new TreeSet<>(members.keySet()));
                 List<String> sortedTopics = new ArrayList<>(new TreeSet<>(topics.keySet()));
                 for (String variant : new String[] {"sorted", "shuffled"}) {
@@ -394,7 +421,17 @@ public final class ServerDiff {
                 b.append('}');
                 if (broker != null) currentPairs = pairsOf(broker, idNames);
             }
-            b.append("]}");
+            // The topic ids the broker run used (kassign breaks ties by topic id).
+            b.append("], \"topic_ids\": {");
+            boolean firstId = true;
+            for (Map.Entry<String, Uuid> e : new TreeMap<>(brokerIds).entrySet()) {
+                if (!firstId) b.append(", ");
+                firstId = false;
+                Json.quote(b, e.getKey());
+                b.append(": ");
+                Json.quote(b, e.getValue().toString());
+            }
+            b.append("}}");
             out.println(b);
             out.flush();
         }

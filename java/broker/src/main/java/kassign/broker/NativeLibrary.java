@@ -1,0 +1,117 @@
+package kassign.broker;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * Loads kassign's native library once per class loader.
+ *
+ * <p>By default the library bundled in this jar ({@code kassign/broker/native/<os>-<arch>/libkassign.so})
+ * is copied to a temporary file under {@code java.io.tmpdir} and loaded from there with
+ * {@link System#load(String)}; the file is deleted once loaded. The system property
+ * {@value #LIBRARY_PROPERTY} names a library on disk to load instead (another platform, a
+ * read-only or {@code noexec} temporary directory).
+ *
+ * <p>Any failure is reported as an {@link IllegalStateException} whose message says what to do.
+ * {@link KassignAssignor}'s constructor calls {@link #load()}, so a broker that cannot load the
+ * library fails when it starts the assignor, never on a group's first rebalance.
+ */
+public final class NativeLibrary {
+
+    /** System property: absolute path of a {@code libkassign} to load instead of the bundled one. */
+    public static final String LIBRARY_PROPERTY = "kassign.broker.library";
+
+    private static boolean loaded;
+
+    private NativeLibrary() {}
+
+    /** This jar's version (Cargo.toml's, through Maven). */
+    public static String jarVersion() {
+        Properties p = new Properties();
+        try (InputStream in = NativeLibrary.class.getResourceAsStream("kassign-broker.properties")) {
+            if (in != null) p.load(in);
+        } catch (IOException e) {
+            // reported below as a missing version
+        }
+        return p.getProperty("version", "unknown");
+    }
+
+    /** The platform directory inside the jar, e.g. {@code linux-x86_64}. */
+    static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        String o = os.startsWith("linux") ? "linux" : os.replace(' ', '_');
+        String a = switch (arch) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "aarch64";
+            default -> arch;
+        };
+        return o + "-" + a;
+    }
+
+    /** Load the library (once); throws {@link IllegalStateException} saying what to do if it cannot. */
+    public static synchronized void load() {
+        if (loaded) return;
+        String override = System.getProperty(LIBRARY_PROPERTY);
+        String what;
+        try {
+            if (override != null && !override.isBlank()) {
+                what = override;
+                System.load(Paths.get(override).toAbsolutePath().toString());
+            } else {
+                what = "the library bundled in kassign-broker-" + jarVersion() + ".jar for " + platform();
+                loadBundled();
+            }
+        } catch (IllegalStateException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(
+                "kassign: cannot load the native library (" + t + "). The kassign assignor needs "
+                    + "libkassign for this platform (" + platform() + "). Either set the system property "
+                    + "-D" + LIBRARY_PROPERTY + "=/path/to/libkassign.so (built from kassign's source with "
+                    + "`cargo build --release --no-default-features --features jni`), or make java.io.tmpdir "
+                    + "writable and executable, or remove kassign from group.consumer.assignors "
+                    + "(docs/broker.md, Rollback).", t);
+        }
+        String nativeVersion;
+        try {
+            nativeVersion = NativeAssignor.version();
+        } catch (UnsatisfiedLinkError e) {
+            throw new IllegalStateException("kassign: " + what + " is not a kassign JNI library (no "
+                + "kassign.broker.NativeAssignor entry points): build it with `--features jni`", e);
+        }
+        String jar = jarVersion();
+        if (!jar.equals(nativeVersion)) {
+            throw new IllegalStateException("kassign: the native library is version " + nativeVersion
+                + " but this jar is " + jar + " (" + what + "); use the library built with this jar");
+        }
+        loaded = true;
+    }
+
+    private static void loadBundled() throws IOException {
+        String resource = "native/" + platform() + "/libkassign.so";
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("kassign: this jar bundles no native library for "
+                    + platform() + " (kassign/broker/" + resource + "). Build libkassign for this platform "
+                    + "(`cargo build --release --no-default-features --features jni` in kassign's source) "
+                    + "and point -D" + LIBRARY_PROPERTY + "=/path/to/libkassign.so at it, or remove kassign "
+                    + "from group.consumer.assignors (docs/broker.md, Rollback).");
+            }
+            Path tmp = Files.createTempFile("libkassign-" + jarVersion() + "-", ".so");
+            try {
+                Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                System.load(tmp.toAbsolutePath().toString());
+            } finally {
+                // Once mapped, the file is not needed (Linux keeps the mapping).
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+package kassign.broker;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KassignAssignorTest {
+
+    private final KassignAssignor assignor = new KassignAssignor();
+
+    @Test
+    void registeredForServiceLoaderUnderItsOwnName() {
+        List<String> names = new ArrayList<>();
+        for (ConsumerGroupPartitionAssignor a : ServiceLoader.load(ConsumerGroupPartitionAssignor.class)) {
+            names.add(a.name());
+        }
+        assertEquals(List.of("kassign"), names);
+        assertEquals(NativeLibrary.jarVersion(), NativeAssignor.version());
+    }
+
+    @Test
+    void freshGroupIsBalanced() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(5), b = g.topic(5);
+        g.member("m1", null, a, b).member("m2", null, a, b).member("m3", null, a, b);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        List<Integer> loads = new ArrayList<>();
+        for (String m : g.members.keySet()) loads.add(FakeGroup.load(r, m));
+        loads.sort(null);
+        assertEquals(List.of(3, 3, 4), loads);
+    }
+
+    @Test
+    void balancedCurrentTargetIsKept() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(4);
+        g.member("m1", null, a).member("m2", null, a).owns("m1", a, 1, 3).owns("m2", a, 0, 2);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(Map.of(a, Set.of(1, 3)), r.members().get("m1").partitions());
+        assertEquals(Map.of(a, Set.of(0, 2)), r.members().get("m2").partitions());
+    }
+
+    @Test
+    void heterogeneousGroupGetsTheOptimalLoads() {
+        // m1 alone on x (4 partitions); everybody on y (2): m1 must not take any of y.
+        FakeGroup g = new FakeGroup();
+        Uuid x = g.topic(4), y = g.topic(2);
+        g.member("m1", null, x, y).member("m2", null, y).member("m3", null, y);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(4, FakeGroup.load(r, "m1"));
+        assertEquals(1, FakeGroup.load(r, "m2"));
+        assertEquals(1, FakeGroup.load(r, "m3"));
+    }
+
+    @Test
+    void moreMembersThanPartitions() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(2);
+        for (int i = 0; i < 5; i++) g.member("m" + i, null, a);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+    }
+
+    @Test
+    void emptySubscriptionsAndEmptyGroup() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(3);
+        g.member("idle", null).member("busy", null, a);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(3, FakeGroup.load(r, "busy"));
+        FakeGroup empty = new FakeGroup();
+        assertEquals(Map.of(), assignor.assign(empty, empty).members());
+    }
+
+    @Test
+    void deletedTopicInTheCurrentTargetIsDropped() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(2);
+        Uuid gone = Uuid.randomUuid(); // deleted since the last assignment: no metadata, nobody subscribes
+        g.member("m1", null, a).member("m2", null, a).owns("m1", gone, 0, 1, 2).owns("m2", a, 0, 7);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(Map.of(a, Set.of(0)), r.members().get("m2").partitions());
+    }
+
+    @Test
+    void unknownTopicIdHasNothingToAssign() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(2);
+        Uuid unknown = Uuid.randomUuid(); // subscribed, but the describer does not know it (-1)
+        g.member("m1", null, a, unknown).member("m2", null, unknown);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(2, FakeGroup.load(r, "m1"));
+        assertEquals(0, FakeGroup.load(r, "m2"));
+    }
+
+    @Test
+    void subscriptionViewsWhoseSizeCountsMissingTopics() {
+        // The coordinator's subscribedTopicIds() is a view over names: size() counts a name that
+        // resolves to no topic id, iteration skips it.
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(3);
+        Set<Uuid> view = new java.util.AbstractSet<>() {
+            public java.util.Iterator<Uuid> iterator() { return List.of(a).iterator(); }
+            public int size() { return 2; }
+        };
+        g.members.put("m1", new FakeGroup.Sub(java.util.Optional.empty(), java.util.Optional.empty(), view));
+        g.member("m2", null, a);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+    }
+
+    @Test
+    void partitionsThatAreNotAssignableStayUnassigned() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(6);
+        g.member("m1", null, a).member("m2", null, a).owns("m1", a, 0, 1, 2);
+        g.notAssignable.add(a + ":1");
+        g.notAssignable.add(a + ":4");
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(2, FakeGroup.load(r, "m1"));
+        assertEquals(2, FakeGroup.load(r, "m2"));
+        assertEquals(Map.of(a, Set.of(0, 2)), r.members().get("m1").partitions());
+    }
+
+    @Test
+    void racksAreMatchedWhenBalanceAllows() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(6);
+        String[] racks = {"a", "b", "c"};
+        for (int p = 0; p < 6; p++) {
+            g.replicaRacks.computeIfAbsent(a, t -> new HashMap<>()).put(p, Set.of(racks[p % 3]));
+        }
+        g.member("ma", "a", a).member("mb", "b", a).member("mc", "c", a);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(Set.of(0, 3), r.members().get("ma").partitions().get(a));
+        assertEquals(Set.of(1, 4), r.members().get("mb").partitions().get(a));
+        assertEquals(Set.of(2, 5), r.members().get("mc").partitions().get(a));
+    }
+
+    @Test
+    void millionPartitionsTenThousandMembers() {
+        FakeGroup g = new FakeGroup();
+        Uuid[] ts = new Uuid[100];
+        for (int t = 0; t < ts.length; t++) ts[t] = g.topic(10_000);
+        for (int i = 0; i < 10_000; i++) g.member(String.format("member-%05d", i), null, ts);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        for (String m : g.members.keySet()) assertEquals(100, FakeGroup.load(r, m));
+    }
+
+    @Test
+    void badNativeInputIsAnAssignorException() {
+        PartitionAssignorException e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[] {0, 5}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null));
+        assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
+        assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            new String[] {"m", "m"}, new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[] {0, 1, 2}, new int[] {0, 0}, new int[] {0, 0, 0}, new int[0], new int[0], null, null, null));
+        assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {-3},
+            new int[] {0, 1}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null));
+        assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            new String[] {null}, new int[] {-1}, new String[0], new String[0], new int[0],
+            new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null));
+    }
+
+    @Test
+    void concurrentCallsAgreeWithSerialOnes() throws Exception {
+        Random rnd = new Random(7);
+        List<FakeGroup> groups = new ArrayList<>();
+        for (int k = 0; k < 64; k++) {
+            FakeGroup g = new FakeGroup();
+            Uuid[] ts = new Uuid[1 + rnd.nextInt(4)];
+            for (int t = 0; t < ts.length; t++) ts[t] = g.topic(rnd.nextInt(30));
+            int members = 1 + rnd.nextInt(12);
+            for (int i = 0; i < members; i++) {
+                List<Uuid> sub = new ArrayList<>();
+                for (Uuid t : ts) if (rnd.nextBoolean()) sub.add(t);
+                g.member("m" + i, rnd.nextBoolean() ? null : "r" + rnd.nextInt(3), sub.toArray(new Uuid[0]));
+            }
+            groups.add(g);
+        }
+        List<GroupAssignment> serial = new ArrayList<>();
+        for (FakeGroup g : groups) serial.add(assignor.assign(g, g));
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            for (int round = 0; round < 4; round++) {
+                List<Future<GroupAssignment>> fs = new ArrayList<>();
+                for (FakeGroup g : groups) fs.add(pool.submit(() -> assignor.assign(g, g)));
+                for (int k = 0; k < groups.size(); k++) {
+                    GroupAssignment r = fs.get(k).get();
+                    groups.get(k).assertValid(r);
+                    assertEquals(serial.get(k), r);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
