@@ -25,6 +25,8 @@
 //! * [`previous_owners`]: the same with ties read as "no previous owner";
 //! * [`previous_by_topic`]: the previous owners grouped per subscribed topic and member, the form
 //!   the Python strategies read (`kassign.assignors._greedy.Inputs.previous`);
+//! * [`current_target_owners`]: the KIP-848 broker-side assignors' rule (no generations: any two
+//!   claims of one partition void each other);
 //! * [`Claims`]: the sticky engine's view: winners plus who still lists each partition
 //!   (cooperative withholding).
 
@@ -134,6 +136,31 @@ fn resolver(problem: &Problem, scope: Scope) -> Resolver {
     r
 }
 
+/// The owner of every flat partition in a KIP-848 *current target assignment* (the broker-side
+/// assignors' input): generations play no part there, so every claim on a subscribed topic counts
+/// equally ([`Scope::OwnTopics`] at one generation). The coordinator never gives two members the
+/// same partition; should the input do so anyway (a snapshot taken mid-rebalance), the partition
+/// counts as owned by nobody ([`NO_OWNER`]), and it is placed like a free partition.
+pub fn current_target_owners(problem: &Problem) -> Vec<u32> {
+    let mut r = Resolver::new(problem.num_partitions() as usize);
+    for (i, m) in problem.members.iter().enumerate() {
+        let subs = &problem.subs[m.sub as usize];
+        // `owned` is sorted by flat id, so topics come in runs: one subscription check per run.
+        let (mut end, mut subscribed) = (0, false);
+        for &p in &m.owned {
+            if p >= end {
+                let t = problem.topic_of(p);
+                end = problem.topic_base[t as usize + 1];
+                subscribed = subs.binary_search(&t).is_ok();
+            }
+            if subscribed {
+                r.claim(p as usize, i as MemberIdx, 0);
+            }
+        }
+    }
+    r.owners()
+}
+
 /// The previous owner of every flat partition of `problem`: its winning claim over all claims
 /// ([`Scope::AllClaims`]), [`NO_OWNER`] when unclaimed or tied.
 pub fn previous_owners(problem: &Problem) -> Vec<u32> {
@@ -224,6 +251,16 @@ impl Claims {
             win,
             raw_first,
             raw_multi,
+        }
+    }
+
+    /// The eager engine's view of claims already resolved elsewhere (`win[p]`: the member that
+    /// keeps `p` if it can, or [`NO_OWNER`]), e.g. [`current_target_owners`].
+    pub fn eager(win: Vec<u32>) -> Claims {
+        Claims {
+            win,
+            raw_first: Vec::new(),
+            raw_multi: Vec::new(),
         }
     }
 
@@ -413,6 +450,26 @@ mod tests {
         })
     }
 
+    /// `server::current_owners` as it was before it moved here (a copy of the replaced code).
+    fn legacy_current_owners(problem: &Problem) -> Vec<u32> {
+        const CONFLICT: u32 = NO_OWNER - 1;
+        let mut owner = vec![NO_OWNER; problem.num_partitions() as usize];
+        for (i, m) in problem.members.iter().enumerate() {
+            let subs = &problem.subs[m.sub as usize];
+            for &p in &m.owned {
+                if subs.binary_search(&problem.topic_of(p)).is_err() {
+                    continue;
+                }
+                let o = &mut owner[p as usize];
+                *o = if *o == NO_OWNER { i as u32 } else { CONFLICT };
+            }
+        }
+        owner
+            .iter()
+            .map(|&o| if o == CONFLICT { NO_OWNER } else { o })
+            .collect()
+    }
+
     /// The rule stated directly: the unique distinct member at the highest generation.
     fn oracle(claims: &[(u32, i32)]) -> u32 {
         let Some(top) = claims.iter().map(|c| c.1).max() else {
@@ -434,6 +491,7 @@ mod tests {
             prop_assert_eq!(resolve(&problem, Scope::OwnTopics), legacy_sticky_win(&problem));
             prop_assert_eq!(previous_owners(&problem), legacy_previous(&problem));
             prop_assert_eq!(previous_by_topic(&problem), legacy_by_topic(&problem));
+            prop_assert_eq!(current_target_owners(&problem), legacy_current_owners(&problem));
         }
 
         #[test]

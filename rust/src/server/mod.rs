@@ -22,41 +22,12 @@ pub mod kassign;
 pub mod range;
 pub mod uniform;
 
-use crate::model::{Problem, NO_OWNER};
+use crate::model::Problem;
 
-/// The current target assignment as a dense owner array (flat partition id -> member index).
-///
-/// The coordinator never gives two members the same partition. Should the input do so anyway
-/// (e.g. a snapshot taken mid-rebalance), the partition counts as owned by nobody: no claimant
-/// keeps it, and it is placed like a free partition. Claims of topics the member does not
-/// subscribe to are dropped, as both Java builders drop them.
+/// The current target assignment as a dense owner array (flat partition id -> member index), by
+/// the claim rule of the broker-side assignors ([`crate::claims::current_target_owners`]).
 pub(crate) fn current_owners(problem: &Problem) -> Vec<u32> {
-    const CONFLICT: u32 = NO_OWNER - 1;
-    let mut owner = vec![NO_OWNER; problem.num_partitions() as usize];
-    for (i, m) in problem.members.iter().enumerate() {
-        let subs = &problem.subs[m.sub as usize];
-        // `owned` is sorted by flat id, so topics come in runs: one subscription check per run.
-        let mut end = 0; // flat id where the current topic run ends
-        let mut subscribed = false;
-        for &p in &m.owned {
-            if p >= end {
-                let t = problem.topic_of(p);
-                end = problem.topic_base[t as usize + 1];
-                subscribed = subs.binary_search(&t).is_ok();
-            }
-            if !subscribed {
-                continue;
-            }
-            let o = &mut owner[p as usize];
-            *o = if *o == NO_OWNER { i as u32 } else { CONFLICT };
-        }
-    }
-    for o in owner.iter_mut() {
-        if *o == CONFLICT {
-            *o = NO_OWNER;
-        }
-    }
-    owner
+    crate::claims::current_target_owners(problem)
 }
 
 /// Whether the coordinator would call the group HOMOGENEOUS: every member subscribes to the same

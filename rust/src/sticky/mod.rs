@@ -87,11 +87,7 @@ pub fn assign(problem: &Problem, cooperative: bool) -> Assignment {
 /// partition `p` if it can, or `NO_OWNER` (`server-kassign`, whose claims are the current target
 /// assignment rather than generations).
 pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>) -> Assignment {
-    let claims = Claims {
-        win,
-        raw_first: Vec::new(),
-        raw_multi: Vec::new(),
-    };
+    let claims = Claims::eager(win);
     let owner = if problem.uniform_subscriptions() {
         constrained::assign(problem, &claims, false)
     } else {
