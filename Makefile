@@ -43,7 +43,7 @@ demo: develop
 test-rust:
 	cargo test --quiet
 
-# The broker plugin's jar first: tests/test_broker_plugin.py loads it into the coordinator's classes
+# The broker plugin's jar first: tests/broker/test_broker_plugin.py loads it into the coordinator's classes
 # and into real brokers.
 test-python: develop broker-plugin
 	$(PY) -m pytest -q
@@ -63,22 +63,22 @@ test-fast: develop
 test-long: develop
 	mkdir -p out
 	HYPOTHESIS_PROFILE=long KASSIGN_CASE_LOG=$(abspath out/cases-long.jsonl) \
-		$(PY) -m pytest -q tests/test_oracles_selftest.py $(wildcard tests/test_properties*.py)
+		$(PY) -m pytest -q tests/properties/test_oracles_selftest.py $(wildcard tests/properties/test_properties*.py)
 
 # Differential testing against Apache Kafka's Java assignors on 10k seeded scenarios
-# (tests/java_diff.py; figures in docs/java_differential.md). `make test` runs 1500 of them.
+# (tests/support/java_diff.py; figures in docs/java_differential.md). `make test` runs 1500 of them.
 test-java-diff: develop
 	mkdir -p out
 	KASSIGN_DIFF_SCENARIOS=10000 KASSIGN_DIFF_JSON=$(abspath out/java-diff.json) \
-		$(PY) -m pytest -q -s tests/test_java_differential.py
+		$(PY) -m pytest -q -s tests/differential/test_java_differential.py
 
 # Differential testing of server-uniform / server-range against the broker's own assignors
-# (kafka-group-coordinator 4.4.0) on 10k seeded scenarios (tests/server_diff.py; figures in
+# (kafka-group-coordinator 4.4.0) on 10k seeded scenarios (tests/support/server_diff.py; figures in
 # docs/server_assignors.md). `make test` runs 1500 of them.
 test-server-diff: develop
 	mkdir -p out
 	KASSIGN_SERVER_DIFF_SCENARIOS=10000 KASSIGN_SERVER_DIFF_JSON=$(abspath out/server-diff.json) \
-		$(PY) -m pytest -q -s tests/test_server_differential.py
+		$(PY) -m pytest -q -s tests/differential/test_server_differential.py
 
 bench: develop
 	$(PY) -m pytest benches/bench_grid.py --benchmark-only -q
@@ -113,7 +113,7 @@ bench-wire: develop
 	cargo bench --bench wire -- out/wire.bin $(WIRE_STRATEGY)
 
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
-# bench-smoke: tiny sizes, about a minute (also run by `make test` via tests/test_bench_smoke.py).
+# bench-smoke: tiny sizes, about a minute (also run by `make test` via benches/test_bench_smoke.py).
 # bench-full: the full grid (docs/benchmark-shapes.md); regenerates BENCHMARKS.md and benches/np_series.png.
 # Extra run_all.py flags go in ARGS, e.g. `make bench-full ARGS=--resume` (keep cached cells).
 bench-smoke: develop
@@ -122,19 +122,19 @@ bench-smoke: develop
 bench-full: develop
 	nice -n 10 $(PY) benches/run_all.py $(ARGS)
 
-# Rebalance time of a 30-member group on the real broker (tests/broker/rebalance_bench.py): kassign's
+# Rebalance time of a 30-member group on the real broker (tests/support/broker/rebalance_bench.py): kassign's
 # assignors vs kafka-python's built-in sticky. Not part of `make test` (a few minutes on 2 cores).
 bench-rebalance: develop
 	mkdir -p out
-	$(PY) tests/broker/rebalance_bench.py --members 30 --trials 5 --json out/rebalance.json
+	$(PY) tests/support/broker/rebalance_bench.py --members 30 --trials 5 --json out/rebalance.json
 
 # Wall time of `kassign snapshot` on a local broker holding SNAPSHOT_GROUPS live consumer groups
-# (tests/broker/snapshot_bench.py; docs/fleet.md). Not part of `make test`.
+# (tests/support/broker/snapshot_bench.py; docs/fleet.md). Not part of `make test`.
 SNAPSHOT_GROUPS ?= 2000
 bench-snapshot: develop
 	mkdir -p out
 	uptime
-	$(PY) tests/broker/snapshot_bench.py --groups $(SNAPSHOT_GROUPS) --trials 3 --json out/snapshot-bench.json
+	$(PY) tests/support/broker/snapshot_bench.py --groups $(SNAPSHOT_GROUPS) --trials 3 --json out/snapshot-bench.json
 
 clean:
 	rm -rf $(VENV) target dist site

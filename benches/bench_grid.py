@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 BENCHES = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCHES))
+sys.path.insert(0, str(BENCHES.parent))  # the repo root: the peers package
 
-import contenders as C  # noqa: E402
-import scenarios as S  # noqa: E402
+from peers import contenders as C  # noqa: E402
+from peers import scenarios as S  # noqa: E402
 
 FULL = os.environ.get("KASSIGN_BENCH_FULL") == "1"
 SHAPES = S.grid_shapes() if FULL else S.smoke_shapes()

@@ -1,6 +1,6 @@
 """kassign's broker plugin against the broker's ``UniformAssignor``, inside one JVM.
 
-For each benchmark scenario (benches/scenarios.py: the 1M-partition shapes and the N = P series,
+For each benchmark scenario (peers/scenarios.py: the 1M-partition shapes and the N = P series,
 fresh and round 2), ``kassign.peers.Harness time`` builds the coordinator's own input once
 (``GroupSpecImpl``, ``SubscribedTopicDescriberImpl``; ServerBench.java) and times
 ``assignor.assign(groupSpec, describer)`` for ``server-uniform`` (Apache Kafka 4.4.0's
@@ -23,12 +23,14 @@ import sys
 from pathlib import Path
 
 BENCHES = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCHES))
+sys.path.insert(0, str(BENCHES.parent))  # the repo root: the peers package
 sys.path.insert(0, str(BENCHES.parent / "tests"))
 
-import scenarios  # noqa: E402
-import server_diff  # noqa: E402
-import server_kassign_diff  # noqa: E402
+from peers import scenarios  # noqa: E402
+from support import (  # noqa: E402
+    server_diff,
+    server_kassign_diff,
+)
 
 SHAPES = [
     f"{shape}/{rnd}"

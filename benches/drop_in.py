@@ -33,9 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: peers
 
-import contenders
+from peers import contenders
 
 RESULTS = Path(__file__).resolve().parent / "results" / "drop_in.json"
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any
 
 BENCHES = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCHES))
+sys.path.insert(0, str(BENCHES.parent))  # the repo root: the peers package
 
-import contenders as C  # noqa: E402
-import scenarios as S  # noqa: E402
+from peers import contenders as C  # noqa: E402
+from peers import scenarios as S  # noqa: E402
 
 REPO = BENCHES.parent
 RESULTS_DIR = BENCHES / "results"
@@ -154,7 +154,7 @@ def contender_command(contender: str, strategy: str, scenario_file: str, args, o
     if contender in C.PYTHON_CONTENDERS:
         return [
             sys.executable,
-            str(BENCHES / "contenders.py"),
+            C.__file__,
             "run",
             "--contender",
             contender,
@@ -699,7 +699,7 @@ def render_server(data: dict, w: Any) -> None:
         "`UniformAssignor` / `RangeAssignor` from `org.apache.kafka:kafka-group-coordinator` "
         f"{meta.get('versions', {}).get('kafka-clients (Java)', '')} (`java`: only `assign(groupSpec, describer)` "
         "is timed, on a `GroupSpecImpl` built once the way the coordinator's `TargetAssignmentBuilder` "
-        "builds it; benches/peers/java/.../ServerBench.java). `kassign-core` is the extension call "
+        "builds it; peers/java/.../ServerBench.java). `kassign-core` is the extension call "
         "`kassign._core.assign` alone and `kassign` is `kassign.assign` end to end; both take Python "
         "objects in and give Python objects out, one `TopicPartition` per partition. `kassign-owners` is "
         "`kassign.assign_owners` end to end: the same assignment as one owner array per topic "
@@ -781,7 +781,7 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
         w(
             "**Regenerate this file and `benches/np_series.png` with one command: `make bench-full`** "
             "(= `.venv/bin/python benches/run_all.py`: builds the Java and Go harnesses from "
-            "`benches/peers/java/pom.xml` and `benches/peers/go/go.mod`, runs every cell, writes "
+            "`peers/java/pom.xml` and `peers/go/go.mod`, runs every cell, writes "
             "`benches/results/full.json`, this file and the plot). `make bench-full ARGS=--resume` keeps "
             "cells already in `benches/results/full.json` (peer cells always; kassign's own only if measured "
             "on the same kassign commit) and measures the rest; `--render-only` rewrites this file from "
@@ -860,7 +860,7 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
         + "."
     )
     w(
-        "- Scenarios (benches/scenarios.py, seeded): each shape fresh (nobody owns anything) and round 2 "
+        "- Scenarios (peers/scenarios.py, seeded): each shape fresh (nobody owns anything) and round 2 "
         "(every member but one resubmits its round-1 partitions at generation 1; the first member "
         "rejoins with no history). Sticky history reaches each library the way its members send it: "
         "sticky user data for eager sticky, owned partitions + generation for cooperative-sticky."

@@ -17,10 +17,9 @@ import struct
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: peers
 
-import contenders
-import scenarios
+from peers import contenders, scenarios
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,11 +19,11 @@ settings.register_profile("ci", max_examples=200, deadline=None, suppress_health
 settings.register_profile("long", max_examples=100_000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
-pytest_plugins = ["kafka_broker", "kafka_plugin_cluster"]
+pytest_plugins = ["support.kafka_broker", "support.kafka_plugin_cluster"]
 
 # The Spark runs of the tests start their JVM without the class archive (kassign.fleet.classarchive),
 # so that no test writes one into the user's cache and every run starts the same way;
-# tests/test_spark_class_archive.py sets its own.
+# tests/spark/test_spark_class_archive.py sets its own.
 os.environ.setdefault("KASSIGN_SPARK_CLASS_ARCHIVE", "off")
 
 # Tests that use these fixtures need the real broker (Java, Maven, a Kafka process): they are
@@ -40,7 +40,7 @@ def fleet_cli_run(tmp_path_factory):
     from types import SimpleNamespace
 
     from kassign.fleet.synth import synth
-    from spark_env import fleet_cli, fleet_env
+    from support.spark_env import fleet_cli, fleet_env
 
     d = tmp_path_factory.mktemp("fleet-cli")
     snap, out = d / "snap", d / "local"

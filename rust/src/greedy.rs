@@ -3,8 +3,8 @@
 //!
 //! The strategies stay Python: they decide the order of topics and partitions' lags, and keep
 //! the options. These kernels run the per-partition placement loops (the Python code they
-//! replaced lives on as the oracle of `tests/test_greedy_kernels.py`, in
-//! `tests/lag_aware_oracle.py`):
+//! replaced lives on as the oracle of `tests/unit/test_greedy_kernels.py`, in
+//! `tests/support/lag_aware_oracle.py`):
 //!
 //! * [`deal_global`]: every partition, in order, goes to the member of its topic's eligible set
 //!   with the smallest `(count, lag, member index)`; counts and lags are kept across topics

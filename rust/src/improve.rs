@@ -5,7 +5,7 @@
 //!
 //! The strategy stays Python: it chooses the mode, places partitions greedily, decides whether
 //! the pass runs and with which phases. This kernel runs the pass itself. The Python class it
-//! replaced lives on as the oracle of `tests/test_improve_kernel.py` (`tests/lag_aware_oracle.py`).
+//! replaced lives on as the oracle of `tests/unit/test_improve_kernel.py` (`tests/support/lag_aware_oracle.py`).
 //! Lags are `i64` and members' loads [`Load`] (`i128`): every sum is exact. Halves of a gap
 //! (`gap / 2`, where a partition's lag is compared with half the gap between two members) are
 //! compared as doubled integers, so they are exact too.

@@ -1,0 +1,199 @@
+"""The Rust placement kernels of ``fair`` and ``lag-aware`` against the Python code they replaced.
+
+``_core.greedy_deal`` runs ``kassign.assignors._greedy.deal_global``'s loop and
+``_core.greedy_carry_lag`` ``lag_aware._carry_lag``'s (skew 0); the Python implementations that
+shipped before them live in ``tests/support/lag_aware_oracle.py``. Here both run on seeded random inputs
+(shared and distinct eligible sets, ties in lag, topics without lag, lags up to 2**63 - 1 whose
+sums leave int64, sticky presets, starting loads) and must agree exactly, owners and loads; then
+whole strategies with the kernels and with the oracles; then the kernels' argument checks.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import kassign
+from kassign import Member, _core
+from kassign.assignors import _greedy, fair, lag_aware
+from kassign.assignors._greedy import deal_global, subscribers_by_topic
+from support import lag_aware_oracle as oracle
+
+
+def random_subs(rng: random.Random) -> tuple[int, dict[str, tuple[int, ...]], dict[str, int]]:
+    n = rng.randint(1, 30)
+    topics = [f"t{k}" for k in range(rng.randint(1, 10))]
+    partitions_per_topic = {t: rng.choice([0, 1, 2, 3, 5, 8, 13, 40]) for t in topics}
+    shapes = [tuple(sorted(rng.sample(topics, rng.randint(1, len(topics))))) for _ in range(rng.randint(1, 4))]
+    topics_of = [rng.choice(shapes) for _ in range(n)]
+    subs = subscribers_by_topic([f"m{i:03d}" for i in range(n)], topics_of, partitions_per_topic)
+    return n, subs, partitions_per_topic
+
+
+def random_arrays(
+    rng: random.Random, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]
+) -> dict[str, list[int]]:
+    if rng.random() < 0.2:
+        return {}
+    hi = rng.choice([1, 3, 1000, 10**12, 2**63 - 1])
+    arrays = {}
+    for t in subs:
+        if rng.random() < 0.7:
+            arr = [rng.randint(0, hi) if rng.random() < 0.8 else 0 for _ in range(partitions_per_topic[t])]
+            if any(arr):
+                arrays[t] = arr
+    return arrays
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_deal_global_kernel_equals_python(seed: int) -> None:
+    rng = random.Random(seed)
+    n, subs, partitions_per_topic = random_subs(rng)
+    arrays = random_arrays(rng, subs, partitions_per_topic)
+    assert deal_global(n, subs, partitions_per_topic, arrays) == oracle.deal_global(
+        n, subs, partitions_per_topic, arrays
+    )
+
+
+def random_preset(
+    rng: random.Random, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]
+) -> dict[str, list[int]]:
+    preset = {}
+    for t, s in subs.items():
+        if rng.random() < 0.5:
+            free = rng.random()
+            preset[t] = [-1 if rng.random() < free else rng.choice(s) for _ in range(partitions_per_topic[t])]
+    return preset
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_carry_lag_kernel_equals_python(seed: int) -> None:
+    rng = random.Random(seed)
+    n, subs, partitions_per_topic = random_subs(rng)
+    arrays = random_arrays(rng, subs, partitions_per_topic)
+    preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
+    start = [rng.choice([0, 0, 5, 10**6, 2**70]) for _ in range(n)] if rng.random() < 0.5 else None
+    load_new = list(start) if start is not None else None
+    load_old = list(start) if start is not None else None
+    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, 0, load=load_new, preset=preset)
+    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, 0, load=load_old, preset=preset)
+    assert new == old
+    assert list(new) == list(old)  # topic order too
+    assert load_new == load_old
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_skewed_placement_unchanged(seed: int) -> None:
+    """With ``max_skew`` the strategies place in Python (the Balancer): the same as before."""
+    rng = random.Random(7000 + seed)
+    n, subs, partitions_per_topic = random_subs(rng)
+    arrays = random_arrays(rng, subs, partitions_per_topic)
+    skew = rng.randint(1, 3)
+    assert deal_global(n, subs, partitions_per_topic, arrays, skew) == oracle.deal_global(
+        n, subs, partitions_per_topic, arrays, skew
+    )
+    preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
+    load_new, load_old = [0] * n, [0] * n
+    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
+    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_old, preset=preset)
+    assert new == old and load_new == load_old
+
+
+def _use_oracles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lag_aware, "_carry_lag", oracle.carry_lag)
+    monkeypatch.setattr(lag_aware, "deal_global", oracle.deal_global)
+    monkeypatch.setattr(fair, "deal_global", oracle.deal_global)
+    monkeypatch.setattr(lag_aware, "_improve", oracle.improve)
+
+    def topic_oracle(
+        s: tuple[int, ...], n: int, tl: list[int] | None, load: list[int], skew: int, fixed: list[int] | None
+    ) -> list[int]:
+        return oracle.carry_lag_topic(s, n, tl, load, skew, fixed, None)
+
+    monkeypatch.setattr(lag_aware, "_carry_lag_topic", topic_oracle)
+
+
+LABELS = [
+    ("fair", {}),
+    ("lag-aware", {}),
+    ("lag-aware", {"mode": "global"}),
+    ("lag-aware", {"mode": "per-topic", "sticky": True}),
+    ("lag-aware", {"sticky": True}),
+    ("lag-aware", {"max_skew": 1}),
+]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_strategies_with_kernels_and_with_oracles(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(1000 + seed)
+    n, _, partitions_per_topic = random_subs(rng)
+    topics = list(partitions_per_topic)
+    members = {}
+    for i in range(n):
+        owned = [
+            kassign.TopicPartition(t, p) for t in topics for p in range(partitions_per_topic[t]) if rng.random() < 0.15
+        ]
+        members[f"m{rng.randint(0, 10**6):07d}-{i}"] = Member(
+            topics=rng.sample(topics, rng.randint(1, len(topics))),
+            owned_partitions=owned,
+            generation=rng.randint(0, 3),
+        )
+    hi = rng.choice([500, 2**63 - 1])
+    lags = {(t, p): rng.randint(0, hi) for t in topics for p in range(partitions_per_topic[t]) if rng.random() < 0.8}
+    results = []
+    for label, options in LABELS:
+        results.append(kassign.assign(label, members, partitions_per_topic, lags=lags, **options))
+    with monkeypatch.context() as m:
+        _use_oracles(m)
+        for (label, options), expected in zip(LABELS, results):
+            assert kassign.assign(label, members, partitions_per_topic, lags=lags, **options) == expected, (
+                label,
+                options,
+            )
+
+
+def test_sums_beyond_int64_are_exact() -> None:
+    subs = {"a": (0, 1), "b": (1,)}
+    partitions_per_topic = {"a": 3, "b": 2}
+    big = 2**63 - 1
+    arrays = {"a": [big, big, 1], "b": [big, 0]}
+    assert deal_global(2, subs, partitions_per_topic, arrays) == oracle.deal_global(
+        2, subs, partitions_per_topic, arrays
+    )
+    load_new, load_old = [0, 0], [0, 0]
+    new = lag_aware._carry_lag(2, subs, partitions_per_topic, arrays, 0, load=load_new)
+    old = oracle.carry_lag(2, subs, partitions_per_topic, arrays, 0, load=load_old)
+    assert new == old and load_new == load_old
+    assert sorted(load_new) == [big + 1, 2 * big]  # b's partition on member 1, then a's round
+
+
+def test_lags_beyond_int64_are_rejected() -> None:
+    members = {"m": Member(topics=["a"])}
+    with pytest.raises(ValueError, match="int64"):
+        kassign.assign("lag-aware", members, {"a": 1}, lags={("a", 0): 2**63})
+    assert kassign.assign("lag-aware", members, {"a": 1}, lags={("a", 0): 2**63 - 1}) == {
+        "m": [kassign.TopicPartition("a", 0)]
+    }
+
+
+def test_fixed_owner_outside_its_topic_raises() -> None:
+    subs = {"a": (0, 2)}
+    with pytest.raises(KeyError):
+        oracle.carry_lag(3, subs, {"a": 2}, {}, 0, preset={"a": [1, -1]})
+    with pytest.raises(LookupError):
+        lag_aware._carry_lag(3, subs, {"a": 2}, {}, 0, preset={"a": [1, -1]})
+
+
+def test_kernel_argument_checks() -> None:
+    with pytest.raises(ValueError):
+        _core.greedy_deal(2, [(0, 5)], [1])  # member out of range
+    with pytest.raises(ValueError):
+        _core.greedy_deal(2, [(1, 0)], [1])  # not ascending
+    with pytest.raises(ValueError):
+        _core.greedy_deal(2, [(0, 1)], [2], [1])  # one lag per partition
+    with pytest.raises(ValueError):
+        _core.greedy_carry_lag([((0,), 2, [1], None)], [0])
+    with pytest.raises(ValueError):
+        _core.greedy_carry_lag([((0,), 1, [-1], None)], [0])  # negative lag
+    assert _greedy.Balancer  # max_skew's structure is still the module's
