@@ -168,7 +168,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     int ti = idx == null ? -1 : idx;
                     Set<Integer> set = e.getValue();
                     if (ti < 0 || set.isEmpty()) exact = false;
-                    for (int p : set) {
+                    // toArray: one walk over the set's table (HashSet's keysToArray), where an
+                    // iterator costs two objects and a second walk, per set: most sets are small.
+                    for (Object element : set.toArray()) {
+                        int p = (Integer) element;
                         if (ti >= 0 && p >= 0 && p < partitionCounts[ti]) {
                             int f = topicBase[ti] + p;
                             holder[f] = holder[f] == -1 ? i : -2;
