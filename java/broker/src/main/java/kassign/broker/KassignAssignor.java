@@ -144,8 +144,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         for (int t = 0; t < nt; t++) topicBase[t + 1] = topicBase[t] + partitionCounts[t];
         // Which member's current target holds each partition (-2: several), to hand back a current
         // set unchanged when the member keeps exactly it.
-        int[] holder = new int[total];
-        Arrays.fill(holder, -1);
+        // (Allocated at the first current partition: a fresh group has none.)
+        int[] holder = null;
         // Each member's current target, kept to hand back unchanged what the member keeps exactly:
         // the whole map, or one topic's set. A map with an entry that cannot come back as it is (a
         // topic nobody subscribes to, a partition out of range, an empty set) is never reused whole.
@@ -154,8 +154,12 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         int[] currentSize = new int[m];
         boolean[] currentExact = new boolean[m];
         // One pass over the current target (grown arrays; its sets are iterated once).
-        int[] ownedTopics = new int[Math.max(16, total)];
+        int[] ownedTopics = new int[Math.max(16, Math.min(total, 4096))];
         int[] ownedPartitions = new int[ownedTopics.length];
+        // One reused buffer for the sets' elements: toArray(buffer) walks the set's table once (for
+        // a HashSet, keysToArray) and allocates nothing, where an iterator costs two objects and a
+        // second walk per set (most sets are small).
+        Object[] elements = new Integer[16];
         k = 0;
         for (int i = 0; i < m; i++) {
             MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
@@ -168,12 +172,18 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     int ti = idx == null ? -1 : idx;
                     Set<Integer> set = e.getValue();
                     if (ti < 0 || set.isEmpty()) exact = false;
-                    // toArray: one walk over the set's table (HashSet's keysToArray), where an
-                    // iterator costs two objects and a second walk, per set: most sets are small.
-                    for (Object element : set.toArray()) {
-                        int p = (Integer) element;
+                    int size = set.size();
+                    if (size > elements.length) elements = new Integer[Math.max(size, elements.length * 2)];
+                    Object[] got = set.toArray(elements);
+                    int n = got == elements ? size : got.length;
+                    for (int j = 0; j < n; j++) {
+                        int p = (Integer) got[j];
                         if (ti >= 0 && p >= 0 && p < partitionCounts[ti]) {
                             int f = topicBase[ti] + p;
+                            if (holder == null) {
+                                holder = new int[total];
+                                Arrays.fill(holder, -1);
+                            }
                             holder[f] = holder[f] == -1 ? i : -2;
                         } else {
                             exact = false;
@@ -254,7 +264,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             int o = owners[f];
             if (o < 0) continue;
             count[o]++;
-            if (holder[f] == o) kept[o]++;
+            if (holder != null && holder[f] == o) kept[o]++;
         }
         @SuppressWarnings("unchecked")
         Map<Uuid, Set<Integer>>[] plans = new Map[m];
@@ -285,7 +295,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 int o = owners[flat + p];
                 if (o < 0 || whole[o]) continue;
                 if (count[o]++ == 0) touched[nTouched++] = o;
-                if (holder[flat + p] == o) kept[o]++;
+                if (holder != null && holder[flat + p] == o) kept[o]++;
             }
             for (int k2 = 0; k2 < nTouched; k2++) {
                 int o = touched[k2];
