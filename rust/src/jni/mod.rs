@@ -65,9 +65,14 @@ fn strings(
     let mut out = Vec::with_capacity(ends.len());
     let mut start = 0usize;
     for (i, &end) in ends.iter().enumerate() {
-        let end = usize::try_from(end).ok().filter(|&e| e >= start && e <= buf.len()).ok_or_else(|| {
-            Failure(format!("kassign: {name}: end offset {i} ({end}) is out of order or past the characters"))
-        })?;
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&e| e >= start && e <= buf.len())
+            .ok_or_else(|| {
+                Failure(format!(
+                    "kassign: {name}: end offset {i} ({end}) is out of order or past the characters"
+                ))
+            })?;
         out.push(String::from_utf16_lossy(&buf[start..end]));
         start = end;
     }

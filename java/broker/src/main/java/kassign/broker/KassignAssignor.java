@@ -70,10 +70,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         return (int) (n / 0.75f) + 1;
     }
 
-    private static final boolean TIMING = Boolean.getBoolean("kassign.debug.timing");
-
     private static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer) {
-        long tStart = System.nanoTime();
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
         // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
@@ -124,7 +121,6 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             }
         }
         subTopics = Arrays.copyOf(subTopics, k);
-        long tSubs = System.nanoTime();
         int nt = topics.size();
         String[] topicNames = new String[nt];
         int[] partitionCounts = new int[nt];
@@ -202,7 +198,6 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             ownedOffsets[i + 1] = k;
             currentSize[i] = k - ownedOffsets[i];
         }
-        long tOwned = System.nanoTime();
         // Replica racks (only read when some member has a rack: otherwise they cannot matter).
         int[] partitionRackOffsets = null;
         int[] partitionRacks = null;
@@ -229,7 +224,6 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             }
             partitionRacks = Arrays.copyOf(buf, n);
         }
-        long tRacks = System.nanoTime();
         // Assignability (every partition, for consumer groups); the array only when one is not.
         byte[] assignable = null;
         int flat = 0;
@@ -247,11 +241,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         }
         ownedTopics = Arrays.copyOf(ownedTopics, k);
         ownedPartitions = Arrays.copyOf(ownedPartitions, k);
-        long tNative = System.nanoTime();
         int[] owners = NativeAssignor.assign(memberIds, memberRacks, rackNames.toArray(new String[0]),
             topicNames, partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
             partitionRackOffsets, partitionRacks, assignable);
-        long tBack = System.nanoTime();
         if (owners == null || owners.length != total) {
             throw new PartitionAssignorException("kassign: the native library returned "
                 + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
@@ -331,13 +323,6 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);
         for (int i = 0; i < m; i++) out.put(memberIds[i], new KassignMemberAssignment(plans[i]));
-        if (TIMING) {
-            long tEnd = System.nanoTime();
-            System.err.printf("kassign timing: subs %.1f owned %.1f racks %.1f assignable %.1f%n", (tSubs - tStart) / 1e6,
-                (tOwned - tSubs) / 1e6, (tRacks - tOwned) / 1e6, (tNative - tRacks) / 1e6);
-            System.err.printf("kassign timing: inputs %.1f ms, native %.1f ms, result %.1f ms%n",
-                (tNative - tStart) / 1e6, (tBack - tNative) / 1e6, (tEnd - tBack) / 1e6);
-        }
         return new GroupAssignment(out);
     }
 }
