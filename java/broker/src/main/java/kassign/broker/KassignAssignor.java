@@ -89,9 +89,16 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         // A HOMOGENEOUS group: every member subscribes to the same topics, so the first member's
         // subscription is read once and repeated.
         boolean homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        // Each member's current target, kept to hand back unchanged what the member keeps exactly:
+        // the whole map, or one topic's set. Looked up beside the subscription (the same member's
+        // entry, still in cache), read in the next pass once every subscribed topic is known.
+        @SuppressWarnings("unchecked")
+        Map<Uuid, Set<Integer>>[] currentMaps = new Map[m];
         int k = 0;
         for (int i = 0; i < m; i++) {
             MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
+            MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
+            currentMaps[i] = current == null ? null : current.partitions();
             if (homogeneous && i > 0) {
                 int width = subOffsets[1];
                 while (k + width > subTopics.length) subTopics = Arrays.copyOf(subTopics, subTopics.length * 2);
@@ -142,11 +149,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         // set unchanged when the member keeps exactly it.
         // (Allocated at the first current partition: a fresh group has none.)
         int[] holder = null;
-        // Each member's current target, kept to hand back unchanged what the member keeps exactly:
-        // the whole map, or one topic's set. A map with an entry that cannot come back as it is (a
-        // topic nobody subscribes to, a partition out of range, an empty set) is never reused whole.
-        @SuppressWarnings("unchecked")
-        Map<Uuid, Set<Integer>>[] currentMaps = new Map[m];
+        // A map with an entry that cannot come back as it is (a topic nobody subscribes to, a
+        // partition out of range, an empty set) is never reused whole.
         int[] currentSize = new int[m];
         boolean[] currentExact = new boolean[m];
         // One pass over the current target (grown arrays; its sets are iterated once).
@@ -158,10 +162,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         Object[] elements = new Integer[16];
         k = 0;
         for (int i = 0; i < m; i++) {
-            MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
-            if (current != null) {
-                Map<Uuid, Set<Integer>> partitions = current.partitions();
-                currentMaps[i] = partitions;
+            Map<Uuid, Set<Integer>> partitions = currentMaps[i];
+            if (partitions != null) {
                 boolean exact = true;
                 for (Map.Entry<Uuid, Set<Integer>> e : partitions.entrySet()) {
                     Integer idx = topicIndex.get(e.getKey());
