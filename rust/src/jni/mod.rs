@@ -10,7 +10,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use jni::objects::{JByteArray, JClass, JIntArray, JObjectArray, JString};
+use jni::objects::{JByteArray, JCharArray, JClass, JIntArray};
 use jni::sys::{jintArray, jstring};
 use jni::JNIEnv;
 
@@ -44,19 +44,37 @@ fn bytes(env: &mut JNIEnv<'_>, arr: &JByteArray<'_>) -> Result<Vec<u8>, Failure>
     Ok(env.convert_byte_array(arr)?)
 }
 
-fn strings(env: &mut JNIEnv<'_>, name: &str, arr: &JObjectArray<'_>) -> Result<Vec<String>, Failure> {
-    if arr.is_null() {
-        return Ok(Vec::new());
-    }
-    let n = env.get_array_length(arr)?;
-    let mut out = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let obj = env.get_object_array_element(arr, i)?;
-        if obj.is_null() {
-            return Err(Failure(format!("kassign: {name}[{i}] is null")));
-        }
-        let s: String = env.get_string(&JString::from(obj))?.into();
-        out.push(s);
+/// Strings that cross as their characters back to back (`chars`, UTF-16) and the end offset of
+/// each (`ends`): two bulk copies, however many strings. Offsets are checked (non-decreasing,
+/// within `chars`); a lone surrogate becomes U+FFFD.
+fn strings(
+    env: &mut JNIEnv<'_>,
+    name: &str,
+    chars: &JCharArray<'_>,
+    ends: &JIntArray<'_>,
+) -> Result<Vec<String>, Failure> {
+    let ends = ints(env, ends)?;
+    let buf = if chars.is_null() {
+        Vec::new()
+    } else {
+        let n = env.get_array_length(chars)? as usize;
+        let mut buf = vec![0u16; n];
+        env.get_char_array_region(chars, 0, &mut buf)?;
+        buf
+    };
+    let mut out = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for (i, &end) in ends.iter().enumerate() {
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&e| e >= start && e <= buf.len())
+            .ok_or_else(|| {
+                Failure(format!(
+                    "kassign: {name}: end offset {i} ({end}) is out of order or past the characters"
+                ))
+            })?;
+        out.push(String::from_utf16_lossy(&buf[start..end]));
+        start = end;
     }
     Ok(out)
 }
@@ -71,19 +89,24 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// `static native int[] assign(String[] memberIds, int[] memberRacks, String[] rackNames,
-/// String[] topics, int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] ownedOffsets,
+/// `private static native int[] assign0(char[] memberIdChars, int[] memberIdEnds,
+/// int[] memberRacks, char[] rackNameChars, int[] rackNameEnds, char[] topicChars, int[] topicEnds,
+/// int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] ownedOffsets,
 /// int[] ownedTopics, int[] ownedPartitions, int[] partitionRackOffsets, int[] partitionRacks,
-/// byte[] assignable)`; the arrays as [`FlatGroup`] documents them (null = empty).
+/// byte[] assignable)`; the arrays as [`FlatGroup`] documents them (null = empty), each string
+/// array as its characters and end offsets (`NativeAssignor.assign` joins them).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_kassign_broker_NativeAssignor_assign<'local>(
+pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
-    member_ids: JObjectArray<'local>,
+    member_id_chars: JCharArray<'local>,
+    member_id_ends: JIntArray<'local>,
     member_racks: JIntArray<'local>,
-    rack_names: JObjectArray<'local>,
-    topics: JObjectArray<'local>,
+    rack_name_chars: JCharArray<'local>,
+    rack_name_ends: JIntArray<'local>,
+    topic_chars: JCharArray<'local>,
+    topic_ends: JIntArray<'local>,
     partition_counts: JIntArray<'local>,
     sub_offsets: JIntArray<'local>,
     sub_topics: JIntArray<'local>,
@@ -106,10 +129,10 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign<'local>(
         let partition_racks = ints(&mut env, &partition_racks)?;
         let assignable = bytes(&mut env, &assignable)?;
         let group = FlatGroup {
-            member_ids: strings(&mut env, "memberIds", &member_ids)?,
+            member_ids: strings(&mut env, "memberIds", &member_id_chars, &member_id_ends)?,
             member_racks: &member_racks,
-            rack_names: strings(&mut env, "rackNames", &rack_names)?,
-            topics: strings(&mut env, "topics", &topics)?,
+            rack_names: strings(&mut env, "rackNames", &rack_name_chars, &rack_name_ends)?,
+            topics: strings(&mut env, "topics", &topic_chars, &topic_ends)?,
             partition_counts: &partition_counts,
             sub_offsets: &sub_offsets,
             sub_topics: &sub_topics,

@@ -89,9 +89,16 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         // A HOMOGENEOUS group: every member subscribes to the same topics, so the first member's
         // subscription is read once and repeated.
         boolean homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        // Each member's current target, kept to hand back unchanged what the member keeps exactly:
+        // the whole map, or one topic's set. Looked up beside the subscription (the same member's
+        // entry, still in cache), read in the next pass once every subscribed topic is known.
+        @SuppressWarnings("unchecked")
+        Map<Uuid, Set<Integer>>[] currentMaps = new Map[m];
         int k = 0;
         for (int i = 0; i < m; i++) {
             MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
+            MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
+            currentMaps[i] = current == null ? null : current.partitions();
             if (homogeneous && i > 0) {
                 int width = subOffsets[1];
                 while (k + width > subTopics.length) subTopics = Arrays.copyOf(subTopics, subTopics.length * 2);
@@ -140,36 +147,44 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         for (int t = 0; t < nt; t++) topicBase[t + 1] = topicBase[t] + partitionCounts[t];
         // Which member's current target holds each partition (-2: several), to hand back a current
         // set unchanged when the member keeps exactly it.
-        int[] holder = new int[total];
-        Arrays.fill(holder, -1);
-        // The current sets, bucketed by topic below: (member, set) for every (member, topic).
-        List<Set<Integer>> entrySet = new ArrayList<>();
-        int[] entryMember = new int[Math.max(16, m)];
-        int[] entryTopic = new int[entryMember.length];
+        // (Allocated at the first current partition: a fresh group has none.)
+        int[] holder = null;
+        // A map with an entry that cannot come back as it is (a topic nobody subscribes to, a
+        // partition out of range, an empty set) is never reused whole.
+        int[] currentSize = new int[m];
+        boolean[] currentExact = new boolean[m];
         // One pass over the current target (grown arrays; its sets are iterated once).
-        int[] ownedTopics = new int[Math.max(16, total)];
+        int[] ownedTopics = new int[Math.max(16, Math.min(total, 4096))];
         int[] ownedPartitions = new int[ownedTopics.length];
+        // One reused buffer for the sets' elements: toArray(buffer) walks the set's table once (for
+        // a HashSet, keysToArray) and allocates nothing, where an iterator costs two objects and a
+        // second walk per set (most sets are small).
+        Object[] elements = new Integer[16];
         k = 0;
         for (int i = 0; i < m; i++) {
-            MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
-            if (current != null) {
-                for (Map.Entry<Uuid, Set<Integer>> e : current.partitions().entrySet()) {
+            Map<Uuid, Set<Integer>> partitions = currentMaps[i];
+            if (partitions != null) {
+                boolean exact = true;
+                for (Map.Entry<Uuid, Set<Integer>> e : partitions.entrySet()) {
                     Integer idx = topicIndex.get(e.getKey());
                     int ti = idx == null ? -1 : idx;
-                    if (ti >= 0) {
-                        int ne = entrySet.size();
-                        if (ne == entryMember.length) {
-                            entryMember = Arrays.copyOf(entryMember, ne * 2);
-                            entryTopic = Arrays.copyOf(entryTopic, ne * 2);
-                        }
-                        entryMember[ne] = i;
-                        entryTopic[ne] = ti;
-                        entrySet.add(e.getValue());
-                    }
-                    for (int p : e.getValue()) {
+                    Set<Integer> set = e.getValue();
+                    if (ti < 0 || set.isEmpty()) exact = false;
+                    int size = set.size();
+                    if (size > elements.length) elements = new Integer[Math.max(size, elements.length * 2)];
+                    Object[] got = set.toArray(elements);
+                    int n = got == elements ? size : got.length;
+                    for (int j = 0; j < n; j++) {
+                        int p = (Integer) got[j];
                         if (ti >= 0 && p >= 0 && p < partitionCounts[ti]) {
                             int f = topicBase[ti] + p;
+                            if (holder == null) {
+                                holder = new int[total];
+                                Arrays.fill(holder, -1);
+                            }
                             holder[f] = holder[f] == -1 ? i : -2;
+                        } else {
+                            exact = false;
                         }
                         if (k == ownedTopics.length) {
                             ownedTopics = Arrays.copyOf(ownedTopics, k * 2);
@@ -180,8 +195,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                         k++;
                     }
                 }
+                currentExact[i] = exact;
             }
             ownedOffsets[i + 1] = k;
+            currentSize[i] = k - ownedOffsets[i];
         }
         // Replica racks (only read when some member has a rack: otherwise they cannot matter).
         int[] partitionRackOffsets = null;
@@ -233,26 +250,34 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             throw new PartitionAssignorException("kassign: the native library returned "
                 + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
         }
-        // Owners back to one map per member, topic by topic: each member's partitions of the topic
-        // are counted first, so every set is allocated once at its final size (a single partition
-        // is a singleton set), and every map is sized for the member's subscription.
-        @SuppressWarnings("unchecked")
-        Map<Uuid, Set<Integer>>[] plans = new Map[m];
-        for (int i = 0; i < m; i++) plans[i] = new HashMap<>(capacity(subOffsets[i + 1] - subOffsets[i]));
-        @SuppressWarnings("unchecked")
-        Set<Integer>[] sets = new Set[m];
-        // Current-set entries grouped by topic (counting sort), and per member the one of topic t.
-        int ne = entrySet.size();
-        int[] byTopicStart = new int[nt + 1];
-        for (int e = 0; e < ne; e++) byTopicStart[entryTopic[e] + 1]++;
-        for (int t = 0; t < nt; t++) byTopicStart[t + 1] += byTopicStart[t];
-        int[] byTopic = new int[ne];
-        int[] fill = Arrays.copyOf(byTopicStart, nt);
-        for (int e = 0; e < ne; e++) byTopic[fill[entryTopic[e]]++] = e;
-        @SuppressWarnings("unchecked")
-        Set<Integer>[] curOf = new Set[m];
+        // Members that keep exactly their current target get its map back unchanged (no per-partition
+        // work below): every partition they get, they held alone, and they get all they held.
         int[] count = new int[m];
         int[] kept = new int[m];
+        for (int f = 0; f < total; f++) {
+            int o = owners[f];
+            if (o < 0) continue;
+            count[o]++;
+            if (holder != null && holder[f] == o) kept[o]++;
+        }
+        @SuppressWarnings("unchecked")
+        Map<Uuid, Set<Integer>>[] plans = new Map[m];
+        boolean[] whole = new boolean[m];
+        for (int i = 0; i < m; i++) {
+            if (currentMaps[i] != null && currentExact[i] && count[i] == currentSize[i] && kept[i] == count[i]) {
+                plans[i] = currentMaps[i];
+                whole[i] = true;
+            } else {
+                plans[i] = new HashMap<>(capacity(subOffsets[i + 1] - subOffsets[i]));
+            }
+        }
+        Arrays.fill(count, 0);
+        Arrays.fill(kept, 0);
+        // The others, topic by topic: each member's partitions of the topic are counted first, so
+        // every set is allocated once at its final size (a single partition is a singleton set), and
+        // a member that keeps exactly its current set of the topic gets that set back.
+        @SuppressWarnings("unchecked")
+        Set<Integer>[] sets = new Set[m];
         boolean[] reused = new boolean[m];
         int[] touched = new int[m];
         flat = 0;
@@ -262,16 +287,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             int nTouched = 0;
             for (int p = 0; p < n; p++) {
                 int o = owners[flat + p];
-                if (o < 0) continue;
+                if (o < 0 || whole[o]) continue;
                 if (count[o]++ == 0) touched[nTouched++] = o;
-                if (holder[flat + p] == o) kept[o]++;
-            }
-            for (int x = byTopicStart[t]; x < byTopicStart[t + 1]; x++) {
-                curOf[entryMember[byTopic[x]]] = entrySet.get(byTopic[x]);
+                if (holder != null && holder[flat + p] == o) kept[o]++;
             }
             for (int k2 = 0; k2 < nTouched; k2++) {
                 int o = touched[k2];
-                Set<Integer> cur = curOf[o];
+                Set<Integer> cur = currentMaps[o] == null ? null : currentMaps[o].get(id);
                 if (cur != null && kept[o] == count[o] && cur.size() == count[o]) {
                     plans[o].put(id, cur); // the member keeps exactly its current set
                     reused[o] = true;
@@ -279,7 +301,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             }
             for (int p = 0; p < n; p++) {
                 int o = owners[flat + p];
-                if (o < 0 || reused[o]) continue;
+                if (o < 0 || whole[o] || reused[o]) continue;
                 if (count[o] == 1) {
                     plans[o].put(id, Collections.singleton(p));
                     continue;
@@ -299,7 +321,6 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 kept[o] = 0;
                 reused[o] = false;
             }
-            for (int x = byTopicStart[t]; x < byTopicStart[t + 1]; x++) curOf[entryMember[byTopic[x]]] = null;
             flat += n;
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);

@@ -1,5 +1,7 @@
 package kassign.broker;
 
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+
 /**
  * The native entry points of {@code libkassign} (rust/src/jni/). Call {@link NativeLibrary#load()}
  * before using them.
@@ -15,11 +17,59 @@ final class NativeAssignor {
      * @throws org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException on bad
      *     input or an internal error (a Rust panic never reaches the JVM)
      */
-    static native int[] assign(
+    static int[] assign(
         String[] memberIds,
         int[] memberRacks,
         String[] rackNames,
         String[] topics,
+        int[] partitionCounts,
+        int[] subOffsets,
+        int[] subTopics,
+        int[] ownedOffsets,
+        int[] ownedTopics,
+        int[] ownedPartitions,
+        int[] partitionRackOffsets,
+        int[] partitionRacks,
+        byte[] assignable) {
+        // Each string array crosses as one char[] and the end offset of every string, so the native
+        // side copies it with one call instead of two JNI calls per string.
+        int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
+        int[] rackEnds = rackNames == null ? null : new int[rackNames.length];
+        int[] topicEnds = topics == null ? null : new int[topics.length];
+        return assign0(chars("memberIds", memberIds, memberEnds), memberEnds, memberRacks,
+            chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
+            partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
+            partitionRackOffsets, partitionRacks, assignable);
+    }
+
+    /** The strings' characters back to back; {@code ends[i]} receives where string i ends. */
+    private static char[] chars(String name, String[] strings, int[] ends) {
+        if (strings == null) return null;
+        long total = 0;
+        for (int i = 0; i < strings.length; i++) {
+            if (strings[i] == null) throw new PartitionAssignorException("kassign: " + name + "[" + i + "] is null");
+            total += strings[i].length();
+        }
+        if (total > Integer.MAX_VALUE - 8) throw new PartitionAssignorException("kassign: " + name + " too long");
+        char[] out = new char[(int) total];
+        int at = 0;
+        for (int i = 0; i < strings.length; i++) {
+            String s = strings[i];
+            s.getChars(0, s.length(), out, at);
+            at += s.length();
+            ends[i] = at;
+        }
+        return out;
+    }
+
+    private static native int[] assign0(
+        char[] memberIdChars,
+        int[] memberIdEnds,
+        int[] memberRacks,
+        char[] rackNameChars,
+        int[] rackNameEnds,
+        char[] topicChars,
+        int[] topicEnds,
         int[] partitionCounts,
         int[] subOffsets,
         int[] subTopics,
