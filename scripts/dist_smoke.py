@@ -148,7 +148,8 @@ def kafka_python_rebalance() -> None:
     assignments = leader.assign(cluster, join_members)
     got = {}
     for member_id, assignment in assignments.items():
-        wire = assignment.encode()
+        # kafka-python's contract: "assignment must either be bytes or have an encode() method".
+        wire = assignment if isinstance(assignment, bytes) else assignment.encode()
         decoded = ConsumerProtocolAssignment.decode(wire)
         got[member_id] = sorted((t.topic, p) for t in decoded.assigned_partitions for p in t.partitions)
         assignors[member_id].on_assignment(decoded, 1)
