@@ -15,7 +15,6 @@
 use std::str::FromStr;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
@@ -23,7 +22,7 @@ use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryV
 use super::assign::{dict_for, mapping_items, read_topics};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
-use super::objects::GilYield;
+use super::objects::{bytes_dict, GilYield};
 use crate::model::FastMap;
 use crate::strategy::Strategy;
 use crate::wire::{self, DecodedMember, History, HistoryFrom};
@@ -378,26 +377,7 @@ fn drop_in_assign<'py>(
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
     let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    let out = dict_for(py, members, &ids)?;
-    let mut gil = GilYield::new();
-    for (i, id) in ids.iter().enumerate() {
-        let len = encoded.byte_len(i);
-        // SAFETY: PyBytes_FromStringAndSize(NULL, len) returns a new, unshared bytes object of
-        // `len` bytes (or NULL with an exception set); all `len` bytes are written before it is
-        // seen by anyone.
-        let bytes = unsafe {
-            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
-            if obj.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            let dst = std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj).cast::<u8>(), len);
-            encoded.write_into(i, dst);
-            Bound::from_owned_ptr(py, obj)
-        };
-        out.set_item(id, bytes)?;
-        gil.tick(py, 1 + len / 64);
-    }
-    Ok(out)
+    bytes_dict(py, members, &ids, &encoded)
 }
 
 /// The leader's view of every member as `kassign.Member`s, read from the client's objects with

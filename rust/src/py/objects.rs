@@ -4,7 +4,7 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 /// Objects converted between two looks at the clock (well under a millisecond of work).
 pub(crate) const CHECK_EVERY: usize = 4_096;
@@ -141,4 +141,35 @@ impl<'py> TpFactory<'py> {
             Ok(obj)
         }
     }
+}
+
+/// Every member's encoded assignment as a `bytes` object, in a dict keyed like `template` (see
+/// [`super::assign::dict_for`]): one copy per member, straight into a new bytes object (not zeroed
+/// first, as `PyBytes::new_with` would), handing the GIL over now and then.
+pub(super) fn bytes_dict<'py>(
+    py: Python<'py>,
+    template: &Bound<'py, PyAny>,
+    ids: &[Bound<'py, PyString>],
+    encoded: &crate::wire::Encoded<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = super::assign::dict_for(py, template, ids)?;
+    let mut gil = GilYield::new();
+    for (i, id) in ids.iter().enumerate() {
+        let len = encoded.byte_len(i);
+        // SAFETY: PyBytes_FromStringAndSize(NULL, len) returns a new, unshared bytes object of
+        // `len` bytes (or NULL with an exception set); all `len` bytes are written before it is
+        // seen by anyone.
+        let bytes = unsafe {
+            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let dst = std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj).cast::<u8>(), len);
+            encoded.write_into(i, dst);
+            Bound::from_owned_ptr(py, obj)
+        };
+        out.set_item(id, bytes)?;
+        gil.tick(py, 1 + len / 64);
+    }
+    Ok(out)
 }

@@ -10,14 +10,13 @@ use std::collections::HashMap;
 use std::str::FromStr;
 
 use pyo3::exceptions::PyTypeError;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 
-use super::assign::{dict_for, mapping_items, read_topics};
+use super::assign::{mapping_items, read_topics};
 use super::errors::run_detached;
 use super::member::{hash_names, Member, OwnedGroup};
-use super::objects::{topic_partition_class, GilYield, TpFactory};
+use super::objects::{bytes_dict, topic_partition_class, TpFactory};
 use crate::model::{py_repr, FastMap};
 use crate::protocol::{
     self, Assignment, AssignmentRef, StickyUserData, StickyUserDataRef, Subscription, SubscriptionRef,
@@ -317,27 +316,7 @@ fn assign_wire<'py>(
         .collect();
     let outcome = run_detached(py, move || wire::assign(strat, &members, counts, has_racks, &racks))?;
     let (encoded, warnings) = outcome?;
-    let out = dict_for(py, subscriptions, &ids)?;
-    let mut gil = GilYield::new();
-    for (i, id) in ids.iter().enumerate() {
-        let len = encoded.byte_len(i);
-        // One copy, straight into a new bytes object (not zeroed first, as `PyBytes::new_with`
-        // would).
-        // SAFETY: PyBytes_FromStringAndSize(NULL, len) returns a new, unshared bytes object of
-        // `len` bytes (or NULL with an exception set); all `len` bytes are written before it is
-        // seen by anyone.
-        let bytes = unsafe {
-            let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as ffi::Py_ssize_t);
-            if obj.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            let dst = std::slice::from_raw_parts_mut(ffi::PyBytes_AsString(obj).cast::<u8>(), len);
-            encoded.write_into(i, dst);
-            Bound::from_owned_ptr(py, obj)
-        };
-        out.set_item(id, bytes)?;
-        gil.tick(py, 1 + len / 64);
-    }
+    let out = bytes_dict(py, subscriptions, &ids, &encoded)?;
     Ok((out, warnings))
 }
 
