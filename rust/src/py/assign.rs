@@ -10,7 +10,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyMapping, PyString, P
 
 use super::errors::run_detached;
 use super::member::{repr, type_name, Member};
-use super::objects::{GilYield, TpFactory};
+use super::objects::{dict_for, GilYield, TpFactory};
 use crate::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
 use crate::strategy::Strategy;
 
@@ -248,39 +248,6 @@ fn add_partition_racks(b: &mut ProblemBuilder, partition_racks: Option<&Bound<'_
         }
     }
     Ok(())
-}
-
-/// A dict to fill with one value per id, in the order of `ids`: a copy of `template` when its
-/// keys are exactly `ids` (the same objects in the same order, all exact `str`), so that filling
-/// it replaces values instead of inserting keys and regrowing the table; otherwise a new dict.
-/// Once every id is set, both give the same dict.
-pub(crate) fn dict_for<'py, T>(
-    py: Python<'py>,
-    template: &Bound<'py, PyAny>,
-    ids: &[Bound<'py, T>],
-) -> PyResult<Bound<'py, PyDict>> {
-    if let Ok(t) = template.cast_exact::<PyDict>() {
-        if t.len() == ids.len() {
-            let copy = t.copy()?;
-            let mut pos: ffi::Py_ssize_t = 0;
-            let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-            let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-            let mut same = true;
-            for id in ids {
-                // SAFETY: PyDict_Next on a dict we own; `key` is a borrowed reference, only
-                // compared by address (and its type read) while `copy` is alive.
-                let more = unsafe { ffi::PyDict_Next(copy.as_ptr(), &mut pos, &mut key, &mut value) } != 0;
-                if !more || key != id.as_ptr() || !id.as_any().is_exact_instance_of::<PyString>() {
-                    same = false;
-                    break;
-                }
-            }
-            if same {
-                return Ok(copy);
-            }
-        }
-    }
-    Ok(PyDict::new(py))
 }
 
 /// Per-member result lists in the caller's order, from the owner array (one pass to group, one

@@ -19,10 +19,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
-use super::assign::{dict_for, mapping_items, read_topics};
+use super::assign::{mapping_items, read_topics};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
-use super::objects::{bytes_dict, GilYield};
+use super::objects::{bytes_dict, dict_for, GilYield};
 use crate::model::FastMap;
 use crate::strategy::Strategy;
 use crate::wire::{self, DecodedMember, History, HistoryFrom};
