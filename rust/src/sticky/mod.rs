@@ -74,24 +74,22 @@ pub(crate) fn keep_order(problem: &Problem, m: MemberIdx, parts: &mut [PartId], 
 
 /// Run `sticky` (eager) or `cooperative-sticky` on an interned problem.
 pub fn assign(problem: &Problem, cooperative: bool) -> Assignment {
-    let claims = Claims::resolve(problem, cooperative);
-    let owner = if problem.uniform_subscriptions() {
-        constrained::assign(problem, &claims, cooperative)
-    } else {
-        general::assign(problem, &claims, cooperative)
-    };
-    Assignment { owner }
+    run(problem, &Claims::resolve(problem, cooperative), cooperative)
 }
 
 /// Run the eager sticky engine with the claims already resolved: `win[p]` is the member that keeps
 /// partition `p` if it can, or `NO_OWNER` (`server-kassign`, whose claims are the current target
 /// assignment rather than generations).
 pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>) -> Assignment {
-    let claims = Claims::eager(win);
+    run(problem, &Claims::eager(win), false)
+}
+
+/// The constrained path when every member subscribes to the same topics, the general one otherwise.
+fn run(problem: &Problem, claims: &Claims, cooperative: bool) -> Assignment {
     let owner = if problem.uniform_subscriptions() {
-        constrained::assign(problem, &claims, false)
+        constrained::assign(problem, claims, cooperative)
     } else {
-        general::assign(problem, &claims, false)
+        general::assign(problem, claims, cooperative)
     };
     Assignment { owner }
 }
