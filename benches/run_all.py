@@ -535,6 +535,8 @@ EXTRAS: dict[str, tuple[str, list[str], list[str], str]] = {
     # kassign's broker plugin against the broker's UniformAssignor in one JVM (issue 27); the
     # plugin jar comes from `make broker-plugin`.
     "broker-plugin": ("broker_plugin.py", ["--budget", "3"], ["--shapes", "np-100/fresh", "--budget", "0.2"], "--json"),
+    # Decoding 2000 large subscriptions into Python objects, kassign against kafka-python.
+    "decode": ("decode_subscriptions.py", ["--runs", "3"], ["--runs", "1"], "--out"),
 }
 
 
@@ -573,7 +575,7 @@ def run_extra(extra: str, args, results: Path) -> dict[str, Any]:
 #: least seven 1-s medians, and the clients' own sticky classes at 2100 members, 11-19 s a call, run
 #: three times a row; broker_plugin.py: 12 scenarios x 2 assignors, a JVM each with its input
 #: set-up, 2 s of warm-up and 3 s of samples).
-EXTRA_MINUTES = {"drop-in": 10.0, "broker-plugin": 5.0}
+EXTRA_MINUTES = {"drop-in": 10.0, "broker-plugin": 5.0, "decode": 1.0}
 
 
 def _sampling_cost(m: float, contender: str, args) -> float:
@@ -1097,12 +1099,13 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
     else:
         w(
             "**Regenerate this file and `benches/np_series.png` with one command: `make bench-full`** "
-            "(= `.venv/bin/python benches/run_all.py`: builds the Java and Go harnesses from "
-            "`peers/java/pom.xml` and `peers/go/go.mod`, runs every cell, writes "
-            "`benches/results/full.json`, this file and the plot). `make bench-full ARGS=--resume` keeps "
+            "(= `.venv/bin/python benches/run_all.py` after `make broker-plugin`: builds the Java and Go "
+            "harnesses from `peers/`, runs every cell of the grid, then `benches/drop_in.py` and "
+            "`benches/broker_plugin.py`, and writes `benches/results/full.json`, this file and the plot; "
+            "`benches/run_all.py --estimate` prints how long it takes). `make bench-full ARGS=--resume` keeps "
             "cells already in `benches/results/full.json` (peer cells always; kassign's own only if measured "
-            "on the same kassign commit) and measures the rest; `--render-only` rewrites this file from "
-            "the JSON."
+            "on the same kassign commit); `--render-only` rewrites this file from the JSON; `--compare "
+            "OLD.json` lists the cells slower than in an older run."
         )
     w("")
     w(
@@ -1425,9 +1428,8 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
         w(drop_in.tables(d["rows"]))
         w("")
 
-    decode = Path(__file__).resolve().parent / "results" / "decode.json"
-    if decode.exists():
-        d = json.loads(decode.read_text())
+    d = extra_result(data, "decode")
+    if d:
         w("## Decoding subscriptions into Python objects")
         w("")
         w(
