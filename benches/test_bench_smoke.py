@@ -187,8 +187,10 @@ def test_compare_flags_only_cells_slower_beyond_the_noise(tmp_path, capsys):
     (tmp_path / "new.json").write_text(json.dumps({"cells": new}))
     assert run_all.compare(tmp_path / "old.json", tmp_path / "new.json") == 1
     out = capsys.readouterr().out
-    flagged = [line.split(":")[0].strip() for line in out.split("slower beyond the noise")[1].splitlines()[1:]]
+    summary = out.split("slower beyond the noise")[1].splitlines()[1:]
+    flagged = [line.split(":")[0].strip() for line in summary if line.startswith("  ")]
     assert flagged == ["b|range|kassign", "d|range|java"]
+    assert "kassign's own cells: 1; the peers' (the machine's noise): 1" in out
     new.pop("b|range|kassign")
     new.pop("d|range|java")
     (tmp_path / "new.json").write_text(json.dumps({"cells": new}))
