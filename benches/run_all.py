@@ -1238,10 +1238,10 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
     w(
         "Each figure: median wall time per `assign` call, then in brackets the ratio contender / kassign "
         "(above 1×: kassign faster). `cpu` = the same on process CPU time, which a loaded machine "
-        "inflates far less than wall time (see Method). Cells were measured at different times of one "
-        "shared machine's day (load averages from about 1 to 20; each cell's is in the results JSON), so "
+        "inflates far less than wall time (see Method; each cell's load average is in the results JSON), so "
         "where wall and CPU ratios differ, the CPU ratio is the fairer one; for Java and franz-go it "
-        "counts all threads (GC, JIT), which favours kassign less than wall time on an idle machine would."
+        "counts all threads (GC, JIT), which favours kassign less than wall time on an idle machine would. "
+        "The 2100 × 2100 figures of every contender are in the headline table and under All results."
     )
     w("")
     kas = lambda sc, st: cells.get(cell_key(sc, st, "kassign"))  # noqa: E731
@@ -1296,37 +1296,6 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
                 f"- KAFKA-9987 shape (2100 × 2100, fresh), sticky: kassign {pending(base)}; "
                 f"kafka-python {cell_text(r, cap, None) if r else 'not run'}."
             )
-        for st in C.STRATEGIES:
-            base = kas(sc, st)
-            parts = [
-                f"{c} {vs(cells.get(cell_key(sc, st, c)), base)}"
-                for c in ("kafka-python", "aiokafka", "kassign-reference", "java", "franz-go")
-                if cells.get(cell_key(sc, st, c)) and cells[cell_key(sc, st, c)].get("status") != "unsupported"
-            ]
-            w(
-                f"- 2100 × 2100, fresh, {st}: kassign "
-                f"{fmt_time(base['median']) if ok(base) else pending(base)}" + "".join("; " + x for x in parts) + "."
-            )
-    if extra_result(data, "drop-in"):
-        # The drop-in classes as a client's coordinator runs them (benches/drop_in.py): the leader
-        # step up to the SyncGroup bytes, against the same client's own class.
-        rows = (extra_result(data, "drop-in") or {})["rows"]
-        for client in ("kafka-python", "aiokafka"):
-            parts = []
-            for r in rows:
-                if (r["client"], r["members"], r["round"]) != (client, 2100, 1) or "kassign_step_s" not in r:
-                    continue
-                own = r.get("client_step_s")
-                txt = f"{r['strategy']} {fmt_time(r['kassign_step_s'])}"
-                if own:
-                    txt += f" vs its own {fmt_time(own)} ({fmt_ratio(own / r['kassign_step_s'])})"
-                parts.append(txt)
-            if parts:
-                w(
-                    f"- Drop-in `kassign.{client.replace('-', '_')}` classes, 2100 members × 2100 partitions, fresh, "
-                    "leader step up to the SyncGroup bytes (benches/drop_in.py; see The drop-in classes' leader "
-                    "step): " + "; ".join(parts) + "."
-                )
     big = [s for s in ("java-large-uniform", "java-large-imbalance") if s in meta["sizes"]]
     for shape in big:
         w("")
