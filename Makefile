@@ -114,12 +114,14 @@ bench-wire: develop
 
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via benches/test_bench_smoke.py).
-# bench-full: the full grid (docs/benchmark-shapes.md); regenerates BENCHMARKS.md and benches/np_series.png.
+# bench-full: the whole report in one run (the grid of docs/benchmark-shapes.md, then benches/drop_in.py and
+# benches/broker_plugin.py, which needs the broker plugin's jar); regenerates BENCHMARKS.md and
+# benches/np_series.png. `benches/run_all.py --estimate` prints its cells and expected duration.
 # Extra run_all.py flags go in ARGS, e.g. `make bench-full ARGS=--resume` (keep cached cells).
 bench-smoke: develop
 	$(PY) benches/run_all.py --smoke $(ARGS)
 
-bench-full: develop
+bench-full: develop broker-plugin
 	nice -n 10 $(PY) benches/run_all.py $(ARGS)
 
 # Rebalance time of a 30-member group on the real broker (tests/support/broker/rebalance_bench.py): kassign's

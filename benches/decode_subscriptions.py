@@ -2,8 +2,8 @@
 
 The shape: 2000 members, each subscribing to 500 topics and owning 500 partitions (one of each
 topic), about 32 MB of ConsumerProtocolSubscription v3 bytes in all. Both decoders get the same
-bytes; each run decodes all 2000. Prints a table and writes benches/results/decode.json, which
-`benches/run_all.py` includes in BENCHMARKS.md.
+bytes; each run decodes all 2000. Prints a table and writes benches/results/decode.json (``--out``),
+which `benches/run_all.py` runs and includes in BENCHMARKS.md.
 
     .venv/bin/python benches/decode_subscriptions.py [--runs 5]
 """
@@ -44,6 +44,7 @@ def time_runs(fn, data: list[bytes], runs: int) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", type=Path, default=RESULTS, help="the JSON it writes (default: %(default)s)")
     args = ap.parse_args()
     from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
@@ -67,11 +68,11 @@ def main() -> None:
         "kassign_median_s": statistics.median(kassign_t),
         "kafka_python_median_s": statistics.median(kafka_t),
         "load": os.getloadavg(),
-        "command": "benches/decode_subscriptions.py",
+        "command": "benches/decode_subscriptions.py" + (f" --runs {args.runs}" if args.runs != 5 else ""),
     }
     res["ratio"] = res["kafka_python_median_s"] / res["kassign_median_s"]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(res, indent=1))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(res, indent=1))
     print(f"| decoder | {len(data)} subscriptions, {size / 1e6:.1f} MB |")
     print("|---|---|")
     print(f"| kassign.protocol.decode_subscription | {res['kassign_median_s'] * 1e3:.0f} ms |")

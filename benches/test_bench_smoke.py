@@ -162,3 +162,57 @@ def test_resume_keeps_peer_cells_and_redoes_kassign_cells_of_another_build(tmp_p
     assert data["cells"][p_key]["median"] == -2.0  # kept
     assert data["cells"][k_key]["median"] > 0  # measured again on this build
     assert len(data["meta_runs"]) == 2
+
+
+def _cell(median: float, samples: list[float]) -> dict:
+    return {"status": "ok", "median": median, "samples": samples}
+
+
+def test_compare_flags_only_cells_slower_beyond_the_noise(tmp_path, capsys):
+    import run_all
+
+    old = {
+        "a|range|kassign": _cell(1.0, [0.9, 1.0, 1.1]),
+        "b|range|kassign": _cell(1.0, [0.9, 1.0, 1.1]),
+        "c|range|kassign": _cell(1.0, [0.9, 1.0, 2.5]),
+        "d|range|java": _cell(1.0, [1.0]),
+    }
+    new = {
+        "a|range|kassign": _cell(1.2, [1.15, 1.2, 1.3]),  # 1.2x: within the factor
+        "b|range|kassign": _cell(2.0, [1.9, 2.0, 2.1]),  # 2x, every new call slower: flagged
+        "c|range|kassign": _cell(2.0, [1.9, 2.0, 2.1]),  # 2x, but the old spread reaches 2.5 s
+        "d|range|java": {"status": "error", "error": "boom"},  # finished before, fails now: flagged
+    }
+    (tmp_path / "old.json").write_text(json.dumps({"cells": old}))
+    (tmp_path / "new.json").write_text(json.dumps({"cells": new}))
+    assert run_all.compare(tmp_path / "old.json", tmp_path / "new.json") == 1
+    out = capsys.readouterr().out
+    summary = out.split("slower beyond the noise")[1].splitlines()[1:]
+    flagged = [line.split(":")[0].strip() for line in summary if line.startswith("  ")]
+    assert flagged == ["b|range|kassign", "d|range|java"]
+    assert "kassign's own cells: 1; the peers' (the machine's noise): 1" in out
+    new.pop("b|range|kassign")
+    new.pop("d|range|java")
+    (tmp_path / "new.json").write_text(json.dumps({"cells": new}))
+    assert run_all.compare(tmp_path / "old.json", tmp_path / "new.json") == 0
+
+
+def test_default_full_run_covers_every_cell_or_names_why_not():
+    """Every (scenario, strategy, contender) of the full grid is either in the default run or
+    left out with a reason the report prints, never silently missing."""
+    import run_all
+
+    args = run_all.argparse.Namespace(smoke=False, scenarios=None, contenders=None, strategies=None)
+    planned, _, _ = run_all.plan(args)
+    planned_set = set(planned)
+    assert len(planned_set) == len(planned)
+    for name in S.scenario_names(False):
+        for strategy in C.STRATEGIES + C.SERVER_STRATEGIES:
+            for contender in C.ALL_CONTENDERS:
+                why = run_all.left_out(name, strategy, contender)
+                assert ((name, strategy, contender) in planned_set) == (why is None), (name, strategy, contender)
+    # The headline table's cells are all in the run (the pure-Python clients excepted at 1M).
+    for sc, _, strategies in run_all.HEADLINE_ROWS:
+        for st in strategies:
+            for c in ("kassign", "kassign-wire", "java", "franz-go"):
+                assert (sc, st, c) in planned_set

@@ -181,32 +181,33 @@ def _scenario(doc: dict):
     return parse_scenario(doc)
 
 
-def _prep_kassign(doc: dict, strategy: str):
-    import kassign
-
-    if strategy not in kassign.STRATEGIES:
-        return None
-    sc = _scenario(doc)
-    racks = sc.partition_racks
-
-    def call():
-        return kassign.assign(strategy, sc.members, sc.partitions_per_topic, partition_racks=racks)
-
-    return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.items()}
+def _pairs(result: dict) -> Assignment:
+    return {m: [tuple(tp) for tp in tps] for m, tps in result.items()}
 
 
-def _prep_kassign_owners(doc: dict, strategy: str):
-    import kassign
+def _prep_kassign_api(api: str, to_assignment: Callable[[Any], Assignment]) -> Callable:
+    """The prepare function of a public ``kassign`` entry point with ``assign``'s signature
+    (``kassign.assign``, ``kassign.assign_owners``), timed end to end."""
 
-    if strategy not in kassign.STRATEGIES:
-        return None
-    sc = _scenario(doc)
-    racks = sc.partition_racks
+    def prep(doc: dict, strategy: str):
+        import kassign
 
-    def call():
-        return kassign.assign_owners(strategy, sc.members, sc.partitions_per_topic, partition_racks=racks)
+        if strategy not in kassign.STRATEGIES:
+            return None
+        sc = _scenario(doc)
+        fn = getattr(kassign, api)
+        racks = sc.partition_racks
 
-    return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.to_dict().items()}
+        def call():
+            return fn(strategy, sc.members, sc.partitions_per_topic, partition_racks=racks)
+
+        return call, to_assignment
+
+    return prep
+
+
+_prep_kassign = _prep_kassign_api("assign", _pairs)
+_prep_kassign_owners = _prep_kassign_api("assign_owners", lambda r: _pairs(r.to_dict()))
 
 
 def _prep_kassign_core(doc: dict, strategy: str):
@@ -224,7 +225,7 @@ def _prep_kassign_core(doc: dict, strategy: str):
     def call():
         return _core.assign(strategy, members, partitions, racks, tp)
 
-    return call, lambda r: {m: [tuple(x) for x in tps] for m, tps in r.items()}
+    return call, _pairs
 
 
 def _wire_subscriptions(doc: dict, strategy: str) -> dict[str, bytes]:
@@ -247,20 +248,29 @@ def _decode_assignments(r: dict) -> dict:
     return {mid: [tuple(tp) for tp in protocol.decode_assignment(b).partitions] for mid, b in r.items()}
 
 
-def _prep_kassign_wire(doc: dict, strategy: str):
+def _wire_inputs(doc: dict, strategy: str):
+    """What a kassign leader holds before its assignment (not timed): every member's subscription
+    bytes, group instance ids, partition counts and partition racks; None without ``strategy``."""
     import kassign
-    from kassign import protocol
 
     if strategy not in kassign.STRATEGIES:
         return None
     sc = _scenario(doc)
-    subs = _wire_subscriptions(doc, strategy)
-    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items() if m.get("group_instance_id")}
-    counts = dict(sc.partitions_per_topic)
-    racks = sc.partition_racks
+    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items()}
+    return _wire_subscriptions(doc, strategy), instances, dict(sc.partitions_per_topic), sc.partition_racks
+
+
+def _prep_kassign_wire(doc: dict, strategy: str):
+    from kassign import protocol
+
+    inputs = _wire_inputs(doc, strategy)
+    if inputs is None:
+        return None
+    subs, instances, counts, racks = inputs
+    static = {mid: i for mid, i in instances.items() if i} or None
 
     def call():
-        return protocol.assign_wire(strategy, subs, counts, group_instance_ids=instances or None, partition_racks=racks)
+        return protocol.assign_wire(strategy, subs, counts, group_instance_ids=static, partition_racks=racks)
 
     return call, _decode_assignments
 
@@ -269,13 +279,10 @@ def _prep_kassign_protocol(doc: dict, strategy: str):
     import kassign
     from kassign import protocol
 
-    if strategy not in kassign.STRATEGIES:
+    inputs = _wire_inputs(doc, strategy)
+    if inputs is None:
         return None
-    sc = _scenario(doc)
-    subs = _wire_subscriptions(doc, strategy)
-    instances = {mid: m.get("group_instance_id") for mid, m in doc["members"].items()}
-    counts = dict(sc.partitions_per_topic)
-    racks = sc.partition_racks
+    subs, instances, counts, racks = inputs
 
     def call():
         members, _ = kassign._core.members_from_wire(strategy, subs, instances)
@@ -303,7 +310,7 @@ def _prep_reference(doc: dict, strategy: str):
     def call():
         return fn(strategy, sc.members, sc.partitions_per_topic, partition_racks=sc.partition_racks)
 
-    return call, lambda r: {m: [tuple(tp) for tp in tps] for m, tps in r.items()}
+    return call, _pairs
 
 
 def _assignor_name(cls: type) -> str | None:
@@ -318,24 +325,46 @@ def _assignor_name(cls: type) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _kafka_python_classes(module_name: str) -> dict[str, type]:
-    from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
-
+def _assignor_classes(module_name: str, base: type) -> dict[str, type]:
+    """Protocol name -> the concrete subclasses of ``base`` (a client's abstract assignor) that
+    ``module_name`` defines or imports; {} when the module is absent."""
     try:
         mod = importlib.import_module(module_name)
     except ImportError:
         return {}
-    out = {}
+    out: dict[str, type] = {}
     for obj in vars(mod).values():
-        if (
-            isinstance(obj, type)
-            and issubclass(obj, AbstractPartitionAssignor)
-            and not getattr(obj, "__abstractmethods__", None)
-        ):
+        if isinstance(obj, type) and issubclass(obj, base) and not getattr(obj, "__abstractmethods__", None):
             name = _assignor_name(obj)
             if isinstance(name, str) and name not in out:
                 out[name] = obj
     return out
+
+
+def _kafka_python_classes(module_name: str) -> dict[str, type]:
+    from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+
+    return _assignor_classes(module_name, AbstractPartitionAssignor)
+
+
+def _aiokafka_classes(module_name: str) -> dict[str, type]:
+    from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+
+    return _assignor_classes(module_name, AbstractPartitionAssignor)
+
+
+#: The modules of each client's own assignors.
+KAFKA_PYTHON_BUILTINS = (
+    "kafka.coordinator.assignors.range",
+    "kafka.coordinator.assignors.roundrobin",
+    "kafka.coordinator.assignors.sticky.sticky_assignor",
+    "kafka.coordinator.assignors.cooperative_sticky",
+)
+AIOKAFKA_BUILTINS = (
+    "aiokafka.coordinator.assignors.range",
+    "aiokafka.coordinator.assignors.roundrobin",
+    "aiokafka.coordinator.assignors.sticky.sticky_assignor",
+)
 
 
 def kafka_python_metadata(cls: type, doc: dict) -> list[tuple[str, str | None, bytes]]:
@@ -373,63 +402,6 @@ def kafka_python_decode(raws: list[tuple[str, str | None, bytes]]) -> list[Any]:
         member(member_id=mid, group_instance_id=inst, metadata=ConsumerProtocolSubscription.decode(raw))
         for mid, inst, raw in raws
     ]
-
-
-def _prep_kafka_python_with(classes: dict[str, type], doc: dict, strategy: str):
-    cls = classes.get(strategy)
-    if cls is None:
-        return None
-    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
-
-    members = kafka_python_decode(kafka_python_metadata(cls, doc))
-    cluster = _Cluster(doc["topics"])
-    leader = cls()
-
-    def call():
-        # What the leader sends: the SyncGroup bytes of every assignment (kafka-python encodes
-        # what is not bytes already).
-        return {mid: a if isinstance(a, bytes) else a.encode() for mid, a in leader.assign(cluster, members).items()}
-
-    def convert(r):
-        decoded = {mid: ConsumerProtocolAssignment.decode(b) for mid, b in r.items()}
-        return {mid: [(t, p) for t, ps in a.assigned_partitions for p in ps] for mid, a in decoded.items()}
-
-    return call, convert
-
-
-def _prep_kafka_python(doc, strategy):
-    return _prep_kafka_python_with(
-        _kafka_python_classes("kafka.coordinator.assignors.range")
-        | _kafka_python_classes("kafka.coordinator.assignors.roundrobin")
-        | _kafka_python_classes("kafka.coordinator.assignors.sticky.sticky_assignor")
-        | _kafka_python_classes("kafka.coordinator.assignors.cooperative_sticky"),
-        doc,
-        strategy,
-    )
-
-
-def _prep_kassign_kafka_python(doc, strategy):
-    return _prep_kafka_python_with(_kafka_python_classes("kassign.kafka_python"), doc, strategy)
-
-
-def _aiokafka_classes(module_name: str) -> dict[str, type]:
-    from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
-
-    try:
-        mod = importlib.import_module(module_name)
-    except ImportError:
-        return {}
-    out = {}
-    for obj in vars(mod).values():
-        if (
-            isinstance(obj, type)
-            and issubclass(obj, AbstractPartitionAssignor)
-            and not getattr(obj, "__abstractmethods__", None)
-        ):
-            name = _assignor_name(obj)
-            if isinstance(name, str) and name not in out:
-                out[name] = obj
-    return out
 
 
 def aiokafka_metadata(cls: type, doc: dict) -> dict[str, bytes]:
@@ -472,28 +444,6 @@ def aiokafka_decode(raws: dict[str, bytes]) -> dict[str, Any]:
     return {mid: ConsumerProtocol.METADATA.decode(raw) for mid, raw in raws.items()}
 
 
-def _prep_aiokafka_with(classes: dict[str, type], doc: dict, strategy: str):
-    cls = classes.get(strategy)
-    if cls is None:
-        return None
-    from aiokafka.coordinator.protocol import ConsumerProtocol
-
-    members = aiokafka_decode(aiokafka_metadata(cls, doc))
-    cluster = _Cluster(doc["topics"])
-    leader = cls() if _instantiable(cls) else cls
-
-    def call():
-        # What the leader sends: the SyncGroup bytes of every assignment (aiokafka encodes what
-        # is not bytes already).
-        return {mid: a if isinstance(a, bytes) else a.encode() for mid, a in leader.assign(cluster, members).items()}
-
-    def convert(r):
-        decoded = {mid: ConsumerProtocol.ASSIGNMENT.decode(b) for mid, b in r.items()}
-        return {mid: [(tp.topic, tp.partition) for tp in a.partitions()] for mid, a in decoded.items()}
-
-    return call, convert
-
-
 def _instantiable(cls: type) -> bool:
     try:
         cls()
@@ -502,18 +452,58 @@ def _instantiable(cls: type) -> bool:
         return False
 
 
-def _prep_aiokafka(doc, strategy):
-    return _prep_aiokafka_with(
-        _aiokafka_classes("aiokafka.coordinator.assignors.range")
-        | _aiokafka_classes("aiokafka.coordinator.assignors.roundrobin")
-        | _aiokafka_classes("aiokafka.coordinator.assignors.sticky.sticky_assignor"),
-        doc,
-        strategy,
-    )
+def _kafka_python_assignment(raw: bytes) -> list[tuple[str, int]]:
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+    return [(t, p) for t, ps in ConsumerProtocolAssignment.decode(raw).assigned_partitions for p in ps]
 
 
-def _prep_kassign_aiokafka(doc, strategy):
-    return _prep_aiokafka_with(_aiokafka_classes("kassign.aiokafka"), doc, strategy)
+def _aiokafka_assignment(raw: bytes) -> list[tuple[str, int]]:
+    from aiokafka.coordinator.protocol import ConsumerProtocol
+
+    return [(tp.topic, tp.partition) for tp in ConsumerProtocol.ASSIGNMENT.decode(raw).partitions()]
+
+
+#: client -> (assignor classes of a module, member metadata, the coordinator's decode, one
+#: assignment's bytes back to pairs).
+_CLIENTS: dict[str, tuple[Callable, Callable, Callable, Callable]] = {
+    "kafka-python": (_kafka_python_classes, kafka_python_metadata, kafka_python_decode, _kafka_python_assignment),
+    "aiokafka": (_aiokafka_classes, aiokafka_metadata, aiokafka_decode, _aiokafka_assignment),
+}
+
+
+def _prep_client(client: str, modules: tuple[str, ...]) -> Callable:
+    """The prepare function of a client's assignor classes (its own, or kassign's drop-in ones):
+    each member's metadata written by its own instance and decoded as the client's coordinator
+    does (not timed); the timed call is the leader's ``assign(cluster, members)`` up to the
+    SyncGroup bytes (both clients encode what is not bytes already)."""
+    find, metadata, decode, assignment = _CLIENTS[client]
+
+    def prep(doc: dict, strategy: str):
+        classes: dict[str, type] = {}
+        for module in modules:
+            classes = classes | find(module)
+        cls = classes.get(strategy)
+        if cls is None:
+            return None
+        members = decode(metadata(cls, doc))
+        cluster = _Cluster(doc["topics"])
+        leader = cls() if _instantiable(cls) else cls
+
+        def call():
+            return {
+                mid: a if isinstance(a, bytes) else a.encode() for mid, a in leader.assign(cluster, members).items()
+            }
+
+        return call, lambda r: {mid: assignment(b) for mid, b in r.items()}
+
+    return prep
+
+
+_prep_kafka_python = _prep_client("kafka-python", KAFKA_PYTHON_BUILTINS)
+_prep_kassign_kafka_python = _prep_client("kafka-python", ("kassign.kafka_python",))
+_prep_aiokafka = _prep_client("aiokafka", AIOKAFKA_BUILTINS)
+_prep_kassign_aiokafka = _prep_client("aiokafka", ("kassign.aiokafka",))
 
 
 #: name -> (prepare function, one-line description). Order = column order in the report.
@@ -668,7 +658,8 @@ def run_child(
     spent = sum(samples)
     # min_time counts the loop's wall time (the gc.collect() before each call included), so short
     # calls of a library with a large heap do not spend minutes collecting garbage between samples.
-    loop_start = time.perf_counter()
+    # A warm-up call kept as a sample counts too: a call longer than min_time is not run twice for it.
+    loop_start = time.perf_counter() - spent
     while (
         not samples
         or (len(samples) < repeat and spent < budget)
