@@ -154,9 +154,11 @@ fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
 /// member's index in `member_ids`, or -1 (not subscribed by anyone, or not assignable).
 ///
 /// Bad shapes and indexes are clear errors ([`check_shapes`]), never a panic.
-pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
-    let total = check_shapes(g)?;
-    let m = g.member_ids.len();
+/// The group is taken by value: the member ids move into the problem (no copy per member).
+pub fn assign_flat(mut g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
+    let total = check_shapes(&g)?;
+    let member_ids = std::mem::take(&mut g.member_ids);
+    let m = member_ids.len();
     let t = g.topics.len();
     let base: Vec<usize> = g
         .partition_counts
@@ -222,7 +224,7 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
     let mut sub_ids: Vec<u32> = Vec::new();
     let mut prev: Option<(Vec<u32>, u32)> = None;
     let mut owned: Vec<PartId> = Vec::new();
-    for (i, id) in g.member_ids.iter().enumerate() {
+    for (i, id) in member_ids.into_iter().enumerate() {
         let (s0, s1) = (g.sub_offsets[i] as usize, g.sub_offsets[i + 1] as usize);
         sub_ids.clear();
         sub_ids.extend(g.sub_topics[s0..s1].iter().map(|&x| tids[x as usize]));
@@ -253,7 +255,7 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
             r if r >= 0 => Some(g.rack_names[r as usize].as_str()),
             _ => None,
         };
-        b.add_member(id.clone(), sub, owned.clone(), 0, rack, None)?;
+        b.add_member(id, sub, owned.clone(), 0, rack, None)?;
     }
     if !g.partition_rack_offsets.is_empty() {
         b.with_partition_racks();
@@ -350,7 +352,7 @@ mod tests {
             &[2, 3, 0, 1],
             &[-1, -1],
         );
-        assert_eq!(assign_flat(&g).unwrap(), vec![1, 1, 0, 0]);
+        assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
     }
 
     #[test]
@@ -368,7 +370,7 @@ mod tests {
         );
         let flags = [1u8, 0, 1, 1];
         g.assignable = &flags;
-        let out = assign_flat(&g).unwrap();
+        let out = assign_flat(g).unwrap();
         assert_eq!(out[1], -1);
         let mut loads = [0, 0];
         for &o in &out {
@@ -383,13 +385,13 @@ mod tests {
     #[test]
     fn bad_shapes_are_errors_not_panics() {
         let g = group(&["c0"], &["t"], &[2], &[0, 2], &[0], &[0, 0], &[], &[], &[-1]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(&["c0"], &["t"], &[2], &[0, 1], &[3], &[0, 0], &[], &[], &[-1]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(&["c0"], &["t"], &[-2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 1], &[0], &[7], &[5]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(
             &["c0", "c0"],
             &["t"],
@@ -401,30 +403,30 @@ mod tests {
             &[],
             &[-1, -1],
         );
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         // Partition-indexed arrays of the wrong length, and a replica rack out of range.
         let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
         let flags = [1u8];
         g.assignable = &flags;
-        assert!(matches!(assign_flat(&g), Err(InputError::Invalid(msg)) if msg.starts_with("assignable")));
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("assignable")));
         let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
         let offs = [0, 1];
         g.partition_rack_offsets = &offs;
         g.partition_racks = &[0];
-        assert!(matches!(assign_flat(&g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_rack_offsets")));
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_rack_offsets")));
         let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
         let offs = [0, 1, 2];
         g.partition_rack_offsets = &offs;
         g.partition_racks = &[0, 2];
-        assert!(matches!(assign_flat(&g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_racks")));
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_racks")));
         // The caps are the builder's: a negative count and a total beyond MAX_PARTITIONS, with
         // the assignable flags given too (counted before the builder sees the counts).
         let mut g = group(&["c0"], &["t"], &[-2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
         g.assignable = &[];
-        assert!(matches!(assign_flat(&g), Err(InputError::NegativePartitionCount(..))));
+        assert!(matches!(assign_flat(g), Err(InputError::NegativePartitionCount(..))));
         let counts = [i32::MAX, i32::MAX];
         let g = group(&["c0"], &["t", "u"], &counts, &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
-        assert!(matches!(assign_flat(&g), Err(InputError::TooManyPartitions(_))));
+        assert!(matches!(assign_flat(g), Err(InputError::TooManyPartitions(_))));
     }
 
     #[test]
@@ -441,7 +443,7 @@ mod tests {
             &[0, 9, 1, 1],
             &[-1, -1],
         );
-        let out = assign_flat(&g).unwrap();
+        let out = assign_flat(g).unwrap();
         assert!(out.iter().all(|&o| o == 0 || o == 1));
         assert_ne!(out[0], out[1]);
     }
@@ -527,6 +529,6 @@ mod tests {
         g.partition_rack_offsets = &offs;
         g.partition_racks = &racks;
         // c0 is on rack b, c1 on rack a.
-        assert_eq!(assign_flat(&g).unwrap(), vec![1, 1, 0, 0]);
+        assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
     }
 }
