@@ -485,6 +485,8 @@ impl<'c> Flow<'c> {
         let nm = self.used.len();
         let nl = self.free_hi.len();
         let nn = nc + nm + nl;
+        // Each augmenting path first sets up every node, however short the path.
+        work.spend(nn as u64)?;
         const INF: i64 = i64::MAX;
         let mut dist = vec![INF; nn];
         let mut prev: Vec<Option<(usize, Step)>> = vec![None; nn];
@@ -628,6 +630,7 @@ impl Slots for Room<'_, '_> {
     }
 }
 
+/// The owner of every partition (module docs, steps A to C).
 ///
 /// Steps A and B spend `work` (one unit per member, class or edge visited); when it runs out the
 /// result is `Err(OutOfWork)` and nothing is placed. Step C is linear in the partitions.
