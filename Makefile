@@ -73,7 +73,7 @@ test-java-diff: develop
 		$(PY) -m pytest -q -s tests/differential/test_java_differential.py
 
 # Differential testing of server-uniform / server-range against the broker's own assignors
-# (kafka-group-coordinator 4.4.0) on 10k seeded scenarios (tests/support/server_diff.py; figures in
+# (kafka-group-coordinator 4.4.0) on 10k seeded scenarios (peers/server_diff.py; figures in
 # docs/server_assignors.md). `make test` runs 1500 of them.
 test-server-diff: develop
 	mkdir -p out

@@ -24,13 +24,8 @@ from pathlib import Path
 
 BENCHES = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHES.parent))  # the repo root: the peers package
-sys.path.insert(0, str(BENCHES.parent / "tests"))
 
-from peers import scenarios  # noqa: E402
-from support import (  # noqa: E402
-    server_diff,
-    server_kassign_diff,
-)
+from peers import scenarios, server_diff, server_kassign_diff  # noqa: E402
 
 SHAPES = [
     f"{shape}/{rnd}"

@@ -2,7 +2,7 @@
 
 * ``test_differential_against_uniform``: 1,000 random group states through the group
   coordinator's own ``TargetAssignmentBuilder`` with the plugin loaded from the jar, beside the
-  broker's ``uniform`` (tests/support/server_kassign_diff.py): always valid, equal to the Python API's
+  broker's ``uniform`` (peers/server_kassign_diff.py): always valid, equal to the Python API's
   ``server-kassign`` on the same inputs, never less balanced than ``uniform``, and keeping at least
   as many partitions where the balance is equal and both start from the same target.
 * ``test_group_on_three_brokers``: Kafka 4.4 (KRaft, three brokers in racks a, b, c; the jar on the
@@ -26,7 +26,7 @@ import pytest
 from test_broker_server_assignors import describe, wait_settled
 
 import kassign
-from support import server_kassign_diff as D
+from peers import server_kassign_diff as D
 from support.kafka_broker import GroupRun
 from support.kafka_plugin_cluster import RACKS, PluginCluster
 

@@ -12,7 +12,7 @@ previous target assignment read the same way:
 * ``uniform``: valid, the same multiset of member loads and the same number of partitions kept
   from the previous target; where the sets differ, kassign must equal the broker's own assignor run
   on the same input in canonical order (Java's plan depends on hash order there; the same rule as
-  tests/support/server_diff.py).
+  peers/server_diff.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 import kassign
-from support import server_diff as S
+from peers import server_diff as S
 from support.kafka_broker import GroupRun
 
 pytestmark = pytest.mark.broker

@@ -1,5 +1,5 @@
 """Differential testing of ``server-uniform`` / ``server-range`` against the broker's assignors in
-kafka-group-coordinator 4.4.0 (issue 16; driver: tests/support/server_diff.py, figures:
+kafka-group-coordinator 4.4.0 (issue 16; driver: peers/server_diff.py, figures:
 docs/server_assignors.md).
 
 The default run compares 1,500 seeded scenarios (steps of group-state chains, about 15 s plus the
@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from support import server_diff as S
+from peers import server_diff as S
 
 N = int(os.environ.get("KASSIGN_SERVER_DIFF_SCENARIOS", "1500"))
 SEED = int(os.environ.get("KASSIGN_SERVER_DIFF_SEED", str(S.DEFAULT_SEED)))

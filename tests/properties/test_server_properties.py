@@ -1,6 +1,6 @@
 """Properties of ``server-uniform`` / ``server-range`` judged by independent oracles (issue 16).
 
-The differential test (tests/support/server_diff.py) compares with the Java classes; these properties hold
+The differential test (peers/server_diff.py) compares with the Java classes; these properties hold
 whatever Java does and need no JVM:
 
 * ``server-range`` equals kassign's classic ``range`` without rack data (both are Apache Kafka's

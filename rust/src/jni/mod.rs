@@ -143,7 +143,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
             partition_racks: &partition_racks,
             assignable: &assignable,
         };
-        let owners = assign_flat(&group).map_err(|e| Failure(format!("kassign: {e}")))?;
+        let owners = assign_flat(group).map_err(|e| Failure(format!("kassign: {e}")))?;
         let n = i32::try_from(owners.len()).map_err(|_| Failure("kassign: too many partitions".into()))?;
         let out = env.new_int_array(n)?;
         env.set_int_array_region(&out, 0, &owners)?;

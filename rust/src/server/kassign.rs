@@ -21,9 +21,27 @@
 
 use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
 
-/// Run `server-kassign` on an interned problem.
+/// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
+/// while balancing heterogeneous subscriptions and maximising kept partitions). Every group of the
+/// benchmark shapes needs far less (docs/broker.md, "Safety on the coordinator");
+/// a pathological group that exhausts it gets [`super::uniform`]'s assignment instead.
+pub const WORK_BUDGET: u64 = 400_000_000;
+
+/// Run `server-kassign` on an interned problem, within [`WORK_BUDGET`].
 pub fn assign(problem: &Problem) -> Assignment {
-    crate::sticky::assign_from_owners(problem, super::current_owners(problem))
+    assign_within(problem, WORK_BUDGET).0
+}
+
+/// Run `server-kassign` within `budget` units of work. When the optimiser runs out (only
+/// possible on heterogeneous subscriptions; the homogeneous path has no iterative part), the
+/// result is `server-uniform`'s for the same inputs (valid, and as balanced and as sticky as the
+/// broker's own `uniform`) and the flag is `true`.
+pub fn assign_within(problem: &Problem, budget: u64) -> (Assignment, bool) {
+    let mut work = crate::sticky::Work::new(budget);
+    match crate::sticky::assign_from_owners(problem, super::current_owners(problem), &mut work) {
+        Ok(plan) => (plan, false),
+        Err(crate::sticky::OutOfWork) => (super::uniform::assign(problem), true),
+    }
 }
 
 /// A group as flat arrays, in the caller's order. Topics are identified by a string (the broker
@@ -83,13 +101,11 @@ fn check_index(name: &str, values: &[i32], n: usize, allow_none: bool) -> Result
     }
 }
 
-/// Run `server-kassign` on a flat group. Returns the owner of every input flat partition: the
-/// member's index in `member_ids`, or -1 (not subscribed by anyone, or not assignable).
-///
-/// Shapes and indexes are checked here (a clear error, never a panic); the semantics and the caps
-/// ([`crate::model::MAX_PARTITIONS`], [`MAX_MEMBERS`]) are the model builder's, as for every
-/// other entry point.
-pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
+/// Check every shape and index of a flat group, in one place, before anything is allocated per
+/// partition: array lengths, CSR offsets and the indexes they hold. Returns the input flat
+/// partition count (negative counts count as 0 here; the model builder rejects them with the
+/// caps, [`crate::model::MAX_PARTITIONS`] and [`MAX_MEMBERS`], as for every other entry point).
+fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
     let m = g.member_ids.len();
     let t = g.topics.len();
     if m > MAX_MEMBERS {
@@ -115,15 +131,35 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
         return Err(invalid("owned_partitions: must be as long as owned_topics".to_string()));
     }
     check_index("owned_topics", g.owned_topics, t, true)?;
-    // The builder checks the counts (negative, the total against the cap) before anything is
-    // allocated per partition.
-    let mut topic_pairs: Vec<(&str, i64)> = g
-        .topics
-        .iter()
-        .map(|s| s.as_str())
-        .zip(g.partition_counts.iter().map(|&n| n as i64))
-        .collect();
     let total: usize = g.partition_counts.iter().map(|&n| n.max(0) as usize).sum();
+    if !g.partition_rack_offsets.is_empty() {
+        check_offsets(
+            "partition_rack_offsets",
+            g.partition_rack_offsets,
+            total,
+            g.partition_racks.len(),
+        )?;
+        check_index("partition_racks", g.partition_racks, g.rack_names.len(), false)?;
+    }
+    if !g.assignable.is_empty() && g.assignable.len() != total {
+        return Err(invalid(format!(
+            "assignable: expected {total} flags (one per partition), got {}",
+            g.assignable.len()
+        )));
+    }
+    Ok(total)
+}
+
+/// Run `server-kassign` on a flat group. Returns the owner of every input flat partition: the
+/// member's index in `member_ids`, or -1 (not subscribed by anyone, or not assignable).
+///
+/// Bad shapes and indexes are clear errors ([`check_shapes`]), never a panic.
+/// The group is taken by value: the member ids move into the problem (no copy per member).
+pub fn assign_flat(mut g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
+    let total = check_shapes(&g)?;
+    let member_ids = std::mem::take(&mut g.member_ids);
+    let m = member_ids.len();
+    let t = g.topics.len();
     let base: Vec<usize> = g
         .partition_counts
         .iter()
@@ -134,26 +170,32 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
         })
         .collect();
     // Not-assignable partitions are left out: topic t keeps its assignable partitions, renumbered
-    // in order; `compact[flat]` is a partition's index in its topic's problem, or -1.
+    // in order. The counts are the builder's input (it checks them, the caps included, before
+    // anything is allocated per partition); `compact[flat]` is then a partition's index in its
+    // topic's problem, or -1.
+    let counts: Vec<i64> = (0..t)
+        .map(|ti| {
+            let n = g.partition_counts[ti] as i64;
+            if g.assignable.is_empty() || n <= 0 {
+                n
+            } else {
+                let b0 = base[ti];
+                g.assignable[b0..b0 + n as usize].iter().filter(|&&a| a != 0).count() as i64
+            }
+        })
+        .collect();
+    let mut b = ProblemBuilder::new(g.topics.iter().map(|s| s.as_str()).zip(counts.iter().copied()))?;
     let mut compact: Vec<i32> = Vec::new();
     if !g.assignable.is_empty() {
-        crate::model::ProblemBuilder::new(topic_pairs.iter().copied())?; // the cap, before allocating
-        if g.assignable.len() != total {
-            return Err(invalid(format!(
-                "assignable: expected {total} flags (one per partition), got {}",
-                g.assignable.len()
-            )));
-        }
         compact = vec![-1; total];
-        for (ti, pair) in topic_pairs.iter_mut().enumerate() {
+        for ti in 0..t {
             let mut k = 0i32;
-            for p in 0..pair.1 as usize {
+            for p in 0..g.partition_counts[ti].max(0) as usize {
                 if g.assignable[base[ti] + p] != 0 {
                     compact[base[ti] + p] = k;
                     k += 1;
                 }
             }
-            pair.1 = k as i64;
         }
     }
     let local = |ti: usize, p: i64| -> i64 {
@@ -165,7 +207,6 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
             compact[base[ti] + p as usize] as i64
         }
     };
-    let mut b = ProblemBuilder::new(topic_pairs.iter().copied())?;
     let tids: Vec<u32> = (0..t)
         .map(|i| {
             b.given_topic(i)
@@ -183,7 +224,7 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
     let mut sub_ids: Vec<u32> = Vec::new();
     let mut prev: Option<(Vec<u32>, u32)> = None;
     let mut owned: Vec<PartId> = Vec::new();
-    for (i, id) in g.member_ids.iter().enumerate() {
+    for (i, id) in member_ids.into_iter().enumerate() {
         let (s0, s1) = (g.sub_offsets[i] as usize, g.sub_offsets[i + 1] as usize);
         sub_ids.clear();
         sub_ids.extend(g.sub_topics[s0..s1].iter().map(|&x| tids[x as usize]));
@@ -214,16 +255,9 @@ pub fn assign_flat(g: &FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
             r if r >= 0 => Some(g.rack_names[r as usize].as_str()),
             _ => None,
         };
-        b.add_member(id.clone(), sub, owned.clone(), 0, rack, None)?;
+        b.add_member(id, sub, owned.clone(), 0, rack, None)?;
     }
     if !g.partition_rack_offsets.is_empty() {
-        check_offsets(
-            "partition_rack_offsets",
-            g.partition_rack_offsets,
-            total,
-            g.partition_racks.len(),
-        )?;
-        check_index("partition_racks", g.partition_racks, g.rack_names.len(), false)?;
         b.with_partition_racks();
         let mut racks: Vec<&str> = Vec::new();
         for ti in 0..t {
@@ -318,7 +352,7 @@ mod tests {
             &[2, 3, 0, 1],
             &[-1, -1],
         );
-        assert_eq!(assign_flat(&g).unwrap(), vec![1, 1, 0, 0]);
+        assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
     }
 
     #[test]
@@ -336,7 +370,7 @@ mod tests {
         );
         let flags = [1u8, 0, 1, 1];
         g.assignable = &flags;
-        let out = assign_flat(&g).unwrap();
+        let out = assign_flat(g).unwrap();
         assert_eq!(out[1], -1);
         let mut loads = [0, 0];
         for &o in &out {
@@ -351,13 +385,13 @@ mod tests {
     #[test]
     fn bad_shapes_are_errors_not_panics() {
         let g = group(&["c0"], &["t"], &[2], &[0, 2], &[0], &[0, 0], &[], &[], &[-1]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(&["c0"], &["t"], &[2], &[0, 1], &[3], &[0, 0], &[], &[], &[-1]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(&["c0"], &["t"], &[-2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 1], &[0], &[7], &[5]);
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
         let g = group(
             &["c0", "c0"],
             &["t"],
@@ -369,7 +403,30 @@ mod tests {
             &[],
             &[-1, -1],
         );
-        assert!(assign_flat(&g).is_err());
+        assert!(assign_flat(g).is_err());
+        // Partition-indexed arrays of the wrong length, and a replica rack out of range.
+        let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        let flags = [1u8];
+        g.assignable = &flags;
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("assignable")));
+        let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        let offs = [0, 1];
+        g.partition_rack_offsets = &offs;
+        g.partition_racks = &[0];
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_rack_offsets")));
+        let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        let offs = [0, 1, 2];
+        g.partition_rack_offsets = &offs;
+        g.partition_racks = &[0, 2];
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_racks")));
+        // The caps are the builder's: a negative count and a total beyond MAX_PARTITIONS, with
+        // the assignable flags given too (counted before the builder sees the counts).
+        let mut g = group(&["c0"], &["t"], &[-2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        g.assignable = &[];
+        assert!(matches!(assign_flat(g), Err(InputError::NegativePartitionCount(..))));
+        let counts = [i32::MAX, i32::MAX];
+        let g = group(&["c0"], &["t", "u"], &counts, &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        assert!(matches!(assign_flat(g), Err(InputError::TooManyPartitions(_))));
     }
 
     #[test]
@@ -386,9 +443,71 @@ mod tests {
             &[0, 9, 1, 1],
             &[-1, -1],
         );
-        let out = assign_flat(&g).unwrap();
+        let out = assign_flat(g).unwrap();
         assert!(out.iter().all(|&o| o == 0 || o == 1));
         assert_ne!(out[0], out[1]);
+    }
+
+    /// A heterogeneous group: `n` topics of `size` partitions; member i subscribes to the topics
+    /// `j` with `(i + j) % 3 != 0`, and holds every partition of topic `i % n` as its current target.
+    fn heterogeneous(members: usize, n: usize, size: i64) -> Problem {
+        let topics: Vec<(String, i64)> = (0..n).map(|j| (format!("t{j:03}"), size)).collect();
+        let members = (0..members)
+            .map(|i| crate::model::MemberInput {
+                id: format!("m{i:04}"),
+                topics: (0..n)
+                    .filter(|j| (i + j) % 3 != 0)
+                    .map(|j| format!("t{j:03}"))
+                    .collect(),
+                owned: (0..size).map(|p| (format!("t{:03}", i % n), p)).collect(),
+                generation: 1,
+                rack: None,
+                group_instance_id: None,
+            })
+            .collect();
+        Problem::build(topics, members, vec![]).unwrap()
+    }
+
+    fn sum_of_squares(problem: &Problem, plan: &Assignment) -> u64 {
+        plan.per_member(problem.members.len())
+            .iter()
+            .map(|v| (v.len() as u64).pow(2))
+            .sum()
+    }
+
+    #[test]
+    fn out_of_work_falls_back_to_uniform() {
+        let p = heterogeneous(12, 9, 7);
+        let (plan, fell_back) = assign_within(&p, WORK_BUDGET);
+        assert!(!fell_back);
+        let uniform = super::super::uniform::assign(&p);
+        assert!(sum_of_squares(&p, &plan) <= sum_of_squares(&p, &uniform));
+        // A budget too small for even one balancing round: uniform's plan, exactly.
+        let (fallback, fell_back) = assign_within(&p, 10);
+        assert!(fell_back);
+        assert_eq!(fallback.owner, uniform.owner);
+        // Homogeneous subscriptions have no iterative step: no budget needed.
+        let topics = vec![("t".to_string(), 5)];
+        let same = (0..3)
+            .map(|i| crate::model::MemberInput {
+                id: format!("c{i}"),
+                topics: vec!["t".into()],
+                owned: vec![],
+                generation: -1,
+                rack: None,
+                group_instance_id: None,
+            })
+            .collect();
+        let q = Problem::build(topics, same, vec![]).unwrap();
+        assert_eq!(assign_within(&q, 0).0.owner, assign(&q).owner);
+        assert!(!assign_within(&q, 0).1);
+    }
+
+    #[test]
+    fn a_large_heterogeneous_group_stays_within_the_budget() {
+        // 300 members over 60 topics of 50 partitions (3,000 partitions), many classes.
+        let p = heterogeneous(300, 60, 50);
+        assert!(!assign_within(&p, WORK_BUDGET).1);
     }
 
     #[test]
@@ -410,6 +529,6 @@ mod tests {
         g.partition_rack_offsets = &offs;
         g.partition_racks = &racks;
         // c0 is on rack b, c1 on rack a.
-        assert_eq!(assign_flat(&g).unwrap(), vec![1, 1, 0, 0]);
+        assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
     }
 }

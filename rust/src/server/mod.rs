@@ -16,7 +16,7 @@
 //! Where Java iterates a hash map or hash set, kassign uses the canonical order instead: members
 //! by member id, topics by name, partitions ascending. Java's plan equals kassign's whenever it
 //! does not depend on that order, and is equivalent (same loads, same partitions kept) otherwise;
-//! the differential test (`tests/support/server_diff.py`) checks both against the Java classes.
+//! the differential test (`peers/server_diff.py`) checks both against the Java classes.
 
 pub mod kassign;
 pub mod range;

@@ -18,7 +18,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::rack::{self, Slots};
-use super::{keep_order, Claims, Placer};
+use super::{keep_order, Claims, OutOfWork, Placer, Work};
 use crate::model::{MemberIdx, PartId, Problem, NO_OWNER};
 
 const NONE: u32 = u32::MAX;
@@ -178,7 +178,7 @@ fn water_fill(cls: &Classes, c: u32, load: &mut [u64], x: &mut [u64]) {
 }
 
 /// Remove every cost-reducing path (see the module docs, step A).
-fn balance(cls: &Classes, load: &mut [u64], x: &mut [u64]) {
+fn balance(cls: &Classes, load: &mut [u64], x: &mut [u64], work: &mut Work) -> Result<(), OutOfWork> {
     let nm = load.len();
     let nc = cls.topics.len();
     let em = &cls.edge_member;
@@ -191,6 +191,8 @@ fn balance(cls: &Classes, load: &mut [u64], x: &mut [u64]) {
     let mut order: Vec<u32> = (0..nm as u32).collect();
     let mut queue: Vec<u32> = Vec::with_capacity(nm);
     loop {
+        // One round: two sorts and one search over every member and edge.
+        work.spend(2 * nm as u64 + cls.edge_member.len() as u64 + nc as u64)?;
         seen_m.iter_mut().for_each(|s| *s = false);
         seen_c.iter_mut().for_each(|s| *s = false);
         order.sort_unstable_by_key(|&m| (load[m as usize], m));
@@ -256,7 +258,7 @@ fn balance(cls: &Classes, load: &mut [u64], x: &mut [u64]) {
             improved = true;
         }
         if !improved {
-            return;
+            return Ok(());
         }
     }
 }
@@ -269,7 +271,7 @@ struct Levels {
     at_hi: Vec<u64>,
 }
 
-fn levels(cls: &Classes, load: &[u64], x: &[u64]) -> Levels {
+fn levels(cls: &Classes, load: &[u64], x: &[u64], work: &mut Work) -> Result<Levels, OutOfWork> {
     let nm = load.len();
     let em = &cls.edge_member;
     let mut level = vec![NONE; nm];
@@ -307,6 +309,7 @@ fn levels(cls: &Classes, load: &[u64], x: &[u64]) -> Levels {
                     continue;
                 }
                 seen_c[c as usize] = lv;
+                work.spend(cls.edges(c).len() as u64)?;
                 for e2 in cls.edges(c) {
                     let v = em[e2] as usize;
                     if level[v] == NONE {
@@ -332,7 +335,19 @@ fn levels(cls: &Classes, load: &[u64], x: &[u64]) -> Levels {
         }
         at_hi.push(top);
     }
-    Levels { level, lo, hi, at_hi }
+    Ok(Levels { level, lo, hi, at_hi })
+}
+
+/// Why step B stopped early.
+enum Stop {
+    OutOfWork,
+    Bug(&'static str),
+}
+
+impl From<OutOfWork> for Stop {
+    fn from(_: OutOfWork) -> Stop {
+        Stop::OutOfWork
+    }
 }
 
 /// How a step of an augmenting path uses an edge.
@@ -412,7 +427,7 @@ impl<'c> Flow<'c> {
         }
     }
 
-    fn run(&mut self) -> Result<(), &'static str> {
+    fn run(&mut self, work: &mut Work) -> Result<(), Stop> {
         let nm = self.used.len();
         for m in 0..nm {
             let mut budget = self.lv.lo[m];
@@ -457,19 +472,21 @@ impl<'c> Flow<'c> {
             }
         }
         while self.supply.iter().any(|&s| s > 0) {
-            self.augment()?;
+            self.augment(work)?;
         }
         Ok(())
     }
 
     /// One unit along a shortest augmenting path (queue-based Bellman-Ford). Nodes: classes,
     /// then members, then levels.
-    fn augment(&mut self) -> Result<(), &'static str> {
+    fn augment(&mut self, work: &mut Work) -> Result<(), Stop> {
         let cls = self.cls;
         let nc = cls.topics.len();
         let nm = self.used.len();
         let nl = self.free_hi.len();
         let nn = nc + nm + nl;
+        // Each augmenting path first sets up every node, however short the path.
+        work.spend(nn as u64)?;
         const INF: i64 = i64::MAX;
         let mut dist = vec![INF; nn];
         let mut prev: Vec<Option<(usize, Step)>> = vec![None; nn];
@@ -493,7 +510,9 @@ impl<'c> Flow<'c> {
             in_q[v] = false;
             relaxations += 1;
             if relaxations > limit {
-                return Err("sticky: negative cycle in the stickiness flow (internal error)");
+                return Err(Stop::Bug(
+                    "sticky: negative cycle in the stickiness flow (internal error)",
+                ));
             }
             let d = dist[v];
             out.clear();
@@ -526,6 +545,7 @@ impl<'c> Flow<'c> {
                     }
                 }
             }
+            work.spend(out.len() as u64 + 1)?;
             for &(w, cost, how) in &out {
                 if d + cost < dist[w] {
                     dist[w] = d + cost;
@@ -552,7 +572,9 @@ impl<'c> Flow<'c> {
             }
         }
         if best == usize::MAX {
-            return Err("sticky: no feasible placement for the optimal load vector (internal error)");
+            return Err(Stop::Bug(
+                "sticky: no feasible placement for the optimal load vector (internal error)",
+            ));
         }
         let mut path: Vec<Step> = Vec::new();
         let mut v = best;
@@ -608,12 +630,21 @@ impl Slots for Room<'_, '_> {
     }
 }
 
-pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> Vec<u32> {
+/// The owner of every partition (module docs, steps A to C).
+///
+/// Steps A and B spend `work` (one unit per member, class or edge visited); when it runs out the
+/// result is `Err(OutOfWork)` and nothing is placed. Step C is linear in the partitions.
+pub(crate) fn assign(
+    problem: &Problem,
+    claims: &Claims,
+    cooperative: bool,
+    work: &mut Work,
+) -> Result<Vec<u32>, OutOfWork> {
     let nm = problem.members.len();
     let cls = Classes::build(problem);
     let mut place = Placer::new(problem, claims, cooperative);
     if cls.topics.is_empty() {
-        return place.owner;
+        return Ok(place.owner);
     }
     let mut class_of_topic = vec![NONE; problem.topics.len()];
     for (c, ts) in cls.topics.iter().enumerate() {
@@ -627,9 +658,9 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
     for &c in &cls.order {
         water_fill(&cls, c, &mut load, &mut x);
     }
-    balance(&cls, &mut load, &mut x);
+    balance(&cls, &mut load, &mut x, work)?;
     // B. the most kept partitions among all optimal load vectors
-    let lv = levels(&cls, &load, &x);
+    let lv = levels(&cls, &load, &x, work)?;
     drop(x);
     // each member's valid claims as (class, partition), grouped by class
     let mut mine: Vec<Vec<(u32, PartId)>> = vec![Vec::new(); nm];
@@ -656,8 +687,10 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
     }
     let h: Vec<u64> = claims_of.iter().map(|&(s, i)| (i - s) as u64).collect();
     let mut flow = Flow::new(&cls, h, lv);
-    if let Err(msg) = flow.run() {
-        panic!("{msg}");
+    match flow.run(work) {
+        Ok(()) => {}
+        Err(Stop::OutOfWork) => return Err(OutOfWork),
+        Err(Stop::Bug(msg)) => panic!("{msg}"),
     }
     // C. concrete partitions
     let rack_on = problem.rack_aware();
@@ -732,7 +765,7 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
             std::mem::swap(&mut ms, &mut next);
         }
     }
-    place.owner
+    Ok(place.owner)
 }
 
 #[cfg(test)]

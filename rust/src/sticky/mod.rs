@@ -72,26 +72,55 @@ pub(crate) fn keep_order(problem: &Problem, m: MemberIdx, parts: &mut [PartId], 
     });
 }
 
+/// A budget of elementary steps (a member, class or edge visited) for the optimiser's iterative
+/// parts ([`general`], steps A and B), whose number of rounds depends on the shape of the group
+/// rather than on its size alone. Everything else is linear or `n log n` in the input.
+pub(crate) struct Work {
+    left: u64,
+}
+
+/// The optimiser ran out of its [`Work`] budget.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct OutOfWork;
+
+impl Work {
+    pub fn new(budget: u64) -> Work {
+        Work { left: budget }
+    }
+
+    /// No limit (the client-side strategies, which run in the application's own process).
+    pub fn unlimited() -> Work {
+        Work::new(u64::MAX)
+    }
+
+    #[inline]
+    pub fn spend(&mut self, n: u64) -> Result<(), OutOfWork> {
+        self.left = self.left.checked_sub(n).ok_or(OutOfWork)?;
+        Ok(())
+    }
+}
+
 /// Run `sticky` (eager) or `cooperative-sticky` on an interned problem.
 pub fn assign(problem: &Problem, cooperative: bool) -> Assignment {
-    run(problem, &Claims::resolve(problem, cooperative), cooperative)
+    let claims = Claims::resolve(problem, cooperative);
+    run(problem, &claims, cooperative, &mut Work::unlimited()).expect("an unlimited budget never runs out")
 }
 
 /// Run the eager sticky engine with the claims already resolved: `win[p]` is the member that keeps
 /// partition `p` if it can, or `NO_OWNER` (`server-kassign`, whose claims are the current target
-/// assignment rather than generations).
-pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>) -> Assignment {
-    run(problem, &Claims::eager(win), false)
+/// assignment rather than generations), within a work budget.
+pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>, work: &mut Work) -> Result<Assignment, OutOfWork> {
+    run(problem, &Claims::eager(win), false, work)
 }
 
 /// The constrained path when every member subscribes to the same topics, the general one otherwise.
-fn run(problem: &Problem, claims: &Claims, cooperative: bool) -> Assignment {
+fn run(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -> Result<Assignment, OutOfWork> {
     let owner = if problem.uniform_subscriptions() {
         constrained::assign(problem, claims, cooperative)
     } else {
-        general::assign(problem, claims, cooperative)
+        general::assign(problem, claims, cooperative, work)?
     };
-    Assignment { owner }
+    Ok(Assignment { owner })
 }
 
 #[cfg(test)]

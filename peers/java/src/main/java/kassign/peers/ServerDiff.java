@@ -41,8 +41,8 @@ import org.apache.kafka.coordinator.group.modern.consumer.ConsumerGroupMember;
 
 /**
  * Differential driver for the broker-side (KIP-848) assignors of kafka-group-coordinator
- * (tests/support/server_diff.py): {@code UniformAssignor} ("uniform") and {@code RangeAssignor} ("range"),
- * and kassign's own broker plugin ("kassign", tests/support/server_kassign_diff.py; needs the plugin jar on
+ * (peers/server_diff.py): {@code UniformAssignor} ("uniform") and {@code RangeAssignor} ("range"),
+ * and kassign's own broker plugin ("kassign", peers/server_kassign_diff.py; needs the plugin jar on
  * the class path, and reports only the {@code "broker"} run).
  *
  * <pre>

@@ -1,7 +1,7 @@
 """kassign's broker plugin (``java/broker/``, assignor ``kassign``) against the broker's own ``uniform``,
 both driven through the group coordinator's ``TargetAssignmentBuilder`` (Apache Kafka 4.4.0).
 
-The seeded chains of group states of ``tests/support/server_diff.py`` go through
+The seeded chains of group states of ``peers/server_diff.py`` go through
 ``peers/java/.../ServerDiff.java`` twice: once with ``UniformAssignor`` and once with the
 plugin jar (``dist/kassign-broker-<version>.jar``, from ``make broker-plugin``) on the class path and
 its ``KassignAssignor`` loaded by class name, as a broker loads it. Each chain keeps its own target
@@ -16,7 +16,7 @@ assignment, as the coordinator does. For every step (one random group state):
 * ``kept``: where the two plans are equally balanced and both chains start the step from the same
   current target assignment, kassign keeps at least as many partitions as ``uniform``.
 
-``python tests/support/server_kassign_diff.py --scenarios 2000 --json out/server-kassign-diff.json`` prints
+``python peers/server_kassign_diff.py --scenarios 2000 --json out/server-kassign-diff.json`` prints
 the figures of docs/broker.md; ``tests/broker/test_broker_plugin.py`` runs 1,000 scenarios in ``make test``.
 """
 
@@ -32,11 +32,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+REPO = Path(__file__).resolve().parents[1]
+if not __package__:  # run as a script: the repo root, for the peers package
+    sys.path.insert(0, str(REPO))
 
-from support import server_diff
-
-REPO = Path(__file__).resolve().parents[2]
+from peers import server_diff  # noqa: E402
 
 
 def plugin_jar() -> Path:

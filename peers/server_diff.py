@@ -30,7 +30,7 @@ Judgement (docs/server_assignors.md has the figures):
       for heterogeneous groups Java's own plans can differ in loads, which is counted);
     * ``unexplained``: anything else (a kassign bug).
 
-Run ``python tests/support/server_diff.py --scenarios 10000 --json out/server-diff.json`` (``make
+Run ``python peers/server_diff.py --scenarios 10000 --json out/server-diff.json`` (``make
 test-server-diff``); ``tests/differential/test_server_differential.py`` runs 1,500 scenarios in ``make test``.
 """
 
@@ -49,8 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-TESTS = Path(__file__).resolve().parents[1]
-REPO = TESTS.parent
+REPO = Path(__file__).resolve().parents[1]
 JAVA_DIR = REPO / "peers" / "java"
 JAVA_JAR = JAVA_DIR / "target" / "kassign-java-harness.jar"
 DEFAULT_SEED = 20260416
