@@ -220,15 +220,31 @@ def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[st
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 
 def greedy_deal(
-    n_members: int, eligible: list[tuple[int, ...]], sizes: list[int], lag_of: list[int] | None = None
+    n_members: int,
+    eligible: list[tuple[int, ...]],
+    sizes: list[int],
+    lag_of: list[int] | None = None,
+    skew: int = 0,
 ) -> list[int]:
-    """``kassign.assignors._greedy.deal_global``'s placement with skew 0 (owner per partition)."""
+    """``kassign.assignors._greedy.deal_global``'s placement (owner per partition)."""
 
 def greedy_carry_lag(
-    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int], skew: int = 0
 ) -> tuple[list[list[int]], list[int]]:
-    """``kassign.assignors.lag_aware._carry_lag``'s placement with skew 0: (owners per topic, loads;
-    exact 128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
+    """``kassign.assignors.lag_aware._carry_lag``'s placement: (owners per topic, loads; exact
+    128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
+
+def greedy_per_topic(
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], n_members: int, skew: int = 0
+) -> list[list[int]]:
+    """``kassign.assignors.lag_aware._per_topic``'s placement (owners per topic); LookupError when
+    a fixed owner is not a subscriber."""
+
+def greedy_keep(
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, dict[int, list[int]]]], n_members: int
+) -> tuple[list[list[int]], list[list[bool]], int, list[int]]:
+    """Sticky ``lag-aware``'s keep step: (owners per topic, -1 = free; kept flags per topic;
+    partitions kept; each member's lag from its kept partitions)."""
 
 def lag_improve(
     subs: list[tuple[int, ...]],

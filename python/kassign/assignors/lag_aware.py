@@ -78,11 +78,10 @@ the group mid-rebalance.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from heapq import heapify, heapreplace
 from typing import Any
 
 from .._types import Member, TopicPartition
-from ._greedy import TOPIC_LAGS, Balancer, Inputs, build_result, deal_global
+from ._greedy import TOPIC_LAGS, Inputs, build_result, deal_global, kernel_skew
 
 NAME = "lag-aware"
 MODES = ("proposal", "per-topic", "global")
@@ -264,7 +263,7 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     elif opts.mode == "proposal":
         owners = _carry_lag(n, subs, partitions_per_topic, arrays, opts.max_skew)
     elif opts.mode == "per-topic":
-        owners = _per_topic(subs, partitions_per_topic, arrays, opts.max_skew)
+        owners = _per_topic(n, subs, partitions_per_topic, arrays, opts.max_skew)
     else:
         owners = deal_global(n, subs, partitions_per_topic, arrays, opts.max_skew)
 
@@ -328,49 +327,25 @@ def _lag_arrays(
     return arrays
 
 
-def _lag_order(tl: list[int]) -> list[int]:
-    """Partition indices by lag descending, ties partition ascending (sort stability)."""
-    return sorted(range(len(tl)), key=tl.__getitem__, reverse=True)
-
-
 # -- "per-topic": the prototype ------------------------------------------------------------------
 
 
 def _per_topic(
-    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]], skew: int
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    preset: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
-    owners: dict[str, list[int]] = {}
-    for topic, s in subs.items():
-        n = partitions_per_topic[topic]
-        k = len(s)
-        tl = arrays.get(topic)
-        if tl is None:
-            # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
-            owners[topic] = list(s * (n // k + 1))[:n]
-            continue
-        order = _lag_order(tl)
-        own = [0] * n
-        # First round: every subscriber is at (0 partitions, lag 0), so the j-th partition goes to
-        # the j-th member by id whatever the rule (a fresh member's lag 0 is never beaten).
-        for j in range(min(n, k)):
-            own[order[j]] = s[j]
-        if n > k:
-            if skew == 0:
-                heap = [(1, tl[order[j]], j) for j in range(k)]
-                heapify(heap)
-                for p in order[k:]:
-                    c, total, j = heap[0]
-                    heapreplace(heap, (c + 1, total + tl[p], j))
-                    own[p] = s[j]
-            else:
-                bal = Balancer(k, count=1, lags=[tl[order[j]] for j in range(k)])
-                pool = bal.pool(tuple(range(k)))
-                for p in order[k:]:
-                    j = bal.pick(pool, skew)
-                    bal.place(j, tl[p])
-                    own[p] = s[j]
-        owners[topic] = own
-    return owners
+    """The prototype's rule (module docstring): every topic placed from zero counts and lags (plus
+    the lag of its owners already fixed in ``preset``, sticky mode; -1 = free), in ``subs``' order.
+    The loop runs in the Rust core (``_core.greedy_per_topic``)."""
+    from .. import _core
+
+    topics = list(subs)
+    args = [(subs[t], partitions_per_topic[t], arrays.get(t), preset.get(t) if preset else None) for t in topics]
+    return dict(zip(topics, _core.greedy_per_topic(args, n_members, kernel_skew(skew))))
 
 
 # -- "proposal": per-topic counts, lag carried across topics --------------------------------------
@@ -396,80 +371,20 @@ def _carry_lag(
     topics, in :func:`_topic_order`'s order. ``preset`` (sticky mode) maps a topic to owners
     already fixed (-1 = free); ``load`` is each member's lag from those (updated).
 
-    With ``skew == 0`` the placement loops run in the Rust core (``_core.greedy_carry_lag``); with
-    ``max_skew`` each topic is placed by :func:`_carry_lag_topic`.
+    The placement loops run in the Rust core (``_core.greedy_carry_lag``).
     """
-    start = load if load is not None else [0] * n_members
-    order = _topic_order(subs, partitions_per_topic, arrays)
-    if skew:
-        return {
-            t: _carry_lag_topic(
-                subs[t], partitions_per_topic[t], arrays.get(t), start, skew, preset.get(t) if preset else None
-            )
-            for t in order
-        }
     from .. import _core
 
-    get_fixed = preset.get if preset else None
-    args = [
-        (subs[t], partitions_per_topic[t], arrays.get(t), get_fixed(t) if get_fixed is not None else None)
-        for t in order
-    ]
-    owned, after = _core.greedy_carry_lag(args, start)
+    start = load if load is not None else [0] * n_members
+    order = _topic_order(subs, partitions_per_topic, arrays)
+    args = [(subs[t], partitions_per_topic[t], arrays.get(t), preset.get(t) if preset else None) for t in order]
+    owned, after = _core.greedy_carry_lag(args, start, kernel_skew(skew))
     if load is not None:
         load[:] = after
     return dict(zip(order, owned))
 
 
-def _carry_lag_topic(
-    s: tuple[int, ...],
-    n: int,
-    tl: list[int] | None,
-    load: list[int],
-    skew: int,
-    fixed: list[int] | None,
-) -> list[int]:
-    """One topic of the proposal's rule from arbitrary starting counts (``fixed`` owners, -1 =
-    free) or with ``max_skew``: each free partition (lag order) goes to the subscriber the
-    :class:`Balancer` picks. Updates ``load``. With ``skew == 0`` the loop runs in the Rust core
-    (``_core.greedy_carry_lag`` on this one topic)."""
-    if not skew:
-        from .. import _core
-
-        (own,), after = _core.greedy_carry_lag([(s, n, tl, fixed if fixed is not None else [-1] * n)], load)
-        load[:] = after
-        return own
-    k = len(s)
-    own = list(fixed) if fixed is not None else [-1] * n
-    counts = [0] * k
-    if fixed is not None:
-        pos_of = {i: j for j, i in enumerate(s)}
-        for i in own:
-            if i >= 0:
-                counts[pos_of[i]] += 1
-    free = [p for p in (_lag_order(tl) if tl is not None else range(n)) if own[p] < 0]
-    if not free:
-        return own
-    bal = Balancer(k, lags=[load[i] for i in s], counts=counts)
-    pool = bal.pool(tuple(range(k)))
-    for p in free:
-        j = bal.pick(pool, skew)
-        x = tl[p] if tl is not None else 0
-        bal.place(j, x)
-        own[p] = s[j]
-    for j, i in enumerate(s):
-        load[i] = bal.lag[j]
-    return own
-
-
 # -- sticky -----------------------------------------------------------------------------------------
-
-
-def _hottest_first(tl: list[int] | None) -> Any:
-    """Sort key: lag descending (when the topic has lag), then partition ascending."""
-    if tl is None:
-        return None
-    return lambda p: (-tl[p], p)
 
 
 def _owned_by_topic(inputs: Inputs) -> dict[str, dict[int, list[int]]]:
@@ -490,62 +405,21 @@ def _sticky(
     skew: int,
     mode: str,
 ) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
-    """Keep owned partitions within the per-topic quota, place the rest by the mode's rule.
-    Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
-    ids = inputs.ids
+    """Keep owned partitions within the per-topic quota (module docstring, sticky mode), place the
+    rest by the mode's rule. Returns (owners, kept, frozen: topic -> per-partition 'kept' flags).
+    The keep step runs in the Rust core (``_core.greedy_keep``)."""
+    from .. import _core
+
     by_topic = _owned_by_topic(inputs)
-    preset: dict[str, list[int]] = {}
-    frozen: dict[str, list[bool]] = {}
-    load = [0] * len(ids)
-    kept = 0
-    member_sets: dict[int, set[int]] = {}  # set(s) per eligible set (topics share them)
-    for t, owned in by_topic.items():
-        s = subs[t]
-        members_of_t = member_sets.get(id(s))
-        if members_of_t is None:
-            members_of_t = member_sets[id(s)] = set(s)
-        n = partitions_per_topic[t]
-        q, r = divmod(n, len(s))
-        tl = arrays.get(t)
-        # claims by partitions owned (descending), then member index
-        claims = sorted([(-len(ps), i) for i, ps in owned.items() if i in members_of_t])
-        own = [-1] * n
-        flags = [False] * n
-        for neg_c, i in claims:
-            c = -neg_c
-            quota = q
-            if c > q and r > 0:
-                quota = q + 1
-                r -= 1
-            ps = owned[i]
-            if len(ps) > quota:
-                # Keep the hottest (ties: lower partition).
-                ps = sorted(ps, key=_hottest_first(tl))[:quota]
-            for p in ps:
-                own[p] = i
-                flags[p] = True
-                if tl is not None:
-                    load[i] += tl[p]
-            kept += len(ps)
-        preset[t] = own
-        frozen[t] = flags
+    topics = list(by_topic)
+    args = [(subs[t], partitions_per_topic[t], arrays.get(t), by_topic[t]) for t in topics]
+    fixed, flags, kept, load = _core.greedy_keep(args, len(inputs.ids))
+    preset = dict(zip(topics, fixed))
+    frozen = dict(zip(topics, flags))
     if mode == "per-topic":
         # The prototype's rule with the kept partitions in place: every topic starts from zero lag.
-        owners = {}
-        for t, s in subs.items():
-            fixed = preset.get(t)
-            if fixed is None:
-                owners.update(_per_topic({t: s}, partitions_per_topic, arrays, skew))
-            else:
-                topic_load = [0] * len(ids)
-                tl = arrays.get(t)
-                if tl is not None:
-                    for p, i in enumerate(fixed):
-                        if i >= 0:
-                            topic_load[i] += tl[p]
-                owners[t] = _carry_lag_topic(s, partitions_per_topic[t], tl, topic_load, skew, fixed)
-        return owners, kept, frozen
-    owners = _carry_lag(len(ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
+        return _per_topic(len(inputs.ids), subs, partitions_per_topic, arrays, skew, preset), kept, frozen
+    owners = _carry_lag(len(inputs.ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
     return owners, kept, frozen
 
 
