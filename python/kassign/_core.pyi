@@ -246,6 +246,13 @@ def greedy_keep(
     """Sticky ``lag-aware``'s keep step: (owners per topic, -1 = free; kept flags per topic;
     partitions kept; each member's lag from its kept partitions)."""
 
+def greedy_loads(n_members: int, owners: list[list[int]], arrays: list[list[int] | None]) -> list[int]:
+    """Each member's total lag under a placement (exact sums); ValueError for an owner out of range."""
+
+def failover_winners(user_data: list[bytes | None], eligible: list[tuple[int, ...]]) -> list[int]:
+    """``failover``'s winner of each eligible set: the highest priority (``decode_priority``; none
+    ranks lowest), ties the smallest index."""
+
 def lag_improve(
     subs: list[tuple[int, ...]],
     owners: list[list[int]],

@@ -17,6 +17,7 @@
 //!   from zero counts and lags by `(count, lag, member index)`.
 //! * [`keep_owned`]: sticky `lag-aware`'s keep step: each member keeps the partitions it owned
 //!   within the topic's quota, its hottest first.
+//! * [`loads`]: each member's total lag under a placement.
 //!
 //! With `max_skew` (`skew > 0`) a partition may go to a member holding up to `skew` more
 //! partitions than the least-loaded eligible member: among those, the smallest
@@ -419,6 +420,26 @@ pub fn keep_owned(
     Ok((own, flags, kept))
 }
 
+/// Each member's total lag under `owners` (topic by topic, the owner of each partition) with
+/// `arrays` each topic's lags (None: no lag). [`Malformed`] when an owner is out of range or a
+/// topic's lags and owners differ in length.
+pub fn loads(n_members: usize, owners: &[Vec<i64>], arrays: &[Option<Vec<i64>>]) -> Result<Vec<Load>, Malformed> {
+    let mut load: Vec<Load> = vec![0; n_members];
+    for (own, arr) in owners.iter().zip(arrays) {
+        let Some(arr) = arr else { continue };
+        if arr.len() != own.len() {
+            return Err(Malformed);
+        }
+        for (&i, &x) in own.iter().zip(arr) {
+            if x != 0 {
+                let slot = usize::try_from(i).ok().and_then(|i| load.get_mut(i)).ok_or(Malformed)?;
+                *slot += Load::from(x);
+            }
+        }
+    }
+    Ok(load)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,5 +555,14 @@ mod tests {
         assert_eq!(kept, 5);
         assert_eq!(load, vec![21, 12, 0]);
         assert_eq!(keep_owned(&s, 2, None, &[(0, vec![2])], &mut load), Err(Malformed));
+    }
+
+    #[test]
+    fn loads_sum_exactly() {
+        let owners = vec![vec![0, 1, 0], vec![1]];
+        let arrays = vec![Some(vec![i64::MAX, 3, i64::MAX]), None];
+        assert_eq!(loads(2, &owners, &arrays), Ok(vec![2 * Load::from(i64::MAX), 3]));
+        assert_eq!(loads(2, &[vec![2]], &[Some(vec![1])]), Err(Malformed));
+        assert_eq!(loads(2, &[vec![-1]], &[Some(vec![1])]), Err(Malformed));
     }
 }

@@ -1,7 +1,8 @@
 """``failover``: active/passive consumption by priority (the streamthoughts FailoverAssignor).
 
 Each member advertises a priority in its subscription user data: exactly 4 bytes, a big-endian
-signed int32 (priority 10 is ``00 00 00 0a``). For every topic, the subscriber with the highest
+signed int32 (priority 10 is ``00 00 00 0a``; :func:`kassign.protocol.encode_priority` and
+:func:`kassign.protocol.decode_priority`). For every topic, the subscriber with the highest
 priority gets all of the topic's partitions; equal priorities go to the smallest member id. When
 that member leaves, the next one takes over; when it comes back, it takes the topic back.
 
@@ -22,28 +23,12 @@ The strategy takes no options.
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from .._types import Member, TopicPartition
 from ._greedy import Inputs, build_result
 
 NAME = "failover"
-
-_INT32 = struct.Struct(">i")
-
-
-def priority(user_data: bytes | None) -> int | None:
-    """The priority in a member's user data, or None when it is missing or malformed."""
-    if user_data is None or len(user_data) != 4:
-        return None
-    return int(_INT32.unpack(user_data)[0])
-
-
-def _rank_key(user_data: bytes | None) -> tuple[int, int]:
-    """Sort key where larger is better: valid priorities above every missing/malformed one."""
-    p = priority(user_data)
-    return (0, 0) if p is None else (1, p)
 
 
 def reads_history(options: dict[str, Any]) -> bool:
@@ -65,18 +50,17 @@ def owners(
 
 
 def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
-    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`). The
+    winner of each topic is the core's (``_core.failover_winners``; priorities read by
+    :func:`kassign.protocol.decode_priority`)."""
+    from .. import _core
+
     if options:
         raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    members, partitions_per_topic = inputs.members, inputs.partitions_per_topic
-    keys = [_rank_key(members[m].user_data) for m in inputs.ids]
-    own: dict[str, list[int]] = {}
-    for t, s in inputs.subs.items():
-        # Highest key wins; among equal keys the smallest index (member id), since max() keeps
-        # the first maximum and ``s`` is ascending.
-        winner = max(s, key=keys.__getitem__)
-        own[t] = [winner] * partitions_per_topic[t]
-    return own
+    members, partitions_per_topic, subs = inputs.members, inputs.partitions_per_topic, inputs.subs
+    topics = list(subs)
+    winners = _core.failover_winners([members[m].user_data for m in inputs.ids], [subs[t] for t in topics])
+    return {t: [w] * partitions_per_topic[t] for t, w in zip(topics, winners)}
 
 
 def assign(

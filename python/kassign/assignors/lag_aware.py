@@ -267,15 +267,12 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     else:
         owners = deal_global(n, subs, partitions_per_topic, arrays, opts.max_skew)
 
-    load = [0] * n
-    top = total = 0
-    for t, arr in arrays.items():
-        own = owners[t]
-        for p, x in enumerate(arr):
-            if x:
-                load[own[p]] += x
-        total += sum(arr)
-        top = max(top, max(arr))
+    from .. import _core
+
+    lag_topics = list(arrays)
+    load = _core.greedy_loads(n, [owners[t] for t in lag_topics], [arrays[t] for t in lag_topics])
+    total = sum(sum(arr) for arr in arrays.values())
+    top = max((max(arr) for arr in arrays.values()), default=0)
     greedy_max = max(load, default=0)
     bound = max(float(top), total / n) if n and total else 0.0
     moved = 0

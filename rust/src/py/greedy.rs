@@ -1,6 +1,7 @@
 //! The kernels of the Python strategies `fair` and `lag-aware` ([`crate::greedy`],
 //! [`crate::improve`]): `_core.greedy_deal`, `_core.greedy_carry_lag`, `_core.greedy_per_topic`,
-//! `_core.greedy_keep` and `_core.lag_improve`. `skew` is the `max_skew` option (an int >= 0;
+//! `_core.greedy_keep`, `_core.greedy_loads` and `_core.lag_improve`; and `failover`'s
+//! ([`crate::failover`]): `_core.failover_winners`. `skew` is the `max_skew` option (an int >= 0;
 //! any value above the largest count acts alike).
 //! Lags are int64 (a larger one raises OverflowError on conversion; `kassign.assign` rejects it
 //! first); members' total lags are exact 128-bit sums.
@@ -9,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyTuple};
 
 use super::errors::run_detached;
 use crate::greedy::{self, CarryLagTopic, Load};
@@ -167,6 +168,41 @@ fn greedy_keep(py: Python<'_>, topics: Vec<KeepArg<'_>>, n_members: usize) -> Py
     out.map_err(|greedy::Malformed| PyValueError::new_err("greedy_keep: an owned partition or member is out of range"))
 }
 
+/// Each member's total lag under a placement ([`greedy::loads`]): `owners` each topic's owner per
+/// partition, `arrays` each topic's lags (None: no lag). An owner out of range raises ValueError.
+#[pyfunction]
+fn greedy_loads(
+    py: Python<'_>,
+    n_members: usize,
+    owners: Vec<Vec<i64>>,
+    arrays: Vec<Option<Vec<i64>>>,
+) -> PyResult<Vec<Load>> {
+    if owners.len() != arrays.len() {
+        return Err(PyValueError::new_err("owners and arrays differ in length"));
+    }
+    run_detached(py, || greedy::loads(n_members, &owners, &arrays))?.map_err(|greedy::Malformed| {
+        PyValueError::new_err("greedy_loads: an owner out of range or lags of another length")
+    })
+}
+
+/// `failover`'s winner of each topic ([`crate::failover::winners`]): `user_data` each member's
+/// user data (None: none), `eligible` each topic's subscribers (ascending member indices).
+#[pyfunction]
+fn failover_winners(
+    user_data: Vec<Option<Bound<'_, PyBytes>>>,
+    eligible: Vec<Bound<'_, PyTuple>>,
+) -> PyResult<Vec<u32>> {
+    let sets = eligible
+        .iter()
+        .map(|t| members_of(t, user_data.len()))
+        .collect::<PyResult<Vec<_>>>()?;
+    let data: Vec<Option<&[u8]>> = user_data.iter().map(|d| d.as_ref().map(|b| b.as_bytes())).collect();
+    Ok(crate::failover::winners(&data, &sets)
+        .into_iter()
+        .map(|w| w.expect("eligible sets are not empty"))
+        .collect())
+}
+
 type PhaseArg = (f64, Option<Vec<Option<Vec<bool>>>>);
 /// (moves per phase, owners per topic, loads).
 type Improved = (Vec<usize>, Vec<Vec<i64>>, Vec<Load>);
@@ -241,6 +277,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_carry_lag, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_per_topic, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_keep, m)?)?;
+    m.add_function(wrap_pyfunction!(greedy_loads, m)?)?;
+    m.add_function(wrap_pyfunction!(failover_winners, m)?)?;
     m.add_function(wrap_pyfunction!(lag_improve, m)?)?;
     Ok(())
 }
