@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._inputs import check_options
 from .._types import Member, TopicPartition
 from ._greedy import Inputs, build_result
 
 NAME = "failover"
 
 
-def reads_history(options: dict[str, Any]) -> bool:
+def reads_history(options: None) -> bool:
     """The result does not depend on owned partitions or generations (priorities decide)."""
     return False
 
@@ -45,18 +46,18 @@ def owners(
     **options: Any,
 ) -> dict[str, list[int]]:
     """The ``failover`` placement as owner arrays: topic -> the owner of each partition, as an
-    index into ``sorted(members)`` (what :func:`assign` turns into lists)."""
-    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+    index into ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``options``
+    (there are none)."""
+    check_options("assign", NAME, True, options)
+    return owners_of(Inputs(members, partitions_per_topic, lags))
 
 
-def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+def owners_of(inputs: Inputs, options: None = None) -> dict[str, list[int]]:
     """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`). The
     winner of each topic is the core's (``_core.failover_winners``; priorities read by
     :func:`kassign.protocol.decode_priority`)."""
     from .. import _core
 
-    if options:
-        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
     members, partitions_per_topic, subs = inputs.members, inputs.partitions_per_topic, inputs.subs
     topics = list(subs)
     winners = _core.failover_winners([members[m].user_data for m in inputs.ids], [subs[t] for t in topics])
@@ -69,8 +70,9 @@ def assign(
     *,
     lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
-    **options: Any,
+    options: None = None,
 ) -> dict[str, list[TopicPartition]]:
-    """The ``failover`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    """The ``failover`` strategy (module docstring); inputs and options (none) already checked by
+    ``kassign.assign``."""
+    own = owners_of(Inputs(members, partitions_per_topic, lags))
     return build_result(list(members), sorted(members), own)

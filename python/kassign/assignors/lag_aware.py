@@ -80,14 +80,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._inputs import (
+    LAG_AWARE,
+    LAG_AWARE_DEFAULT_MIN_GAIN,
+    LAG_AWARE_DEFAULT_MODE,
+    LAG_AWARE_MODES,
+    LagAwareOptions,
+    check_inputs,
+    check_lags,
+    lag_aware_options,
+)
 from .._types import Member, TopicPartition
 from ._greedy import TOPIC_LAGS, Inputs, build_result, deal_global, kernel_skew
 
-NAME = "lag-aware"
-MODES = ("proposal", "per-topic", "global")
-DEFAULT_MODE = "proposal"
-DEFAULT_MIN_GAIN = 0.05
-_OPTIONS = ("mode", "max_skew", "lag_provider", "improve", "sticky", "min_gain")
+NAME = LAG_AWARE
+MODES = LAG_AWARE_MODES
+DEFAULT_MODE = LAG_AWARE_DEFAULT_MODE
+DEFAULT_MIN_GAIN = LAG_AWARE_DEFAULT_MIN_GAIN
+#: The options' check, for callers that configure the strategy ahead of a rebalance (the drop-in
+#: classes): the same function ``kassign.assign`` runs (:func:`kassign._inputs.lag_aware_options`).
+parse_options = lag_aware_options
 
 #: Improvement pass limits: rounds per member (plus a constant), lowest-loaded partners tried per
 #: round (more while none helps), and elements of a list scanned when looking for a swap.
@@ -105,16 +117,6 @@ _WORK_EXTRA = 100_000
 _TOLERANCE = 0.005
 
 Lags = dict[tuple[str, int], int] | None
-
-
-@dataclass(frozen=True)
-class Options:
-    mode: str
-    max_skew: int
-    improve: bool
-    sticky: bool
-    min_gain: float
-    lag_provider: Any
 
 
 @dataclass(frozen=True)
@@ -143,55 +145,12 @@ class LagAwareResult:
     mode: str
 
 
-def parse_options(options: dict[str, Any]) -> Options:
-    """Validate the strategy's options (unknown names: TypeError; bad values: ValueError)."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"assign: strategy {NAME!r} got unknown options {', '.join(unknown)}; it accepts {', '.join(_OPTIONS)}"
-        )
-    mode = options.get("mode", DEFAULT_MODE)
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode: expected one of {', '.join(repr(m) for m in MODES)}, got {mode!r}")
-    max_skew = options.get("max_skew", 0)
-    if not isinstance(max_skew, int) or isinstance(max_skew, bool):
-        raise ValueError(f"max_skew: expected a non-negative int, got {max_skew!r}")
-    if max_skew < 0:
-        raise ValueError(f"max_skew: expected a non-negative int, got {max_skew}")
-    improve = options.get("improve", mode != "per-topic")
-    if not isinstance(improve, bool):
-        raise ValueError(f"improve: expected True or False, got {improve!r}")
-    sticky = options.get("sticky", False)
-    if not isinstance(sticky, bool):
-        raise ValueError(f"sticky: expected True or False, got {sticky!r}")
-    if sticky and mode == "global":
-        raise ValueError(
-            "sticky: sticky=True keeps the per-topic count rule and works with mode 'proposal' or "
-            "'per-topic', not 'global'"
-        )
-    if "min_gain" in options:
-        min_gain = options["min_gain"]
-        if not sticky:
-            raise ValueError("min_gain: only applies with sticky=True")
-        if isinstance(min_gain, bool) or not isinstance(min_gain, (int, float)) or not 0 <= min_gain <= 1:
-            raise ValueError(f"min_gain: expected a number between 0 and 1, got {min_gain!r}")
-        min_gain = float(min_gain)
-    else:
-        min_gain = DEFAULT_MIN_GAIN
-    provider = options.get("lag_provider")
-    if provider is not None and not callable(getattr(provider, "lags", None)):
-        raise ValueError(f"lag_provider: expected an object with a lags(partitions) method, got {provider!r}")
-    return Options(mode, max_skew, improve, sticky, min_gain, provider)
-
-
 def _provided_lags(provider: Any, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]) -> Lags:
     wanted = [TopicPartition(t, p) for t in sorted(subs) for p in range(partitions_per_topic[t])]
     got = provider.lags(wanted)
     if got is None:
         return None
-    from .. import _check_lags
-
-    return _check_lags(got)
+    return check_lags(got)
 
 
 def assign(
@@ -200,15 +159,17 @@ def assign(
     *,
     lags: Lags = None,
     partition_racks: Any = None,
-    **options: Any,
+    options: LagAwareOptions,
 ) -> dict[str, list[TopicPartition]]:
-    """The ``lag-aware`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    return solve(members, partitions_per_topic, lags=lags, **options).assignment
+    """The ``lag-aware`` strategy (module docstring) on inputs and options already checked by
+    ``kassign.assign`` (:func:`kassign._inputs.check_inputs`)."""
+    ids, own, _ = _solve(Inputs(members, partitions_per_topic, lags), options)
+    return build_result(list(members), ids, own)
 
 
-def reads_history(options: dict[str, Any]) -> bool:
+def reads_history(options: LagAwareOptions) -> bool:
     """Whether the result depends on owned partitions and generations: only with ``sticky=True``."""
-    return bool(options.get("sticky"))
+    return options.sticky
 
 
 def owners(
@@ -220,12 +181,14 @@ def owners(
     **options: Any,
 ) -> dict[str, list[int]]:
     """The placement as owner arrays: topic -> the owner of each partition, as an index into
-    ``sorted(members)`` (what :func:`assign` turns into lists)."""
-    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+    ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``lags`` and ``options``."""
+    checked = check_inputs("assign", NAME, True, partition_racks, lags, options)
+    return owners_of(Inputs(members, partitions_per_topic, checked.lags), checked.options)
 
 
-def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
-    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
+def owners_of(inputs: Inputs, options: LagAwareOptions) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`) and
+    options already checked (:func:`kassign._inputs.lag_aware_options`)."""
     return _solve(inputs, options)[1]
 
 
@@ -233,21 +196,20 @@ def solve(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
     *,
-    lags: Lags = None,
+    lags: Any = None,
     partition_racks: Any = None,
     **options: Any,
 ) -> LagAwareResult:
-    """The ``lag-aware`` strategy with its distance from the lower bound (inputs already validated)."""
-    ids, own, stats = _solve(Inputs(members, partitions_per_topic, lags), options)
+    """The ``lag-aware`` strategy with its distance from the lower bound (members and partitions
+    already checked; ``lags`` and ``options`` are checked here)."""
+    checked = check_inputs("assign", NAME, True, partition_racks, lags, options)
+    ids, own, stats = _solve(Inputs(members, partitions_per_topic, checked.lags), checked.options)
     return LagAwareResult(assignment=build_result(list(members), ids, own), **stats)
 
 
-def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
-    opts = parse_options(options)
+def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
     ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
-        if inputs.lags is not None:
-            raise ValueError("lag-aware: pass lags or lag_provider, not both")
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
         arrays: dict[str, list[int]] = _lag_arrays(subs, partitions_per_topic, lags)
     elif "lag-aware:arrays" in inputs.memo:
@@ -282,19 +244,16 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
         phases = [(0.0, frozen)] if frozen is None or not kept else [(0.0, frozen), (opts.min_gain, None)]
         moved, load = _improve(n, subs, owners, arrays, load, opts.mode == "global", limit, phases)
     best = max(load, default=0)
-    return (
-        ids,
-        owners,
-        dict(
-            max_member_lag=best,
-            lower_bound=bound,
-            ratio=best / bound if bound > 0 else None,
-            greedy_max_member_lag=greedy_max,
-            improvement_moves=moved,
-            kept=kept,
-            mode=opts.mode,
-        ),
+    stats = dict(
+        max_member_lag=best,
+        lower_bound=bound,
+        ratio=best / bound if bound > 0 else None,
+        greedy_max_member_lag=greedy_max,
+        improvement_moves=moved,
+        kept=kept,
+        mode=opts.mode,
     )
+    return ids, owners, stats
 
 
 def _lag_arrays(
