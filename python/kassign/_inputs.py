@@ -66,22 +66,23 @@ def check_partition_racks(partition_racks: Any) -> Racks:
     return out
 
 
-def check_lags(lags: Any) -> Lags:
-    """``lags`` as a dict of (topic, partition) -> int lag from 0 to :data:`MAX_LAG` (or None)."""
+def check_lags(lags: Any, name: str = "lags") -> Lags:
+    """``lags`` as a dict of (topic, partition) -> int lag from 0 to :data:`MAX_LAG` (or None);
+    errors name the argument ``name``."""
     if lags is None:
         return None
     if not isinstance(lags, Mapping):
-        raise TypeError(f"lags: expected a mapping of (topic, partition) to lag, got {type(lags).__name__}")
+        raise TypeError(f"{name}: expected a mapping of (topic, partition) to lag, got {type(lags).__name__}")
     out: dict[tuple[str, int], int] = {}
     for key, lag in lags.items():
         if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)):
-            raise TypeError(f"lags: keys must be (topic, partition) pairs, got {key!r}")
+            raise TypeError(f"{name}: keys must be (topic, partition) pairs, got {key!r}")
         if not isinstance(lag, int) or isinstance(lag, bool):
-            raise TypeError(f"lags[{key!r}]: expected an int, got {type(lag).__name__}")
+            raise TypeError(f"{name}[{key!r}]: expected an int, got {type(lag).__name__}")
         if lag < 0:
-            raise ValueError(f"lags[{key!r}]: lag must be >= 0, got {lag}")
+            raise ValueError(f"{name}[{key!r}]: lag must be >= 0, got {lag}")
         if lag > MAX_LAG:
-            raise ValueError(f"lags[{key!r}]: lag must be <= 2**63 - 1 (Kafka offsets are int64), got {lag}")
+            raise ValueError(f"{name}[{key!r}]: lag must be <= 2**63 - 1 (Kafka offsets are int64), got {lag}")
         out[(key[0], key[1])] = lag
     return out
 

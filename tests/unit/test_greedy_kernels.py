@@ -76,10 +76,23 @@ def test_carry_lag_kernel_equals_python(seed: int) -> None:
     arrays = random_arrays(rng, subs, partitions_per_topic)
     preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
     start = [rng.choice([0, 0, 5, 10**6, 2**70]) for _ in range(n)] if rng.random() < 0.5 else None
+    assert_carry_lag_equal(n, subs, partitions_per_topic, arrays, 0, preset, start)
+
+
+def assert_carry_lag_equal(
+    n: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    preset: dict[str, list[int]] | None,
+    start: list[int] | None,
+) -> None:
+    """``lag_aware._carry_lag`` and the oracle agree: owners, topic order and loads after."""
     load_new = list(start) if start is not None else None
     load_old = list(start) if start is not None else None
-    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, 0, load=load_new, preset=preset)
-    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, 0, load=load_old, preset=preset)
+    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
+    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_old, preset=preset)
     assert new == old
     assert list(new) == list(old)  # topic order too
     assert load_new == load_old
@@ -96,10 +109,7 @@ def test_skewed_placement_kernels_equal_python(seed: int) -> None:
         n, subs, partitions_per_topic, arrays, skew
     )
     preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
-    load_new, load_old = [0] * n, [0] * n
-    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
-    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_old, preset=preset)
-    assert new == old and load_new == load_old
+    assert_carry_lag_equal(n, subs, partitions_per_topic, arrays, skew, preset, [0] * n)
 
 
 @pytest.mark.parametrize("seed", range(200))
