@@ -526,17 +526,17 @@ mod tests {
         // Two topics with the same hot first partition: both land on member 0.
         let s = [0u32, 1];
         let tl = [5, 1];
-        let t = |lags| CarryLagTopic {
+        let topic = |lags| CarryLagTopic {
             subscribers: &s,
             n: 2,
             lags,
             fixed: None,
         };
         assert_eq!(
-            per_topic(&[t(Some(&tl)), t(Some(&tl))], 0),
+            per_topic(&[topic(Some(&tl)), topic(Some(&tl))], 0),
             Ok(vec![vec![0, 1], vec![0, 1]])
         );
-        assert_eq!(per_topic(&[t(None)], 3), Ok(vec![vec![0, 1]]));
+        assert_eq!(per_topic(&[topic(None)], 3), Ok(vec![vec![0, 1]]));
     }
 
     #[test]
