@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._core import failover_winners
 from .._inputs import check_options
 from .._types import Member, TopicPartition
 from ._greedy import Inputs, build_result
@@ -56,11 +57,9 @@ def owners_of(inputs: Inputs, options: None = None) -> dict[str, list[int]]:
     """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`). The
     winner of each topic is the core's (``_core.failover_winners``; priorities read by
     :func:`kassign.protocol.decode_priority`)."""
-    from .. import _core
-
     members, partitions_per_topic, subs = inputs.members, inputs.partitions_per_topic, inputs.subs
     topics = list(subs)
-    winners = _core.failover_winners([members[m].user_data for m in inputs.ids], [subs[t] for t in topics])
+    winners = failover_winners([members[m].user_data for m in inputs.ids], [subs[t] for t in topics])
     return {t: [w] * partitions_per_topic[t] for t, w in zip(topics, winners)}
 
 
