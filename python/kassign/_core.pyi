@@ -1,6 +1,6 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, final
 
 from ._types import TopicPartition
@@ -245,6 +245,12 @@ def greedy_keep(
 ) -> tuple[list[list[int]], list[list[bool]], int, list[int]]:
     """Sticky ``lag-aware``'s keep step: (owners per topic, -1 = free; kept flags per topic;
     partitions kept; each member's lag from its kept partitions)."""
+
+def subscribers_by_topic(
+    topics_of: list[Sequence[str]], partitions_per_topic: dict[str, int]
+) -> dict[str, tuple[int, ...]]:
+    """``kassign.assignors._greedy.subscribers_by_topic``: topic -> subscriber indices, equal sets
+    sharing one tuple."""
 
 def greedy_loads(n_members: int, owners: list[list[int]], arrays: list[list[int] | None]) -> list[int]:
     """Each member's total lag under a placement (exact sums); ValueError for an owner out of range."""

@@ -18,6 +18,7 @@
 //! * [`keep_owned`]: sticky `lag-aware`'s keep step: each member keeps the partitions it owned
 //!   within the topic's quota, its hottest first.
 //! * [`loads`]: each member's total lag under a placement.
+//! * [`subscriber_sets`]: the subscribers of each topic, the eligible sets of all of these.
 //!
 //! With `max_skew` (`skew > 0`) a partition may go to a member holding up to `skew` more
 //! partitions than the least-loaded eligible member: among those, the smallest
@@ -30,6 +31,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
+
+use crate::model::FastMap;
 
 /// A member's total lag: the exact sum of its partitions' `i64` lags.
 pub type Load = i128;
@@ -420,6 +423,66 @@ pub fn keep_owned(
     Ok((own, flags, kept))
 }
 
+/// The subscribers of each topic, as the Python strategies' shared inputs hold them
+/// (`kassign.assignors._greedy.Inputs.subs`; the fleet derives them from its problem with this
+/// too). Members are indices in member-id order; `member_class[i]` is member `i`'s subscription,
+/// an index into `class_topics` (its topics, indices into `topic_len`, the partition count of
+/// each topic). Topics without partitions are skipped. The work is per distinct subscription,
+/// not per member.
+///
+/// Returns `(topics, sets)`: `topics` lists `(topic, index into sets)` for every topic some member
+/// subscribes to that has at least one partition, in order of first appearance over the members,
+/// each subscription's topics in its own order; `sets` holds the member indices (ascending) of
+/// each distinct subscriber set, and topics with the same subscribers share one set.
+pub fn subscriber_sets(
+    member_class: &[u32],
+    class_topics: &[&[u32]],
+    topic_len: &[u32],
+) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
+    let mut class_members: Vec<Vec<u32>> = vec![Vec::new(); class_topics.len()];
+    let mut class_order: Vec<u32> = Vec::new();
+    for (i, &c) in member_class.iter().enumerate() {
+        let members = &mut class_members[c as usize];
+        if members.is_empty() {
+            class_order.push(c);
+        }
+        members.push(i as u32);
+    }
+    let mut classes_of: Vec<Vec<u32>> = vec![Vec::new(); topic_len.len()];
+    let mut order: Vec<u32> = Vec::new();
+    for &c in &class_order {
+        for &t in class_topics[c as usize] {
+            if topic_len[t as usize] == 0 {
+                continue;
+            }
+            let classes = &mut classes_of[t as usize];
+            if classes.is_empty() {
+                order.push(t);
+            }
+            classes.push(c);
+        }
+    }
+    let mut set_of: FastMap<&[u32], u32> = FastMap::default();
+    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut topics = Vec::with_capacity(order.len());
+    for &t in &order {
+        let classes = classes_of[t as usize].as_slice();
+        let k = *set_of.entry(classes).or_insert_with(|| {
+            let mut members: Vec<u32> = classes
+                .iter()
+                .flat_map(|&c| class_members[c as usize].iter().copied())
+                .collect();
+            if classes.len() > 1 {
+                members.sort_unstable();
+            }
+            sets.push(members);
+            (sets.len() - 1) as u32
+        });
+        topics.push((t, k));
+    }
+    (topics, sets)
+}
+
 /// Each member's total lag under `owners` (topic by topic, the owner of each partition) with
 /// `arrays` each topic's lags (None: no lag). [`Malformed`] when an owner is out of range or a
 /// topic's lags and owners differ in length.
@@ -555,6 +618,21 @@ mod tests {
         assert_eq!(kept, 5);
         assert_eq!(load, vec![21, 12, 0]);
         assert_eq!(keep_owned(&s, 2, None, &[(0, vec![2])], &mut load), Err(Malformed));
+    }
+
+    #[test]
+    fn subscriber_sets_share_equal_sets() {
+        // Topics 0..4 with 2, 0, 3, 1 partitions; subscriptions A {2, 0}, B {0, 1}, C {2, 0, 3};
+        // members 0 C, 1 A, 2 B, 3 A.
+        let classes: [&[u32]; 3] = [&[2, 0], &[0, 1], &[2, 0, 3]];
+        let (topics, sets) = subscriber_sets(&[2, 0, 1, 0], &classes, &[2, 0, 3, 1]);
+        // Topic 1 has no partitions; 2 and 0 first (member 0), then 3; 2 is {0, 1, 3}, 0 all.
+        assert_eq!(topics, vec![(2, 0), (0, 1), (3, 2)]);
+        assert_eq!(sets, vec![vec![0, 1, 3], vec![0, 1, 2, 3], vec![0]]);
+        // Topics with the same subscribers share one set.
+        let (topics, sets) = subscriber_sets(&[0, 1], &[&[0, 1], &[1, 0]], &[1, 1]);
+        assert_eq!(topics, vec![(0, 0), (1, 0)]);
+        assert_eq!(sets, vec![vec![0, 1]]);
     }
 
     #[test]

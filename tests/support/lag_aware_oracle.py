@@ -11,7 +11,7 @@ The ``max_skew`` placements (``_greedy.Balancer``, ``_greedy._deal_skewed``,
 step (``lag_aware._sticky``) were Python loops too, until ``_core.greedy_deal`` and
 ``_core.greedy_carry_lag`` took ``skew`` and ``_core.greedy_per_topic`` and ``_core.greedy_keep``
 came; they are here as :class:`Balancer`, :func:`carry_lag_topic`, :func:`per_topic` and
-:func:`sticky`.
+:func:`sticky`. So is :func:`subscribers_by_topic`, the eligible sets, now derived in the core.
 
 One change from the shipped code: the improvement pass compared lags with ``gap / 2`` as a float,
 which rounds once a gap passes 2**53 (the old kernel refused sums from 2**50 and fell back to this
@@ -787,3 +787,43 @@ def sticky(
         return owners, kept, frozen
     owners = carry_lag(len(ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
     return owners, kept, frozen
+
+
+def subscribers_by_topic(
+    sorted_ids: Sequence[str], topics_of: Sequence[Sequence[str]], partitions_per_topic: dict[str, int]
+) -> dict[str, tuple[int, ...]]:
+    """topic -> indices of its subscribers (ascending), for topics with metadata and >= 1 partition.
+
+    Topics a member subscribes to that are missing from ``partitions_per_topic`` have no metadata
+    and are skipped, as are topics with 0 partitions. Topics with the same subscribers share one
+    tuple object (so callers can intern eligible sets by identity). Members with equal
+    subscriptions are handled together: the work is per distinct subscription, not per member.
+    (``_greedy.subscribers_by_topic`` as it was in Python; ``_core.subscribers_by_topic`` replaced
+    it.)
+    """
+    classes: dict[Sequence[str], list[int]] = {}
+    for i, topics in enumerate(topics_of):
+        classes.setdefault(topics, []).append(i)
+    class_lists = list(classes.values())
+    by_topic: dict[str, list[int]] = {}
+    for c, topics in enumerate(classes):
+        for t in topics:
+            if partitions_per_topic.get(t, 0) > 0:
+                lst = by_topic.get(t)
+                if lst is None:
+                    by_topic[t] = [c]
+                else:
+                    lst.append(c)
+    interned: dict[tuple[int, ...], tuple[int, ...]] = {}
+    out: dict[str, tuple[int, ...]] = {}
+    for t, cs in by_topic.items():
+        key = tuple(cs)
+        members = interned.get(key)
+        if members is None:
+            if len(cs) == 1:
+                members = tuple(class_lists[cs[0]])
+            else:
+                members = tuple(sorted(i for c in cs for i in class_lists[c]))
+            interned[key] = members
+        out[t] = members
+    return out

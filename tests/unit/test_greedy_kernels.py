@@ -58,6 +58,30 @@ def test_deal_global_kernel_equals_python(seed: int) -> None:
     )
 
 
+def sharing(subs: dict[str, tuple[int, ...]]) -> list[int]:
+    """Which topics share one tuple object: each topic's first topic with the same object."""
+    first: dict[int, int] = {}
+    return [first.setdefault(id(s), k) for k, s in enumerate(subs.values())]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_subscribers_by_topic_kernel_equals_python(seed: int) -> None:
+    """Topics missing or empty, unsorted and repeated subscriptions, shared and equal-but-distinct
+    subscription objects: the same dict, in the same order, with the same tuple sharing."""
+    rng = random.Random(13000 + seed)
+    topics = [f"t{k}" for k in range(rng.randint(1, 12))]
+    partitions_per_topic = {t: rng.choice([0, 1, 4]) for t in topics if rng.random() < 0.85}
+    shapes = [tuple(rng.sample(topics, rng.randint(0, len(topics)))) for _ in range(rng.randint(1, 5))]
+    topics_of = [rng.choice(shapes) if rng.random() < 0.7 else tuple(rng.choice(shapes)[::-1]) for _ in range(40)]
+    topics_of = topics_of[: rng.randint(0, 40)]
+    ids = [f"m{i:03d}" for i in range(len(topics_of))]
+    new = subscribers_by_topic(ids, topics_of, partitions_per_topic)
+    old = oracle.subscribers_by_topic(ids, topics_of, partitions_per_topic)
+    assert new == old
+    assert list(new) == list(old)
+    assert sharing(new) == sharing(old)
+
+
 def random_preset(
     rng: random.Random, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]
 ) -> dict[str, list[int]]:

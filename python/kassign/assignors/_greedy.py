@@ -132,37 +132,17 @@ def subscribers_by_topic(
 ) -> dict[str, tuple[int, ...]]:
     """topic -> indices of its subscribers (ascending), for topics with metadata and >= 1 partition.
 
-    Topics a member subscribes to that are missing from ``partitions_per_topic`` have no metadata
-    and are skipped, as are topics with 0 partitions. Topics with the same subscribers share one
-    tuple object (so callers can intern eligible sets by identity). Members with equal
-    subscriptions are handled together: the work is per distinct subscription, not per member.
+    ``topics_of[i]`` is the topics of member ``sorted_ids[i]``. Topics a member subscribes to that
+    are missing from ``partitions_per_topic`` have no metadata and are skipped, as are topics with
+    0 partitions. Topics with the same subscribers share one tuple object (so callers can intern
+    eligible sets by identity). Dict order: first appearance over the members, each member's
+    topics in its order. Computed in the core (``_core.subscribers_by_topic``, the derivation the
+    fleet uses too); members sharing one subscription object are read once.
     """
-    classes: dict[Sequence[str], list[int]] = {}
-    for i, topics in enumerate(topics_of):
-        classes.setdefault(topics, []).append(i)
-    class_lists = list(classes.values())
-    by_topic: dict[str, list[int]] = {}
-    for c, topics in enumerate(classes):
-        for t in topics:
-            if partitions_per_topic.get(t, 0) > 0:
-                lst = by_topic.get(t)
-                if lst is None:
-                    by_topic[t] = [c]
-                else:
-                    lst.append(c)
-    interned: dict[tuple[int, ...], tuple[int, ...]] = {}
-    out: dict[str, tuple[int, ...]] = {}
-    for t, cs in by_topic.items():
-        key = tuple(cs)
-        members = interned.get(key)
-        if members is None:
-            if len(cs) == 1:
-                members = tuple(class_lists[cs[0]])
-            else:
-                members = tuple(sorted(i for c in cs for i in class_lists[c]))
-            interned[key] = members
-        out[t] = members
-    return out
+    from .. import _core
+
+    result: dict[str, tuple[int, ...]] = _core.subscribers_by_topic(list(topics_of), partitions_per_topic)
+    return result
 
 
 def deal_global(

@@ -1,7 +1,8 @@
 //! The kernels of the Python strategies `fair` and `lag-aware` ([`crate::greedy`],
 //! [`crate::improve`]): `_core.greedy_deal`, `_core.greedy_carry_lag`, `_core.greedy_per_topic`,
 //! `_core.greedy_keep`, `_core.greedy_loads` and `_core.lag_improve`; and `failover`'s
-//! ([`crate::failover`]): `_core.failover_winners`. `skew` is the `max_skew` option (an int >= 0;
+//! ([`crate::failover`]): `_core.failover_winners`; and the eligible sets of all of them:
+//! `_core.subscribers_by_topic`. `skew` is the `max_skew` option (an int >= 0;
 //! any value above the largest count acts alike).
 //! Lags are int64 (a larger one raises OverflowError on conversion; `kassign.assign` rejects it
 //! first); members' total lags are exact 128-bit sums.
@@ -10,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use super::errors::run_detached;
 use crate::greedy::{self, CarryLagTopic, Load};
@@ -168,6 +169,61 @@ fn greedy_keep(py: Python<'_>, topics: Vec<KeepArg<'_>>, n_members: usize) -> Py
     out.map_err(|greedy::Malformed| PyValueError::new_err("greedy_keep: an owned partition or member is out of range"))
 }
 
+/// `kassign.assignors._greedy.subscribers_by_topic` ([`greedy::subscriber_sets`]): `topics_of`
+/// each member's topics in member-id order (hashable sequences of str; equal ones are read once),
+/// `partitions_per_topic` topic -> partition count (topics missing or with 0 partitions are
+/// skipped). Returns topic -> its subscribers' indices (ascending), topics with the same
+/// subscribers sharing one tuple object.
+#[pyfunction]
+fn subscribers_by_topic<'py>(
+    py: Python<'py>,
+    topics_of: Vec<Bound<'py, PyAny>>,
+    partitions_per_topic: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    // Equal subscriptions are one class, found by Python's own hash and equality.
+    let class_of = PyDict::new(py);
+    let mut class_topics: Vec<Vec<u32>> = Vec::new();
+    let mut topic_index: HashMap<String, u32> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut has_partitions: Vec<u32> = Vec::new();
+    let mut member_class = Vec::with_capacity(topics_of.len());
+    for topics in &topics_of {
+        if let Some(c) = class_of.get_item(topics)? {
+            member_class.push(c.extract::<u32>()?);
+            continue;
+        }
+        let mut ids = Vec::new();
+        for name in topics.extract::<Vec<String>>()? {
+            let id = match topic_index.get(&name) {
+                Some(&id) => id,
+                None => {
+                    let count: i64 = match partitions_per_topic.get_item(&name)? {
+                        Some(v) => v.extract()?,
+                        None => 0,
+                    };
+                    has_partitions.push(u32::from(count > 0));
+                    names.push(name.clone());
+                    topic_index.insert(name, (names.len() - 1) as u32);
+                    (names.len() - 1) as u32
+                }
+            };
+            ids.push(id);
+        }
+        class_topics.push(ids);
+        let c = (class_topics.len() - 1) as u32;
+        class_of.set_item(topics, c)?;
+        member_class.push(c);
+    }
+    let class_slices: Vec<&[u32]> = class_topics.iter().map(Vec::as_slice).collect();
+    let (topics, sets) = greedy::subscriber_sets(&member_class, &class_slices, &has_partitions);
+    let tuples = sets.iter().map(|s| PyTuple::new(py, s)).collect::<PyResult<Vec<_>>>()?;
+    let out = PyDict::new(py);
+    for (t, k) in topics {
+        out.set_item(&names[t as usize], &tuples[k as usize])?;
+    }
+    Ok(out)
+}
+
 /// Each member's total lag under a placement ([`greedy::loads`]): `owners` each topic's owner per
 /// partition, `arrays` each topic's lags (None: no lag). An owner out of range raises ValueError.
 #[pyfunction]
@@ -279,6 +335,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(greedy_keep, m)?)?;
     m.add_function(wrap_pyfunction!(greedy_loads, m)?)?;
     m.add_function(wrap_pyfunction!(failover_winners, m)?)?;
+    m.add_function(wrap_pyfunction!(subscribers_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(lag_improve, m)?)?;
     Ok(())
 }
