@@ -76,8 +76,8 @@ class Inputs:
     array of each topic): the fleet job passes one dict to every ``Inputs`` of a group, since
     those two are the same in every churn round (:data:`TOPIC_LAGS`: the lag arrays).
     ``ids`` and ``subs``, when given, are ``sorted(members)`` and :attr:`subs` already derived by
-    the caller (the fleet core derives both from its interned problem: the same list, the same
-    dict order and the same tuple sharing as :func:`subscribers_by_topic`; the tests compare them).
+    the caller (the fleet core derives both from its interned problem, with the same core function
+    as :func:`subscribers_by_topic`).
     """
 
     __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous", "shared")
