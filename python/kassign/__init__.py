@@ -19,6 +19,7 @@ from typing import Any
 
 from . import _core
 from ._core import InternalError, ProtocolError
+from ._inputs import CheckedInputs, check_inputs, check_members, check_partition_racks
 from ._types import Member, Owners, TopicPartition
 from .assignors import PYTHON_STRATEGIES
 
@@ -26,7 +27,6 @@ __version__: str = _core.__version__
 
 #: Largest total partition count accepted (the Rust core's MAX_PARTITIONS, rust/src/model.rs).
 _MAX_PARTITIONS: int = _core.MAX_PARTITIONS
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 _CANONICAL_ORDER = (
     "range",
@@ -67,66 +67,10 @@ def _unknown_strategy(strategy: Any) -> Exception:
     return ValueError(f"strategy: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}")
 
 
-def _check_members(members: Any) -> dict[str, Member]:
-    """The members mapping as a dict, for the Python strategies (the Rust strategies read the
-    mapping in the core)."""
-    if not isinstance(members, Mapping):
-        raise TypeError(f"members: expected a mapping of member id to Member, got {type(members).__name__}")
-    out: dict[str, Member] = {}
-    for member_id, member in members.items():
-        if not isinstance(member_id, str):
-            raise TypeError(f"members: member ids must be str, got {member_id!r}")
-        if not isinstance(member, Member):
-            raise TypeError(f"members[{member_id!r}]: expected a kassign.Member, got {type(member).__name__}")
-        out[member_id] = member
-    return out
-
-
-def _check_partition_racks(partition_racks: Any) -> list[tuple[str, int, list[str]]]:
-    if partition_racks is None:
-        return []
-    if not isinstance(partition_racks, Mapping):
-        raise TypeError(
-            f"partition_racks: expected a mapping of (topic, partition) to racks, got {type(partition_racks).__name__}"
-        )
-    out = []
-    for key, racks in partition_racks.items():
-        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)):
-            raise TypeError(f"partition_racks: keys must be (topic, partition) pairs, got {key!r}")
-        if isinstance(racks, (str, bytes)):
-            raise TypeError(f"partition_racks[{key!r}]: expected an iterable of rack names, not a single str")
-        rack_list = list(racks)
-        for r in rack_list:
-            if not isinstance(r, str):
-                raise TypeError(f"partition_racks[{key!r}]: rack names must be str, got {r!r}")
-        if not _INT64_MIN <= key[1] <= _INT64_MAX:
-            raise ValueError(f"partition_racks: partition index {key[1]} of topic {key[0]!r} is out of range")
-        out.append((key[0], key[1], rack_list))
-    return out
-
-
-#: The largest lag accepted: Kafka offsets are int64, so no real lag is larger. The strategies'
-#: kernels sum lags exactly in 128 bits.
-_MAX_LAG = 2**63 - 1
-
-
-def _check_lags(lags: Any) -> dict[tuple[str, int], int] | None:
-    if lags is None:
-        return None
-    if not isinstance(lags, Mapping):
-        raise TypeError(f"lags: expected a mapping of (topic, partition) to lag, got {type(lags).__name__}")
-    out: dict[tuple[str, int], int] = {}
-    for key, lag in lags.items():
-        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)):
-            raise TypeError(f"lags: keys must be (topic, partition) pairs, got {key!r}")
-        if not isinstance(lag, int) or isinstance(lag, bool):
-            raise TypeError(f"lags[{key!r}]: expected an int, got {type(lag).__name__}")
-        if lag < 0:
-            raise ValueError(f"lags[{key!r}]: lag must be >= 0, got {lag}")
-        if lag > _MAX_LAG:
-            raise ValueError(f"lags[{key!r}]: lag must be <= 2**63 - 1 (Kafka offsets are int64), got {lag}")
-        out[(key[0], key[1])] = lag
-    return out
+#: The input checks (:mod:`kassign._inputs`) under the names the adapters, the reference sticky
+#: and the peers call.
+_check_members = check_members
+_check_partition_racks = check_partition_racks
 
 
 def _implementation(strategy: Any) -> Any:
@@ -141,15 +85,11 @@ def _implementation(strategy: Any) -> Any:
 
 def _check_inputs(
     caller: str, strategy: str, python_impl: Any, partition_racks: Any, lags: Any, options: dict[str, Any]
-) -> tuple[list[tuple[str, int, list[str]]], dict[tuple[str, int], int] | None]:
-    """The checks of the inputs every entry point shares, in one place and run once: the replica
-    racks, the lags, and that a Rust strategy gets no options (a Python strategy checks its own).
-    Returns (racks as the core reads them, lags)."""
-    racks = _check_partition_racks(partition_racks)
-    checked_lags = _check_lags(lags)
-    if python_impl is None and options:
-        raise TypeError(f"{caller}: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
-    return racks, checked_lags
+) -> CheckedInputs:
+    """The checks of the inputs every entry point shares, run once (:func:`kassign._inputs.check_inputs`):
+    the replica racks, the lags and the strategy's options. Returns (racks as the core reads them,
+    lags, the strategy's checked options)."""
+    return check_inputs(caller, strategy, python_impl is not None, partition_racks, lags, options)
 
 
 def _run(
@@ -159,9 +99,10 @@ def _run(
     partitions_per_topic: Mapping[str, int],
     racks: list[tuple[str, int, list[str]]],
     checked_lags: dict[tuple[str, int], int] | None,
-    options: dict[str, Any],
+    options: Any,
 ) -> dict[str, list[TopicPartition]]:
-    """Run a dispatched strategy on checked inputs (:func:`_implementation`, :func:`_check_inputs`)."""
+    """Run a dispatched strategy on checked inputs (:func:`_implementation`, :func:`_check_inputs`;
+    ``options``: the strategy's checked options)."""
     # The cyclic GC is paused while the result is built. Result TopicPartitions are made in Rust and
     # untracked by the GC (rust/src/py/objects.rs), but the Python strategies' intermediate
     # containers for ~1M partitions would still trigger full collections over the whole heap that
@@ -175,7 +116,7 @@ def _run(
             checked_members = _check_members(members)
             partitions = _core.check_partitions(partitions_per_topic)
             result: dict[str, list[TopicPartition]] = python_impl(
-                checked_members, partitions, lags=checked_lags, partition_racks=racks, **options
+                checked_members, partitions, lags=checked_lags, partition_racks=racks, options=options
             )
             return result
         # Members are checked by their type; counts, the cap, duplicates by the core's model.
@@ -213,8 +154,8 @@ def assign(
         ValueError / TypeError: invalid input, naming the offending field.
     """
     python_impl = _implementation(strategy)
-    racks, checked_lags = _check_inputs("assign", strategy, python_impl, partition_racks, lags, options)
-    return _run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, options)
+    checked = _check_inputs("assign", strategy, python_impl, partition_racks, lags, options)
+    return _run(python_impl, strategy, members, partitions_per_topic, checked.racks, checked.lags, checked.options)
 
 
 def assign_owners(
@@ -236,9 +177,11 @@ def assign_owners(
     (lag-aware, fair, failover) compute the usual result, converted.
     """
     python_impl = _implementation(strategy)
-    racks, checked_lags = _check_inputs("assign_owners", strategy, python_impl, partition_racks, lags, options)
+    racks, checked_lags, checked_options = _check_inputs(
+        "assign_owners", strategy, python_impl, partition_racks, lags, options
+    )
     if python_impl is not None:
-        result = _run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, options)
+        result = _run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, checked_options)
         ids = tuple(result)
         position = {m: i for i, m in enumerate(ids)}
         arrays = {t: array("i", [-1]) * n for t, n in _core.check_partitions(partitions_per_topic).items()}
@@ -272,12 +215,11 @@ def assign_lag_aware(
 
     checked_members = _check_members(members)
     partitions = _core.check_partitions(partitions_per_topic)
-    checked_lags = _check_lags(lags)
     gc_was_enabled = gc.isenabled()
     if gc_was_enabled:
         gc.disable()
     try:
-        return lag_aware.solve(checked_members, partitions, lags=checked_lags, **options)
+        return lag_aware.solve(checked_members, partitions, lags=lags, **options)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -1,6 +1,6 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, final
 
 from ._types import TopicPartition
@@ -220,15 +220,44 @@ def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[st
 # -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
 
 def greedy_deal(
-    n_members: int, eligible: list[tuple[int, ...]], sizes: list[int], lag_of: list[int] | None = None
+    n_members: int,
+    eligible: list[tuple[int, ...]],
+    sizes: list[int],
+    lag_of: list[int] | None = None,
+    skew: int = 0,
 ) -> list[int]:
-    """``kassign.assignors._greedy.deal_global``'s placement with skew 0 (owner per partition)."""
+    """``kassign.assignors._greedy.deal_global``'s placement (owner per partition)."""
 
 def greedy_carry_lag(
-    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int]
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int], skew: int = 0
 ) -> tuple[list[list[int]], list[int]]:
-    """``kassign.assignors.lag_aware._carry_lag``'s placement with skew 0: (owners per topic, loads;
-    exact 128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
+    """``kassign.assignors.lag_aware._carry_lag``'s placement: (owners per topic, loads; exact
+    128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
+
+def greedy_per_topic(
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], n_members: int, skew: int = 0
+) -> list[list[int]]:
+    """``kassign.assignors.lag_aware._per_topic``'s placement (owners per topic); LookupError when
+    a fixed owner is not a subscriber."""
+
+def greedy_keep(
+    topics: list[tuple[tuple[int, ...], int, list[int] | None, dict[int, list[int]]]], n_members: int
+) -> tuple[list[list[int]], list[list[bool]], int, list[int]]:
+    """Sticky ``lag-aware``'s keep step: (owners per topic, -1 = free; kept flags per topic;
+    partitions kept; each member's lag from its kept partitions)."""
+
+def subscribers_by_topic(
+    topics_of: list[Sequence[str]], partitions_per_topic: dict[str, int]
+) -> dict[str, tuple[int, ...]]:
+    """``kassign.assignors._greedy.subscribers_by_topic``: topic -> subscriber indices, equal sets
+    sharing one tuple."""
+
+def greedy_loads(n_members: int, owners: list[list[int]], arrays: list[list[int] | None]) -> list[int]:
+    """Each member's total lag under a placement (exact sums); ValueError for an owner out of range."""
+
+def failover_winners(user_data: list[bytes | None], eligible: list[tuple[int, ...]]) -> list[int]:
+    """``failover``'s winner of each eligible set: the highest priority (``decode_priority``; none
+    ranks lowest), ties the smallest index."""
 
 def lag_improve(
     subs: list[tuple[int, ...]],

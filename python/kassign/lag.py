@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from . import _core
+from ._inputs import check_lags
 
 __all__ = [
     "KafkaLagProvider",
@@ -108,17 +109,9 @@ class StaticLagProvider:
     """Lags from a fixed mapping ``(topic, partition) -> lag``; unknown partitions have lag 0."""
 
     def __init__(self, mapping: Mapping[Key, int]) -> None:
-        if not isinstance(mapping, Mapping):
-            raise TypeError(f"mapping: expected a mapping of (topic, partition) to lag, got {type(mapping).__name__}")
-        lags: dict[Key, int] = {}
-        for key, lag in mapping.items():
-            if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)):
-                raise TypeError(f"mapping: keys must be (topic, partition) pairs, got {key!r}")
-            if not isinstance(lag, int) or isinstance(lag, bool):
-                raise TypeError(f"mapping[{key!r}]: expected an int, got {type(lag).__name__}")
-            if lag < 0:
-                raise ValueError(f"mapping[{key!r}]: lag must be >= 0, got {lag}")
-            lags[(key[0], key[1])] = lag
+        lags = check_lags(mapping, "mapping") if mapping is not None else None
+        if lags is None:
+            raise TypeError("mapping: expected a mapping of (topic, partition) to lag, got NoneType")
         self._lags = lags
 
     def lags(self, partitions: Iterable[Key]) -> dict[Key, int]:

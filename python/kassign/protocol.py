@@ -336,10 +336,11 @@ def assign_wire(
         for w in warnings:
             _log.warning("%s", w)
         checked = kassign._check_inputs("assign_wire", strategy, python_impl, partition_racks, lags, options)
-        racks, checked_lags = checked
-        result = kassign._run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, options)
+        result = kassign._run(
+            python_impl, strategy, members, partitions_per_topic, checked.racks, checked.lags, checked.options
+        )
         return _core.encode_assignments(result)
-    racks, _ = kassign._check_inputs("assign_wire", strategy, python_impl, partition_racks, lags, options)
+    racks = kassign._check_inputs("assign_wire", strategy, python_impl, partition_racks, lags, options).racks
     out, warnings = _core.assign_wire(strategy, subscriptions, partitions_per_topic, group_instance_ids, racks or None)
     for w in warnings:
         _log.warning("%s", w)

@@ -275,19 +275,9 @@ impl Claims {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::tests::member_owning as member;
     use crate::model::MemberInput;
     use proptest::prelude::*;
-
-    fn member(id: &str, topics: &[&str], owned: &[(&str, i64)], generation: i32) -> MemberInput {
-        MemberInput {
-            id: id.into(),
-            topics: topics.iter().map(|t| t.to_string()).collect(),
-            owned: owned.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
-            generation,
-            rack: None,
-            group_instance_id: None,
-        }
-    }
 
     #[test]
     fn highest_generation_wins_and_a_tie_at_it_leaves_none() {

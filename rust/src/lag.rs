@@ -61,8 +61,8 @@ pub fn lag(committed: Option<i128>, beginning: Option<i128>, end: Option<i128>, 
 
 /// [`lag`] of int64 offsets, clamped to `i64` (offsets are int64 on the wire).
 pub fn partition_lag(committed: Option<i64>, beginning: Option<i64>, end: Option<i64>, reset: OffsetReset) -> i64 {
-    let w = |v: Option<i64>| v.map(i128::from);
-    lag(w(committed), w(beginning), w(end), reset).min(i64::MAX as i128) as i64
+    let widen = |offset: Option<i64>| offset.map(i128::from);
+    lag(widen(committed), widen(beginning), widen(end), reset).min(i64::MAX as i128) as i64
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! the Python extension `kassign._core` on top.
 
 pub mod claims;
+pub mod failover;
 pub mod fleet;
 pub mod greedy;
 pub mod improve;

@@ -797,6 +797,15 @@ pub(crate) mod tests {
         }
     }
 
+    /// A member with its owned partitions and generation (the history the claim rule reads).
+    pub fn member_owning(id: &str, topics: &[&str], owned: &[(&str, i64)], generation: i32) -> MemberInput {
+        MemberInput {
+            owned: owned.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
+            generation,
+            ..member(id, topics)
+        }
+    }
+
     pub fn topics(spec: &[(&str, i64)]) -> Vec<(String, i64)> {
         spec.iter().map(|(n, c)| (n.to_string(), *c)).collect()
     }

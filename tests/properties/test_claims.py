@@ -104,8 +104,9 @@ def test_lag_aware_sticky_unchanged_on_random_histories(group, data, mode):
     lags = data.draw(lags_for(topics))
     inputs = Inputs(members, topics, lags)
     old_inputs = Inputs(members, topics, lags).with_previous(old_owned_by_topic(members, topics))
-    new = lag_aware.owners_of(inputs, sticky=True, mode=mode)
-    old = lag_aware.owners_of(old_inputs, sticky=True, mode=mode)
+    options = lag_aware.parse_options({"sticky": True, "mode": mode})
+    new = lag_aware.owners_of(inputs, options)
+    old = lag_aware.owners_of(old_inputs, options)
     assert new == old
 
 

@@ -6,6 +6,13 @@ the kernels are now exact for every lag the API accepts (int64 lags, 128-bit sum
 here only as oracles: ``tests/unit/test_greedy_kernels.py`` and ``tests/unit/test_improve_kernel.py`` run
 both on random inputs, huge lags included, and compare owners, loads and moves.
 
+The ``max_skew`` placements (``_greedy.Balancer``, ``_greedy._deal_skewed``,
+``lag_aware._carry_lag_topic``), the prototype rule (``lag_aware._per_topic``) and the sticky keep
+step (``lag_aware._sticky``) were Python loops too, until ``_core.greedy_deal`` and
+``_core.greedy_carry_lag`` took ``skew`` and ``_core.greedy_per_topic`` and ``_core.greedy_keep``
+came; they are here as :class:`Balancer`, :func:`carry_lag_topic`, :func:`per_topic` and
+:func:`sticky`. So is :func:`subscribers_by_topic`, the eligible sets, now derived in the core.
+
 One change from the shipped code: the improvement pass compared lags with ``gap / 2`` as a float,
 which rounds once a gap passes 2**53 (the old kernel refused sums from 2**50 and fell back to this
 code). The oracle compares doubled integers instead (``2 * lag < gap``), the exact rule, which the
@@ -20,7 +27,7 @@ from collections.abc import Sequence
 from heapq import heapify, heappop, heappush, heapreplace
 from typing import Any
 
-from kassign.assignors._greedy import Balancer
+from kassign.assignors._greedy import Inputs
 from kassign.assignors.lag_aware import (
     _PARTNERS,
     _PARTNERS_WIDE,
@@ -30,9 +37,15 @@ from kassign.assignors.lag_aware import (
     _TOLERANCE,
     _WORK_EXTRA,
     _WORK_PER_PARTITION,
-    _lag_order,
+    _owned_by_topic,
     _topic_order,
 )
+
+
+def _lag_order(tl: list[int]) -> list[int]:
+    """Partition indices by lag descending, ties partition ascending (sort stability)."""
+    return sorted(range(len(tl)), key=tl.__getitem__, reverse=True)
+
 
 Phases = list[tuple[float, "dict[str, list[bool]] | None"]]
 
@@ -341,7 +354,7 @@ class LeastLagPools:
 
     One heap of ``(lag, member, version)`` per distinct eligible set; a member whose lag changes
     gets a new version and a fresh entry in each of its sets' heaps (stale entries are dropped
-    when they surface), as in :class:`kassign.assignors._greedy.Balancer`.
+    when they surface), as in :class:`Balancer`.
     """
 
     def __init__(self, n: int, subs: dict[str, tuple[int, ...]], load: list[int]) -> None:
@@ -559,3 +572,258 @@ def deal_global(
             place(j, lag_of[g])
             owner_of[g] = j
     return {t: owner_of[starts[r] : starts[r] + sizes[r]] for r, t in enumerate(topics)}
+
+
+# -- max_skew and the prototype rule (before _core.greedy_deal/greedy_carry_lag took skew) ----------
+
+
+class Pool:
+    __slots__ = ("buckets", "lo")
+
+    def __init__(self, members: Sequence[int], counts: Sequence[int], lags: Sequence[int]) -> None:
+        # Pools are built before any placement, from the members' starting counts.
+        self.buckets: dict[int, list[tuple[int, int, int]]] = {}
+        for i in members:
+            self.buckets.setdefault(counts[i], []).append((lags[i], i, 0))
+        for heap in self.buckets.values():
+            heap.sort()  # a sorted list is a valid heap
+        self.lo = min(self.buckets)  # no valid entry lives in a bucket below ``lo``
+
+
+class Balancer:
+    """Counts and lags of ``n`` members, with least-loaded selection over eligible subsets."""
+
+    __slots__ = ("_keep", "_max_count", "_pools", "_pools_of", "_version", "count", "lag")
+
+    def __init__(
+        self, n: int, count: int = 0, lags: Sequence[int] | None = None, counts: Sequence[int] | None = None
+    ) -> None:
+        """``n`` members starting with ``count`` partitions each (or ``counts[i]``) and ``lags``."""
+        self.count = list(counts) if counts is not None else [count] * n
+        self.lag = list(lags) if lags is not None else [0] * n
+        self._version = [0] * n
+        self._pools_of: list[list[Pool]] = [[] for _ in range(n)]
+        self._pools: dict[int, Pool] = {}
+        self._keep: list[tuple[int, ...]] = []
+        self._max_count = max(self.count, default=0)
+
+    def pool(self, members: tuple[int, ...]) -> Pool:
+        """The pool of an eligible set (a non-empty tuple of member indices), interned by identity
+        (pass the same tuple object for the same set, as :func:`subscribers_by_topic` returns).
+
+        Must be called for every eligible set before the first :meth:`place`.
+        """
+        key = id(members)
+        p = self._pools.get(key)
+        if p is None:
+            if not members:
+                raise ValueError("an eligible set must not be empty")
+            p = Pool(members, self.count, self.lag)
+            self._pools[key] = p
+            self._keep.append(members)  # keeps ``id(members)`` unique while this Balancer lives
+            for i in members:
+                self._pools_of[i].append(p)
+        return p
+
+    def pick(self, pool: Pool, skew: int = 0) -> int:
+        """The member of ``pool`` that the selection rule (module docstring) chooses."""
+        version = self._version
+        buckets = pool.buckets
+        lo = pool.lo
+        while True:
+            heap = buckets.get(lo)
+            if heap:
+                lag, i, v = heap[0]
+                if version[i] == v:
+                    break
+                heappop(heap)
+                continue
+            if heap is not None:
+                del buckets[lo]
+            lo += 1
+        pool.lo = lo
+        if skew == 0:
+            return i
+        best = (lag, lo, i)
+        top = min(lo + skew, self._max_count)
+        for c in range(lo + 1, top + 1):
+            heap = buckets.get(c)
+            while heap:
+                lag, j, v = heap[0]
+                if version[j] == v:
+                    if (lag, c, j) < best:
+                        best = (lag, c, j)
+                    break
+                heappop(heap)
+        return best[2]
+
+    def place(self, i: int, lag: int) -> None:
+        """Give member ``i`` one more partition carrying ``lag``."""
+        c = self.count[i] + 1
+        self.count[i] = c
+        total = self.lag[i] + lag
+        self.lag[i] = total
+        v = self._version[i] + 1
+        self._version[i] = v
+        if c > self._max_count:
+            self._max_count = c
+        entry = (total, i, v)
+        for p in self._pools_of[i]:
+            heap = p.buckets.get(c)
+            if heap is None:
+                p.buckets[c] = [entry]
+            else:
+                heappush(heap, entry)
+
+
+def per_topic(
+    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]], skew: int
+) -> dict[str, list[int]]:
+    """``lag_aware._per_topic`` in Python (``_core.greedy_per_topic``'s loop)."""
+    owners: dict[str, list[int]] = {}
+    for topic, s in subs.items():
+        n = partitions_per_topic[topic]
+        k = len(s)
+        tl = arrays.get(topic)
+        if tl is None:
+            # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
+            owners[topic] = list(s * (n // k + 1))[:n]
+            continue
+        order = _lag_order(tl)
+        own = [0] * n
+        # First round: every subscriber is at (0 partitions, lag 0), so the j-th partition goes to
+        # the j-th member by id whatever the rule (a fresh member's lag 0 is never beaten).
+        for j in range(min(n, k)):
+            own[order[j]] = s[j]
+        if n > k:
+            if skew == 0:
+                heap = [(1, tl[order[j]], j) for j in range(k)]
+                heapify(heap)
+                for p in order[k:]:
+                    c, total, j = heap[0]
+                    heapreplace(heap, (c + 1, total + tl[p], j))
+                    own[p] = s[j]
+            else:
+                bal = Balancer(k, count=1, lags=[tl[order[j]] for j in range(k)])
+                pool = bal.pool(tuple(range(k)))
+                for p in order[k:]:
+                    j = bal.pick(pool, skew)
+                    bal.place(j, tl[p])
+                    own[p] = s[j]
+        owners[topic] = own
+    return owners
+
+
+def _hottest_first(tl: list[int] | None) -> Any:
+    """Sort key: lag descending (when the topic has lag), then partition ascending."""
+    if tl is None:
+        return None
+    return lambda p: (-tl[p], p)
+
+
+def sticky(
+    inputs: Inputs,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    mode: str,
+) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
+    """``lag_aware._sticky`` in Python (``_core.greedy_keep``'s and ``_core.greedy_per_topic``'s
+    loops): keep owned partitions within the per-topic quota, place the rest by the mode's rule.
+    Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
+    ids = inputs.ids
+    by_topic = _owned_by_topic(inputs)
+    preset: dict[str, list[int]] = {}
+    frozen: dict[str, list[bool]] = {}
+    load = [0] * len(ids)
+    kept = 0
+    member_sets: dict[int, set[int]] = {}  # set(s) per eligible set (topics share them)
+    for t, owned in by_topic.items():
+        s = subs[t]
+        members_of_t = member_sets.get(id(s))
+        if members_of_t is None:
+            members_of_t = member_sets[id(s)] = set(s)
+        n = partitions_per_topic[t]
+        q, r = divmod(n, len(s))
+        tl = arrays.get(t)
+        # claims by partitions owned (descending), then member index
+        claims = sorted([(-len(ps), i) for i, ps in owned.items() if i in members_of_t])
+        own = [-1] * n
+        flags = [False] * n
+        for neg_c, i in claims:
+            c = -neg_c
+            quota = q
+            if c > q and r > 0:
+                quota = q + 1
+                r -= 1
+            ps = owned[i]
+            if len(ps) > quota:
+                # Keep the hottest (ties: lower partition).
+                ps = sorted(ps, key=_hottest_first(tl))[:quota]
+            for p in ps:
+                own[p] = i
+                flags[p] = True
+                if tl is not None:
+                    load[i] += tl[p]
+            kept += len(ps)
+        preset[t] = own
+        frozen[t] = flags
+    if mode == "per-topic":
+        # The prototype's rule with the kept partitions in place: every topic starts from zero lag.
+        owners = {}
+        for t, s in subs.items():
+            fixed = preset.get(t)
+            if fixed is None:
+                owners.update(per_topic({t: s}, partitions_per_topic, arrays, skew))
+            else:
+                topic_load = [0] * len(ids)
+                tl = arrays.get(t)
+                if tl is not None:
+                    for p, i in enumerate(fixed):
+                        if i >= 0:
+                            topic_load[i] += tl[p]
+                owners[t] = carry_lag_topic(s, partitions_per_topic[t], tl, topic_load, skew, fixed, None)
+        return owners, kept, frozen
+    owners = carry_lag(len(ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
+    return owners, kept, frozen
+
+
+def subscribers_by_topic(
+    sorted_ids: Sequence[str], topics_of: Sequence[Sequence[str]], partitions_per_topic: dict[str, int]
+) -> dict[str, tuple[int, ...]]:
+    """topic -> indices of its subscribers (ascending), for topics with metadata and >= 1 partition.
+
+    Topics a member subscribes to that are missing from ``partitions_per_topic`` have no metadata
+    and are skipped, as are topics with 0 partitions. Topics with the same subscribers share one
+    tuple object (so callers can intern eligible sets by identity). Members with equal
+    subscriptions are handled together: the work is per distinct subscription, not per member.
+    (``_greedy.subscribers_by_topic`` as it was in Python; ``_core.subscribers_by_topic`` replaced
+    it.)
+    """
+    classes: dict[Sequence[str], list[int]] = {}
+    for i, topics in enumerate(topics_of):
+        classes.setdefault(topics, []).append(i)
+    class_lists = list(classes.values())
+    by_topic: dict[str, list[int]] = {}
+    for c, topics in enumerate(classes):
+        for t in topics:
+            if partitions_per_topic.get(t, 0) > 0:
+                lst = by_topic.get(t)
+                if lst is None:
+                    by_topic[t] = [c]
+                else:
+                    lst.append(c)
+    interned: dict[tuple[int, ...], tuple[int, ...]] = {}
+    out: dict[str, tuple[int, ...]] = {}
+    for t, cs in by_topic.items():
+        key = tuple(cs)
+        members = interned.get(key)
+        if members is None:
+            if len(cs) == 1:
+                members = tuple(class_lists[cs[0]])
+            else:
+                members = tuple(sorted(i for c in cs for i in class_lists[c]))
+            interned[key] = members
+        out[t] = members
+    return out

@@ -1,11 +1,13 @@
 """The Rust placement kernels of ``fair`` and ``lag-aware`` against the Python code they replaced.
 
-``_core.greedy_deal`` runs ``kassign.assignors._greedy.deal_global``'s loop and
-``_core.greedy_carry_lag`` ``lag_aware._carry_lag``'s (skew 0); the Python implementations that
-shipped before them live in ``tests/support/lag_aware_oracle.py``. Here both run on seeded random inputs
-(shared and distinct eligible sets, ties in lag, topics without lag, lags up to 2**63 - 1 whose
-sums leave int64, sticky presets, starting loads) and must agree exactly, owners and loads; then
-whole strategies with the kernels and with the oracles; then the kernels' argument checks.
+``_core.greedy_deal`` runs ``kassign.assignors._greedy.deal_global``'s loop,
+``_core.greedy_carry_lag`` ``lag_aware._carry_lag``'s, ``_core.greedy_per_topic``
+``lag_aware._per_topic``'s and ``_core.greedy_keep`` the keep step of ``lag_aware._sticky``, with and
+without ``max_skew``; the Python implementations that shipped before them live in
+``tests/support/lag_aware_oracle.py``. Here both run on seeded random inputs (shared and distinct
+eligible sets, ties in lag, topics without lag, lags up to 2**63 - 1 whose sums leave int64, sticky
+presets, starting loads, skews) and must agree exactly, owners and loads; then whole strategies
+with the kernels and with the oracles; then the kernels' argument checks.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import pytest
 
 import kassign
 from kassign import Member, _core
-from kassign.assignors import _greedy, fair, lag_aware
-from kassign.assignors._greedy import deal_global, subscribers_by_topic
+from kassign.assignors import fair, lag_aware
+from kassign.assignors._greedy import Inputs, deal_global, subscribers_by_topic
 from support import lag_aware_oracle as oracle
 
 
@@ -56,6 +58,30 @@ def test_deal_global_kernel_equals_python(seed: int) -> None:
     )
 
 
+def sharing(subs: dict[str, tuple[int, ...]]) -> list[int]:
+    """Which topics share one tuple object: each topic's first topic with the same object."""
+    first: dict[int, int] = {}
+    return [first.setdefault(id(s), k) for k, s in enumerate(subs.values())]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_subscribers_by_topic_kernel_equals_python(seed: int) -> None:
+    """Topics missing or empty, unsorted and repeated subscriptions, shared and equal-but-distinct
+    subscription objects: the same dict, in the same order, with the same tuple sharing."""
+    rng = random.Random(13000 + seed)
+    topics = [f"t{k}" for k in range(rng.randint(1, 12))]
+    partitions_per_topic = {t: rng.choice([0, 1, 4]) for t in topics if rng.random() < 0.85}
+    shapes = [tuple(rng.sample(topics, rng.randint(0, len(topics)))) for _ in range(rng.randint(1, 5))]
+    topics_of = [rng.choice(shapes) if rng.random() < 0.7 else tuple(rng.choice(shapes)[::-1]) for _ in range(40)]
+    topics_of = topics_of[: rng.randint(0, 40)]
+    ids = [f"m{i:03d}" for i in range(len(topics_of))]
+    new = subscribers_by_topic(ids, topics_of, partitions_per_topic)
+    old = oracle.subscribers_by_topic(ids, topics_of, partitions_per_topic)
+    assert new == old
+    assert list(new) == list(old)
+    assert sharing(new) == sharing(old)
+
+
 def random_preset(
     rng: random.Random, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]
 ) -> dict[str, list[int]]:
@@ -74,30 +100,88 @@ def test_carry_lag_kernel_equals_python(seed: int) -> None:
     arrays = random_arrays(rng, subs, partitions_per_topic)
     preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
     start = [rng.choice([0, 0, 5, 10**6, 2**70]) for _ in range(n)] if rng.random() < 0.5 else None
+    assert_carry_lag_equal(n, subs, partitions_per_topic, arrays, 0, preset, start)
+
+
+def assert_carry_lag_equal(
+    n: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    preset: dict[str, list[int]] | None,
+    start: list[int] | None,
+) -> None:
+    """``lag_aware._carry_lag`` and the oracle agree: owners, topic order and loads after."""
     load_new = list(start) if start is not None else None
     load_old = list(start) if start is not None else None
-    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, 0, load=load_new, preset=preset)
-    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, 0, load=load_old, preset=preset)
+    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
+    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_old, preset=preset)
     assert new == old
     assert list(new) == list(old)  # topic order too
     assert load_new == load_old
 
 
-@pytest.mark.parametrize("seed", range(100))
-def test_skewed_placement_unchanged(seed: int) -> None:
-    """With ``max_skew`` the strategies place in Python (the Balancer): the same as before."""
+@pytest.mark.parametrize("seed", range(200))
+def test_skewed_placement_kernels_equal_python(seed: int) -> None:
+    """With ``max_skew`` the kernels place as the Python Balancer did."""
     rng = random.Random(7000 + seed)
     n, subs, partitions_per_topic = random_subs(rng)
     arrays = random_arrays(rng, subs, partitions_per_topic)
-    skew = rng.randint(1, 3)
+    skew = rng.choice([1, 1, 2, 3, 7, 10**30])
     assert deal_global(n, subs, partitions_per_topic, arrays, skew) == oracle.deal_global(
         n, subs, partitions_per_topic, arrays, skew
     )
     preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
-    load_new, load_old = [0] * n, [0] * n
-    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
-    old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_old, preset=preset)
-    assert new == old and load_new == load_old
+    assert_carry_lag_equal(n, subs, partitions_per_topic, arrays, skew, preset, [0] * n)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_per_topic_kernel_equals_python(seed: int) -> None:
+    rng = random.Random(9000 + seed)
+    n, subs, partitions_per_topic = random_subs(rng)
+    arrays = random_arrays(rng, subs, partitions_per_topic)
+    skew = rng.choice([0, 0, 1, 2, 5, 10**30])
+    new = lag_aware._per_topic(n, subs, partitions_per_topic, arrays, skew)
+    assert new == oracle.per_topic(subs, partitions_per_topic, arrays, skew)
+    assert list(new) == list(subs)
+
+
+def random_members(rng: random.Random, n: int, partitions_per_topic: dict[str, int]) -> dict[str, Member]:
+    """``n`` members with random subscriptions, owned partitions (some claimed twice, some out of
+    range or of unsubscribed topics) and generations."""
+    topics = list(partitions_per_topic)
+    members = {}
+    for i in range(n):
+        own_rate = rng.choice([0.0, 0.1, 0.4, 0.9])
+        owned = [
+            kassign.TopicPartition(t, p)
+            for t in topics
+            for p in range(partitions_per_topic[t] + 1)
+            if rng.random() < own_rate
+        ]
+        members[f"m{rng.randint(0, 10**6):07d}-{i}"] = Member(
+            topics=rng.sample(topics, rng.randint(1, len(topics))),
+            owned_partitions=owned,
+            generation=rng.randint(0, 3),
+        )
+    return members
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_sticky_kernels_equal_python(seed: int) -> None:
+    """The keep step and the placement of the rest, per-topic and proposal modes, with skews."""
+    rng = random.Random(11000 + seed)
+    n, _, partitions_per_topic = random_subs(rng)
+    members = random_members(rng, n, partitions_per_topic)
+    inputs = Inputs(members, partitions_per_topic)
+    subs = inputs.subs
+    arrays = random_arrays(rng, subs, partitions_per_topic)
+    skew = rng.choice([0, 0, 1, 3, 10**30])
+    for mode in ("proposal", "per-topic"):
+        new = lag_aware._sticky(inputs, subs, partitions_per_topic, arrays, skew, mode)
+        old = oracle.sticky(inputs, subs, partitions_per_topic, arrays, skew, mode)
+        assert new == old, mode
 
 
 def _use_oracles(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,13 +189,18 @@ def _use_oracles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lag_aware, "deal_global", oracle.deal_global)
     monkeypatch.setattr(fair, "deal_global", oracle.deal_global)
     monkeypatch.setattr(lag_aware, "_improve", oracle.improve)
+    monkeypatch.setattr(lag_aware, "_sticky", oracle.sticky)
 
-    def topic_oracle(
-        s: tuple[int, ...], n: int, tl: list[int] | None, load: list[int], skew: int, fixed: list[int] | None
-    ) -> list[int]:
-        return oracle.carry_lag_topic(s, n, tl, load, skew, fixed, None)
+    def per_topic_oracle(
+        n: int,
+        subs: dict[str, tuple[int, ...]],
+        partitions_per_topic: dict[str, int],
+        arrays: dict[str, list[int]],
+        skew: int,
+    ) -> dict[str, list[int]]:
+        return oracle.per_topic(subs, partitions_per_topic, arrays, skew)
 
-    monkeypatch.setattr(lag_aware, "_carry_lag_topic", topic_oracle)
+    monkeypatch.setattr(lag_aware, "_per_topic", per_topic_oracle)
 
 
 LABELS = [
@@ -121,6 +210,12 @@ LABELS = [
     ("lag-aware", {"mode": "per-topic", "sticky": True}),
     ("lag-aware", {"sticky": True}),
     ("lag-aware", {"max_skew": 1}),
+    ("lag-aware", {"mode": "per-topic"}),
+    ("lag-aware", {"mode": "per-topic", "max_skew": 2}),
+    ("lag-aware", {"mode": "global", "max_skew": 1}),
+    ("lag-aware", {"mode": "global", "max_skew": 10**30}),
+    ("lag-aware", {"sticky": True, "max_skew": 2}),
+    ("lag-aware", {"mode": "per-topic", "sticky": True, "max_skew": 1}),
 ]
 
 
@@ -183,6 +278,10 @@ def test_fixed_owner_outside_its_topic_raises() -> None:
         oracle.carry_lag(3, subs, {"a": 2}, {}, 0, preset={"a": [1, -1]})
     with pytest.raises(LookupError):
         lag_aware._carry_lag(3, subs, {"a": 2}, {}, 0, preset={"a": [1, -1]})
+    with pytest.raises(LookupError):
+        lag_aware._carry_lag(3, subs, {"a": 2}, {}, 2, preset={"a": [1, -1]})
+    with pytest.raises(LookupError):
+        lag_aware._per_topic(3, subs, {"a": 2}, {"a": [1, 2]}, 0, preset={"a": [1, -1]})
 
 
 def test_kernel_argument_checks() -> None:
@@ -196,4 +295,11 @@ def test_kernel_argument_checks() -> None:
         _core.greedy_carry_lag([((0,), 2, [1], None)], [0])
     with pytest.raises(ValueError):
         _core.greedy_carry_lag([((0,), 1, [-1], None)], [0])  # negative lag
-    assert _greedy.Balancer  # max_skew's structure is still the module's
+    with pytest.raises(OverflowError):
+        _core.greedy_deal(2, [(0, 1)], [2], None, -1)  # a skew is an unsigned int
+    with pytest.raises(ValueError):
+        _core.greedy_per_topic([((0, 1), 2, [1], None)], 2)  # one lag per partition
+    with pytest.raises(ValueError):
+        _core.greedy_keep([((0, 1), 2, None, {0: [2]})], 2)  # partition out of range
+    with pytest.raises(ValueError):
+        _core.greedy_keep([((0, 5), 2, None, {})], 2)  # member out of range

@@ -129,6 +129,8 @@ def test_static_provider():
         ({("t", 0): -1}, ValueError),
         ({("t", 0): 1.5}, TypeError),
         ({("t", 0): True}, TypeError),
+        ({("t", 0): 2**63}, ValueError),
+        (None, TypeError),
     ],
 )
 def test_static_provider_rejects_bad_mappings(mapping, exc):

@@ -410,10 +410,3 @@ def test_decoders_raise_only_protocol_error(data):
         except ProtocolError:
             pass
     assert protocol.decode_priority(data) == (struct.unpack(">i", data)[0] if len(data) == 4 else None)
-
-
-@given(data=st.none() | st.binary(max_size=8))
-def test_decode_priority_agrees_with_the_failover_strategy(data):
-    from kassign.assignors import failover
-
-    assert protocol.decode_priority(data) == failover.priority(data)

@@ -2,13 +2,14 @@
 
 ``PYTHON_STRATEGIES`` maps a protocol name to a function with the signature
 ``fn(members: dict[str, Member], partitions_per_topic: dict[str, int], *, lags, partition_racks,
-**options) -> dict[str, list[TopicPartition]]``. Inputs are already validated by
-:func:`kassign.assign` (``partition_racks`` arrives as a list of (topic, partition, racks)).
+options) -> dict[str, list[TopicPartition]]``. Inputs and options are already checked by
+:func:`kassign.assign` (:mod:`kassign._inputs`: ``partition_racks`` arrives as a list of (topic,
+partition, racks), ``options`` as :func:`kassign._inputs.check_options` returns them).
 
 ``PYTHON_OWNERS`` maps the same names to ``(owners_of, reads_history)``: ``owners_of(inputs,
-**options)`` takes the arguments prepared once as a :class:`kassign.assignors._greedy.Inputs` and
+options)`` takes the arguments prepared once as a :class:`kassign.assignors._greedy.Inputs` and
 returns the placement before its conversion to lists (topic -> owner index into ``sorted(members)``
-per partition, -1 = unassigned); ``reads_history(options)`` says whether the result depends on the
+per partition, -1 = unassigned); ``reads_history(options)`` (checked options) says whether the result depends on the
 members' owned partitions and generation. The fleet job measures these directly, sharing one
 ``Inputs`` between every Python strategy of a churn round.
 """

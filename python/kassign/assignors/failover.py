@@ -1,7 +1,8 @@
 """``failover``: active/passive consumption by priority (the streamthoughts FailoverAssignor).
 
 Each member advertises a priority in its subscription user data: exactly 4 bytes, a big-endian
-signed int32 (priority 10 is ``00 00 00 0a``). For every topic, the subscriber with the highest
+signed int32 (priority 10 is ``00 00 00 0a``; :func:`kassign.protocol.encode_priority` and
+:func:`kassign.protocol.decode_priority`). For every topic, the subscriber with the highest
 priority gets all of the topic's partitions; equal priorities go to the smallest member id. When
 that member leaves, the next one takes over; when it comes back, it takes the topic back.
 
@@ -22,31 +23,17 @@ The strategy takes no options.
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
+from .._core import failover_winners
+from .._inputs import check_options
 from .._types import Member, TopicPartition
 from ._greedy import Inputs, build_result
 
 NAME = "failover"
 
-_INT32 = struct.Struct(">i")
 
-
-def priority(user_data: bytes | None) -> int | None:
-    """The priority in a member's user data, or None when it is missing or malformed."""
-    if user_data is None or len(user_data) != 4:
-        return None
-    return int(_INT32.unpack(user_data)[0])
-
-
-def _rank_key(user_data: bytes | None) -> tuple[int, int]:
-    """Sort key where larger is better: valid priorities above every missing/malformed one."""
-    p = priority(user_data)
-    return (0, 0) if p is None else (1, p)
-
-
-def reads_history(options: dict[str, Any]) -> bool:
+def reads_history(options: None) -> bool:
     """The result does not depend on owned partitions or generations (priorities decide)."""
     return False
 
@@ -60,23 +47,20 @@ def owners(
     **options: Any,
 ) -> dict[str, list[int]]:
     """The ``failover`` placement as owner arrays: topic -> the owner of each partition, as an
-    index into ``sorted(members)`` (what :func:`assign` turns into lists)."""
-    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+    index into ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``options``
+    (there are none)."""
+    check_options("assign", NAME, True, options)
+    return owners_of(Inputs(members, partitions_per_topic, lags))
 
 
-def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
-    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
-    if options:
-        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
-    members, partitions_per_topic = inputs.members, inputs.partitions_per_topic
-    keys = [_rank_key(members[m].user_data) for m in inputs.ids]
-    own: dict[str, list[int]] = {}
-    for t, s in inputs.subs.items():
-        # Highest key wins; among equal keys the smallest index (member id), since max() keeps
-        # the first maximum and ``s`` is ascending.
-        winner = max(s, key=keys.__getitem__)
-        own[t] = [winner] * partitions_per_topic[t]
-    return own
+def owners_of(inputs: Inputs, options: None = None) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`). The
+    winner of each topic is the core's (``_core.failover_winners``; priorities read by
+    :func:`kassign.protocol.decode_priority`)."""
+    members, partitions_per_topic, subs = inputs.members, inputs.partitions_per_topic, inputs.subs
+    topics = list(subs)
+    winners = failover_winners([members[m].user_data for m in inputs.ids], [subs[t] for t in topics])
+    return {t: [w] * partitions_per_topic[t] for t, w in zip(topics, winners)}
 
 
 def assign(
@@ -85,8 +69,9 @@ def assign(
     *,
     lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
-    **options: Any,
+    options: None = None,
 ) -> dict[str, list[TopicPartition]]:
-    """The ``failover`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    """The ``failover`` strategy (module docstring); inputs and options (none) already checked by
+    ``kassign.assign``."""
+    own = owners_of(Inputs(members, partitions_per_topic, lags))
     return build_result(list(members), sorted(members), own)

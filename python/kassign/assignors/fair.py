@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._inputs import check_options
 from .._types import Member, TopicPartition
 from ._greedy import Inputs, build_result, deal_global, subscribers_by_topic
 
@@ -32,7 +33,7 @@ def topic_order(members: dict[str, Member], partitions_per_topic: dict[str, int]
     return sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
 
 
-def reads_history(options: dict[str, Any]) -> bool:
+def reads_history(options: None) -> bool:
     """The result does not depend on owned partitions or generations."""
     return False
 
@@ -46,14 +47,14 @@ def owners(
     **options: Any,
 ) -> dict[str, list[int]]:
     """The ``fair`` placement as owner arrays: topic -> the owner of each partition, as an index
-    into ``sorted(members)`` (what :func:`assign` turns into lists)."""
-    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+    into ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``options`` (there
+    are none)."""
+    check_options("assign", NAME, True, options)
+    return owners_of(Inputs(members, partitions_per_topic, lags))
 
 
-def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
+def owners_of(inputs: Inputs, options: None = None) -> dict[str, list[int]]:
     """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
-    if options:
-        raise TypeError(f"assign: strategy {NAME!r} takes no options, got {', '.join(sorted(options))}")
     return deal_global(len(inputs.ids), inputs.subs, inputs.partitions_per_topic, {})
 
 
@@ -63,8 +64,9 @@ def assign(
     *,
     lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
-    **options: Any,
+    options: None = None,
 ) -> dict[str, list[TopicPartition]]:
-    """The ``fair`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    own = owners(members, partitions_per_topic, lags=lags, partition_racks=partition_racks, **options)
+    """The ``fair`` strategy (module docstring); inputs and options (none) already checked by
+    ``kassign.assign``."""
+    own = owners_of(Inputs(members, partitions_per_topic, lags))
     return build_result(list(members), sorted(members), own)

@@ -78,17 +78,28 @@ the group mid-rebalance.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from heapq import heapify, heapreplace
 from typing import Any
 
+from .._inputs import (
+    LAG_AWARE,
+    LAG_AWARE_DEFAULT_MIN_GAIN,
+    LAG_AWARE_DEFAULT_MODE,
+    LAG_AWARE_MODES,
+    LagAwareOptions,
+    check_inputs,
+    check_lags,
+    lag_aware_options,
+)
 from .._types import Member, TopicPartition
-from ._greedy import TOPIC_LAGS, Balancer, Inputs, build_result, deal_global
+from ._greedy import TOPIC_LAGS, Inputs, build_result, deal_global, kernel_skew
 
-NAME = "lag-aware"
-MODES = ("proposal", "per-topic", "global")
-DEFAULT_MODE = "proposal"
-DEFAULT_MIN_GAIN = 0.05
-_OPTIONS = ("mode", "max_skew", "lag_provider", "improve", "sticky", "min_gain")
+NAME = LAG_AWARE
+MODES = LAG_AWARE_MODES
+DEFAULT_MODE = LAG_AWARE_DEFAULT_MODE
+DEFAULT_MIN_GAIN = LAG_AWARE_DEFAULT_MIN_GAIN
+#: The options' check, for callers that configure the strategy ahead of a rebalance (the drop-in
+#: classes): the same function ``kassign.assign`` runs (:func:`kassign._inputs.lag_aware_options`).
+parse_options = lag_aware_options
 
 #: Improvement pass limits: rounds per member (plus a constant), lowest-loaded partners tried per
 #: round (more while none helps), and elements of a list scanned when looking for a swap.
@@ -106,16 +117,6 @@ _WORK_EXTRA = 100_000
 _TOLERANCE = 0.005
 
 Lags = dict[tuple[str, int], int] | None
-
-
-@dataclass(frozen=True)
-class Options:
-    mode: str
-    max_skew: int
-    improve: bool
-    sticky: bool
-    min_gain: float
-    lag_provider: Any
 
 
 @dataclass(frozen=True)
@@ -144,55 +145,12 @@ class LagAwareResult:
     mode: str
 
 
-def parse_options(options: dict[str, Any]) -> Options:
-    """Validate the strategy's options (unknown names: TypeError; bad values: ValueError)."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"assign: strategy {NAME!r} got unknown options {', '.join(unknown)}; it accepts {', '.join(_OPTIONS)}"
-        )
-    mode = options.get("mode", DEFAULT_MODE)
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode: expected one of {', '.join(repr(m) for m in MODES)}, got {mode!r}")
-    max_skew = options.get("max_skew", 0)
-    if not isinstance(max_skew, int) or isinstance(max_skew, bool):
-        raise ValueError(f"max_skew: expected a non-negative int, got {max_skew!r}")
-    if max_skew < 0:
-        raise ValueError(f"max_skew: expected a non-negative int, got {max_skew}")
-    improve = options.get("improve", mode != "per-topic")
-    if not isinstance(improve, bool):
-        raise ValueError(f"improve: expected True or False, got {improve!r}")
-    sticky = options.get("sticky", False)
-    if not isinstance(sticky, bool):
-        raise ValueError(f"sticky: expected True or False, got {sticky!r}")
-    if sticky and mode == "global":
-        raise ValueError(
-            "sticky: sticky=True keeps the per-topic count rule and works with mode 'proposal' or "
-            "'per-topic', not 'global'"
-        )
-    if "min_gain" in options:
-        min_gain = options["min_gain"]
-        if not sticky:
-            raise ValueError("min_gain: only applies with sticky=True")
-        if isinstance(min_gain, bool) or not isinstance(min_gain, (int, float)) or not 0 <= min_gain <= 1:
-            raise ValueError(f"min_gain: expected a number between 0 and 1, got {min_gain!r}")
-        min_gain = float(min_gain)
-    else:
-        min_gain = DEFAULT_MIN_GAIN
-    provider = options.get("lag_provider")
-    if provider is not None and not callable(getattr(provider, "lags", None)):
-        raise ValueError(f"lag_provider: expected an object with a lags(partitions) method, got {provider!r}")
-    return Options(mode, max_skew, improve, sticky, min_gain, provider)
-
-
 def _provided_lags(provider: Any, subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int]) -> Lags:
     wanted = [TopicPartition(t, p) for t in sorted(subs) for p in range(partitions_per_topic[t])]
     got = provider.lags(wanted)
     if got is None:
         return None
-    from .. import _check_lags
-
-    return _check_lags(got)
+    return check_lags(got)
 
 
 def assign(
@@ -201,15 +159,17 @@ def assign(
     *,
     lags: Lags = None,
     partition_racks: Any = None,
-    **options: Any,
+    options: LagAwareOptions,
 ) -> dict[str, list[TopicPartition]]:
-    """The ``lag-aware`` strategy (module docstring); inputs already validated by ``kassign.assign``."""
-    return solve(members, partitions_per_topic, lags=lags, **options).assignment
+    """The ``lag-aware`` strategy (module docstring) on inputs and options already checked by
+    ``kassign.assign`` (:func:`kassign._inputs.check_inputs`)."""
+    ids, own, _ = _solve(Inputs(members, partitions_per_topic, lags), options)
+    return build_result(list(members), ids, own)
 
 
-def reads_history(options: dict[str, Any]) -> bool:
+def reads_history(options: LagAwareOptions) -> bool:
     """Whether the result depends on owned partitions and generations: only with ``sticky=True``."""
-    return bool(options.get("sticky"))
+    return options.sticky
 
 
 def owners(
@@ -221,12 +181,14 @@ def owners(
     **options: Any,
 ) -> dict[str, list[int]]:
     """The placement as owner arrays: topic -> the owner of each partition, as an index into
-    ``sorted(members)`` (what :func:`assign` turns into lists)."""
-    return owners_of(Inputs(members, partitions_per_topic, lags), **options)
+    ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``lags`` and ``options``."""
+    checked = check_inputs("assign", NAME, True, partition_racks, lags, options)
+    return owners_of(Inputs(members, partitions_per_topic, checked.lags), checked.options)
 
 
-def owners_of(inputs: Inputs, **options: Any) -> dict[str, list[int]]:
-    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
+def owners_of(inputs: Inputs, options: LagAwareOptions) -> dict[str, list[int]]:
+    """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`) and
+    options already checked (:func:`kassign._inputs.lag_aware_options`)."""
     return _solve(inputs, options)[1]
 
 
@@ -234,21 +196,20 @@ def solve(
     members: dict[str, Member],
     partitions_per_topic: dict[str, int],
     *,
-    lags: Lags = None,
+    lags: Any = None,
     partition_racks: Any = None,
     **options: Any,
 ) -> LagAwareResult:
-    """The ``lag-aware`` strategy with its distance from the lower bound (inputs already validated)."""
-    ids, own, stats = _solve(Inputs(members, partitions_per_topic, lags), options)
+    """The ``lag-aware`` strategy with its distance from the lower bound (members and partitions
+    already checked; ``lags`` and ``options`` are checked here)."""
+    checked = check_inputs("assign", NAME, True, partition_racks, lags, options)
+    ids, own, stats = _solve(Inputs(members, partitions_per_topic, checked.lags), checked.options)
     return LagAwareResult(assignment=build_result(list(members), ids, own), **stats)
 
 
-def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
-    opts = parse_options(options)
+def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
     ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
-        if inputs.lags is not None:
-            raise ValueError("lag-aware: pass lags or lag_provider, not both")
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
         arrays: dict[str, list[int]] = _lag_arrays(subs, partitions_per_topic, lags)
     elif "lag-aware:arrays" in inputs.memo:
@@ -264,19 +225,16 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
     elif opts.mode == "proposal":
         owners = _carry_lag(n, subs, partitions_per_topic, arrays, opts.max_skew)
     elif opts.mode == "per-topic":
-        owners = _per_topic(subs, partitions_per_topic, arrays, opts.max_skew)
+        owners = _per_topic(n, subs, partitions_per_topic, arrays, opts.max_skew)
     else:
         owners = deal_global(n, subs, partitions_per_topic, arrays, opts.max_skew)
 
-    load = [0] * n
-    top = total = 0
-    for t, arr in arrays.items():
-        own = owners[t]
-        for p, x in enumerate(arr):
-            if x:
-                load[own[p]] += x
-        total += sum(arr)
-        top = max(top, max(arr))
+    from .. import _core
+
+    lag_topics = list(arrays)
+    load = _core.greedy_loads(n, [owners[t] for t in lag_topics], [arrays[t] for t in lag_topics])
+    total = sum(sum(arr) for arr in arrays.values())
+    top = max((max(arr) for arr in arrays.values()), default=0)
     greedy_max = max(load, default=0)
     bound = max(float(top), total / n) if n and total else 0.0
     moved = 0
@@ -286,19 +244,16 @@ def _solve(inputs: Inputs, options: dict[str, Any]) -> tuple[list[str], dict[str
         phases = [(0.0, frozen)] if frozen is None or not kept else [(0.0, frozen), (opts.min_gain, None)]
         moved, load = _improve(n, subs, owners, arrays, load, opts.mode == "global", limit, phases)
     best = max(load, default=0)
-    return (
-        ids,
-        owners,
-        dict(
-            max_member_lag=best,
-            lower_bound=bound,
-            ratio=best / bound if bound > 0 else None,
-            greedy_max_member_lag=greedy_max,
-            improvement_moves=moved,
-            kept=kept,
-            mode=opts.mode,
-        ),
+    stats = dict(
+        max_member_lag=best,
+        lower_bound=bound,
+        ratio=best / bound if bound > 0 else None,
+        greedy_max_member_lag=greedy_max,
+        improvement_moves=moved,
+        kept=kept,
+        mode=opts.mode,
     )
+    return ids, owners, stats
 
 
 def _lag_arrays(
@@ -328,49 +283,25 @@ def _lag_arrays(
     return arrays
 
 
-def _lag_order(tl: list[int]) -> list[int]:
-    """Partition indices by lag descending, ties partition ascending (sort stability)."""
-    return sorted(range(len(tl)), key=tl.__getitem__, reverse=True)
-
-
 # -- "per-topic": the prototype ------------------------------------------------------------------
 
 
 def _per_topic(
-    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]], skew: int
+    n_members: int,
+    subs: dict[str, tuple[int, ...]],
+    partitions_per_topic: dict[str, int],
+    arrays: dict[str, list[int]],
+    skew: int,
+    preset: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
-    owners: dict[str, list[int]] = {}
-    for topic, s in subs.items():
-        n = partitions_per_topic[topic]
-        k = len(s)
-        tl = arrays.get(topic)
-        if tl is None:
-            # All lags equal: every rule reduces to (count, member id), i.e. a round-robin deal.
-            owners[topic] = list(s * (n // k + 1))[:n]
-            continue
-        order = _lag_order(tl)
-        own = [0] * n
-        # First round: every subscriber is at (0 partitions, lag 0), so the j-th partition goes to
-        # the j-th member by id whatever the rule (a fresh member's lag 0 is never beaten).
-        for j in range(min(n, k)):
-            own[order[j]] = s[j]
-        if n > k:
-            if skew == 0:
-                heap = [(1, tl[order[j]], j) for j in range(k)]
-                heapify(heap)
-                for p in order[k:]:
-                    c, total, j = heap[0]
-                    heapreplace(heap, (c + 1, total + tl[p], j))
-                    own[p] = s[j]
-            else:
-                bal = Balancer(k, count=1, lags=[tl[order[j]] for j in range(k)])
-                pool = bal.pool(tuple(range(k)))
-                for p in order[k:]:
-                    j = bal.pick(pool, skew)
-                    bal.place(j, tl[p])
-                    own[p] = s[j]
-        owners[topic] = own
-    return owners
+    """The prototype's rule (module docstring): every topic placed from zero counts and lags (plus
+    the lag of its owners already fixed in ``preset``, sticky mode; -1 = free), in ``subs``' order.
+    The loop runs in the Rust core (``_core.greedy_per_topic``)."""
+    from .. import _core
+
+    topics = list(subs)
+    args = [(subs[t], partitions_per_topic[t], arrays.get(t), preset.get(t) if preset else None) for t in topics]
+    return dict(zip(topics, _core.greedy_per_topic(args, n_members, kernel_skew(skew))))
 
 
 # -- "proposal": per-topic counts, lag carried across topics --------------------------------------
@@ -396,80 +327,20 @@ def _carry_lag(
     topics, in :func:`_topic_order`'s order. ``preset`` (sticky mode) maps a topic to owners
     already fixed (-1 = free); ``load`` is each member's lag from those (updated).
 
-    With ``skew == 0`` the placement loops run in the Rust core (``_core.greedy_carry_lag``); with
-    ``max_skew`` each topic is placed by :func:`_carry_lag_topic`.
+    The placement loops run in the Rust core (``_core.greedy_carry_lag``).
     """
-    start = load if load is not None else [0] * n_members
-    order = _topic_order(subs, partitions_per_topic, arrays)
-    if skew:
-        return {
-            t: _carry_lag_topic(
-                subs[t], partitions_per_topic[t], arrays.get(t), start, skew, preset.get(t) if preset else None
-            )
-            for t in order
-        }
     from .. import _core
 
-    get_fixed = preset.get if preset else None
-    args = [
-        (subs[t], partitions_per_topic[t], arrays.get(t), get_fixed(t) if get_fixed is not None else None)
-        for t in order
-    ]
-    owned, after = _core.greedy_carry_lag(args, start)
+    start = load if load is not None else [0] * n_members
+    order = _topic_order(subs, partitions_per_topic, arrays)
+    args = [(subs[t], partitions_per_topic[t], arrays.get(t), preset.get(t) if preset else None) for t in order]
+    owned, after = _core.greedy_carry_lag(args, start, kernel_skew(skew))
     if load is not None:
         load[:] = after
     return dict(zip(order, owned))
 
 
-def _carry_lag_topic(
-    s: tuple[int, ...],
-    n: int,
-    tl: list[int] | None,
-    load: list[int],
-    skew: int,
-    fixed: list[int] | None,
-) -> list[int]:
-    """One topic of the proposal's rule from arbitrary starting counts (``fixed`` owners, -1 =
-    free) or with ``max_skew``: each free partition (lag order) goes to the subscriber the
-    :class:`Balancer` picks. Updates ``load``. With ``skew == 0`` the loop runs in the Rust core
-    (``_core.greedy_carry_lag`` on this one topic)."""
-    if not skew:
-        from .. import _core
-
-        (own,), after = _core.greedy_carry_lag([(s, n, tl, fixed if fixed is not None else [-1] * n)], load)
-        load[:] = after
-        return own
-    k = len(s)
-    own = list(fixed) if fixed is not None else [-1] * n
-    counts = [0] * k
-    if fixed is not None:
-        pos_of = {i: j for j, i in enumerate(s)}
-        for i in own:
-            if i >= 0:
-                counts[pos_of[i]] += 1
-    free = [p for p in (_lag_order(tl) if tl is not None else range(n)) if own[p] < 0]
-    if not free:
-        return own
-    bal = Balancer(k, lags=[load[i] for i in s], counts=counts)
-    pool = bal.pool(tuple(range(k)))
-    for p in free:
-        j = bal.pick(pool, skew)
-        x = tl[p] if tl is not None else 0
-        bal.place(j, x)
-        own[p] = s[j]
-    for j, i in enumerate(s):
-        load[i] = bal.lag[j]
-    return own
-
-
 # -- sticky -----------------------------------------------------------------------------------------
-
-
-def _hottest_first(tl: list[int] | None) -> Any:
-    """Sort key: lag descending (when the topic has lag), then partition ascending."""
-    if tl is None:
-        return None
-    return lambda p: (-tl[p], p)
 
 
 def _owned_by_topic(inputs: Inputs) -> dict[str, dict[int, list[int]]]:
@@ -490,62 +361,21 @@ def _sticky(
     skew: int,
     mode: str,
 ) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
-    """Keep owned partitions within the per-topic quota, place the rest by the mode's rule.
-    Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
-    ids = inputs.ids
+    """Keep owned partitions within the per-topic quota (module docstring, sticky mode), place the
+    rest by the mode's rule. Returns (owners, kept, frozen: topic -> per-partition 'kept' flags).
+    The keep step runs in the Rust core (``_core.greedy_keep``)."""
+    from .. import _core
+
     by_topic = _owned_by_topic(inputs)
-    preset: dict[str, list[int]] = {}
-    frozen: dict[str, list[bool]] = {}
-    load = [0] * len(ids)
-    kept = 0
-    member_sets: dict[int, set[int]] = {}  # set(s) per eligible set (topics share them)
-    for t, owned in by_topic.items():
-        s = subs[t]
-        members_of_t = member_sets.get(id(s))
-        if members_of_t is None:
-            members_of_t = member_sets[id(s)] = set(s)
-        n = partitions_per_topic[t]
-        q, r = divmod(n, len(s))
-        tl = arrays.get(t)
-        # claims by partitions owned (descending), then member index
-        claims = sorted([(-len(ps), i) for i, ps in owned.items() if i in members_of_t])
-        own = [-1] * n
-        flags = [False] * n
-        for neg_c, i in claims:
-            c = -neg_c
-            quota = q
-            if c > q and r > 0:
-                quota = q + 1
-                r -= 1
-            ps = owned[i]
-            if len(ps) > quota:
-                # Keep the hottest (ties: lower partition).
-                ps = sorted(ps, key=_hottest_first(tl))[:quota]
-            for p in ps:
-                own[p] = i
-                flags[p] = True
-                if tl is not None:
-                    load[i] += tl[p]
-            kept += len(ps)
-        preset[t] = own
-        frozen[t] = flags
+    topics = list(by_topic)
+    args = [(subs[t], partitions_per_topic[t], arrays.get(t), by_topic[t]) for t in topics]
+    fixed, flags, kept, load = _core.greedy_keep(args, len(inputs.ids))
+    preset = dict(zip(topics, fixed))
+    frozen = dict(zip(topics, flags))
     if mode == "per-topic":
         # The prototype's rule with the kept partitions in place: every topic starts from zero lag.
-        owners = {}
-        for t, s in subs.items():
-            fixed = preset.get(t)
-            if fixed is None:
-                owners.update(_per_topic({t: s}, partitions_per_topic, arrays, skew))
-            else:
-                topic_load = [0] * len(ids)
-                tl = arrays.get(t)
-                if tl is not None:
-                    for p, i in enumerate(fixed):
-                        if i >= 0:
-                            topic_load[i] += tl[p]
-                owners[t] = _carry_lag_topic(s, partitions_per_topic[t], tl, topic_load, skew, fixed)
-        return owners, kept, frozen
-    owners = _carry_lag(len(ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
+        return _per_topic(len(inputs.ids), subs, partitions_per_topic, arrays, skew, preset), kept, frozen
+    owners = _carry_lag(len(inputs.ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
     return owners, kept, frozen
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import pyarrow as pa
 
 from .. import _core
+from .._inputs import check_options
 from .._types import Member
 from ..assignors import PYTHON_OWNERS
 from ..assignors._greedy import Inputs
@@ -42,15 +43,17 @@ def churn_seed(cluster: str, group_id: str, seed: int) -> int:
 
 def python_strategies(labels: Sequence[str]) -> dict[str, tuple[Callable[..., Any], bool]]:
     """The requested fleet labels whose strategy is written in Python: label -> (``owners_of`` with
-    the label's options bound, whether the result reads owned partitions/generations)."""
+    the label's options bound, checked once here, whether the result reads owned
+    partitions/generations)."""
     from .group import strategy_call
 
-    out = {}
+    out: dict[str, tuple[Callable[..., Any], bool]] = {}
     for label in labels:
         name, options = strategy_call(label)
         if name in PYTHON_OWNERS:
             fn, reads = PYTHON_OWNERS[name]
-            out[label] = (functools.partial(fn, **options) if options else fn, reads(options))
+            checked = check_options("fleet", name, True, options)
+            out[label] = (functools.partial(fn, options=checked), reads(checked))
     return out
 
 

@@ -283,41 +283,12 @@ pub fn topic_partition(problem: &Problem, part: PartId) -> (&str, u32) {
     (problem.topics[t as usize].as_str(), p)
 }
 
-/// Subscribers of each topic, derived exactly as the Python strategies' shared inputs derive them
-/// (`kassign.assignors._greedy.subscribers_by_topic` over the members sorted by id), so the fleet
-/// can hand them over instead of each churn round rebuilding them in Python.
-///
-/// Returns `(topics, sets)`: `topics` lists `(topic, index into sets)` for every topic some member
-/// subscribes to that has at least one partition, in order of first appearance over the members
-/// by id, each member's topics by name (the order of the Python dict); `sets` holds the member
-/// indexes (ascending) of each distinct subscriber set, and topics with the same subscribers share
-/// one set (the Python function shares one tuple object between them).
+/// Subscribers of each topic of the members sorted by id ([`crate::greedy::subscriber_sets`], the
+/// derivation of the Python strategies' shared inputs), so the fleet hands them over instead of
+/// each churn round rebuilding them in Python.
 pub fn subscribers_by_topic(problem: &Problem) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
-    let mut members_of: Vec<Vec<u32>> = vec![Vec::new(); problem.topics.len()];
-    let mut order: Vec<u32> = Vec::new();
-    for (i, m) in problem.members.iter().enumerate() {
-        // `subs` holds the topics with metadata, sorted by id = by name
-        for &t in &problem.subs[m.sub as usize] {
-            if problem.topic_len[t as usize] == 0 {
-                continue;
-            }
-            let v = &mut members_of[t as usize];
-            if v.is_empty() {
-                order.push(t);
-            }
-            v.push(i as u32);
-        }
-    }
-    let mut set_of: super::FxHashMap<&[u32], u32> = super::FxHashMap::default();
-    let mut sets: Vec<Vec<u32>> = Vec::new();
-    let mut topics = Vec::with_capacity(order.len());
-    for &t in &order {
-        let members = members_of[t as usize].as_slice();
-        let s = *set_of.entry(members).or_insert_with(|| {
-            sets.push(members.to_vec());
-            (sets.len() - 1) as u32
-        });
-        topics.push((t, s));
-    }
-    (topics, sets)
+    // `subs` holds the topics with metadata, sorted by id = by name
+    let member_class: Vec<SubId> = problem.members.iter().map(|m| m.sub).collect();
+    let class_topics: Vec<&[u32]> = problem.subs.iter().map(Vec::as_slice).collect();
+    crate::greedy::subscriber_sets(&member_class, &class_topics, &problem.topic_len)
 }

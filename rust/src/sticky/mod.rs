@@ -126,18 +126,7 @@ fn run(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::MemberInput;
-
-    fn member(id: &str, topics: &[&str], owned: &[(&str, i64)], generation: i32) -> MemberInput {
-        MemberInput {
-            id: id.into(),
-            topics: topics.iter().map(|t| t.to_string()).collect(),
-            owned: owned.iter().map(|(t, p)| (t.to_string(), *p)).collect(),
-            generation,
-            rack: None,
-            group_instance_id: None,
-        }
-    }
+    use crate::model::tests::member_owning as member;
 
     fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
         a.per_member(p.members.len())
