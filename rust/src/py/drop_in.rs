@@ -234,21 +234,31 @@ impl<'py> ReadAttrs<'py> {
 /// The partition indexes of one owned entry, or `Err(message)` when they are not ints in the
 /// int64 range.
 fn partition_list(parts: &Bound<'_, PyAny>) -> Result<Vec<i64>, String> {
+    if let Ok(list) = parts.cast_exact::<PyList>() {
+        let mut out = Vec::with_capacity(list.len());
+        for p in list.iter() {
+            out.push(partition_index(&p)?);
+        }
+        return Ok(out);
+    }
     let iter = parts
         .try_iter()
         .map_err(|_| format!("partitions must be a list of ints, got {}", repr(parts)))?;
     let mut out = Vec::new();
     for p in iter {
         let p = p.map_err(|e| e.to_string())?;
-        if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
-            return Err(format!("partition must be an int, got {}", repr(&p)));
-        }
-        out.push(
-            p.extract::<i64>()
-                .map_err(|_| format!("partition index {} is out of range", repr(&p)))?,
-        );
+        out.push(partition_index(&p)?);
     }
     Ok(out)
+}
+
+/// One partition index: an int in the int64 range, or `Err(message)`.
+fn partition_index(p: &Bound<'_, PyAny>) -> Result<i64, String> {
+    if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
+        return Err(format!("partition must be an int, got {}", repr(p)));
+    }
+    p.extract::<i64>()
+        .map_err(|_| format!("partition index {} is out of range", repr(p)))
 }
 
 /// The subscription's owned-partitions field (kafka-python), or `Err(message)` when it cannot
@@ -262,6 +272,9 @@ fn owned_field<'py>(
     let Some(owned) = owned else {
         return Ok(Ok(Vec::new()));
     };
+    if owned.cast_exact::<PyList>().is_ok_and(|l| l.is_empty()) {
+        return Ok(Ok(Vec::new()));
+    }
     let Ok(iter) = owned.try_iter() else {
         return Ok(Err("unreadable owned partitions".into()));
     };
@@ -439,7 +452,14 @@ fn read_members<'py>(
         gil.tick(py, 1 + read.owned.iter().map(|(_, ps)| ps.len()).sum::<usize>() / 8);
         out.push(read);
     }
-    // A repeated id: dict semantics (first position, last value). Found without allocating.
+    // A repeated id: dict semantics (first position, last value). Found without allocating;
+    // none is possible when the ids are a dict's keys, all exact str.
+    if client == Client::Aiokafka
+        && members.is_instance_of::<PyDict>()
+        && out.iter().all(|m| m.id.is_exact_instance_of::<PyString>())
+    {
+        return Ok(out);
+    }
     let mut first: FastMap<&str, usize> = FastMap::default();
     first.reserve(out.len());
     let mut repeats: Vec<(usize, usize)> = Vec::new();
