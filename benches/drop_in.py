@@ -10,6 +10,9 @@ For each client (kafka-python, aiokafka), strategy and N:
   else), for kassign's class and the client's own class;
 * **kassign.assign**: the same group through :func:`kassign.assign` (``kassign.Member``\\ s given,
   result objects built): the leader step may take at most twice this;
+* **inside the step**: two parts of kassign's leader step that are the client's own work: its pass
+  over the returned dict (what its coordinator does with any assignor's result) and its partition
+  look-up (``partitions_for_topic`` of each subscribed topic), and the rest;
 * **end to end**: the client's own decode of every member's metadata bytes (kafka-python's
   ``ConsumerProtocolSubscription.decode``, aiokafka's ``ConsumerProtocol.METADATA.decode``) plus
   the leader step, with the decode's share.
@@ -109,7 +112,16 @@ def time_class(client: str, who: str, strategy: str, doc: dict, cluster: Any) ->
         decode = contenders.aiokafka_decode
         leader = cls() if contenders._instantiable(cls) else cls
     decoded = decode(raws)
-    return {
+    parts: dict[str, float] = {}
+    if who == "kassign":
+        # Two parts of the step that are the client's, not the assignor's: its pass over the
+        # returned dict (bytes already) and its partition look-up for the subscribed topics.
+        from kassign._adapter_common import partitions_per_topic
+
+        out = leader.assign(cluster, decoded)
+        parts["kassign_result_pass_s"] = median_time(lambda: sent(out))
+        parts["kassign_lookup_s"] = median_time(lambda: partitions_per_topic(cluster, doc["topics"]))
+    return parts | {
         f"{who}_step_s": median_time(lambda: sent(leader.assign(cluster, decoded))),
         f"{who}_decode_s": median_time(lambda: decode(raws)),
         f"{who}_end_to_end_s": median_time(lambda: sent(leader.assign(cluster, decode(raws)))),
@@ -163,6 +175,23 @@ def tables(rows: list[dict]) -> str:
             f"{fmt(r.get('kassign_step_s'))} | {fmt(r.get('client_step_s'))} | "
             f"{faster(r.get('client_step_s'), r.get('kassign_step_s'))} | {fmt(r['kassign_assign_s'])} | "
             f"{ratio(r.get('kassign_step_s'), r['kassign_assign_s'])} |"
+        )
+    out += [
+        "",
+        "Inside kassign's leader step: the client's pass over the returned dict and its partition "
+        "look-up, and the rest (reading the client's objects, assigning, encoding) against "
+        "`kassign.assign`:",
+        "",
+        "| client | strategy | members | round | step | client's pass over the result | partition look-up | "
+        "rest | rest / kassign.assign |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        k, p, lk = r.get("kassign_step_s"), r.get("kassign_result_pass_s"), r.get("kassign_lookup_s")
+        rest = None if k is None or p is None or lk is None else max(k - p - lk, 0.0)
+        out.append(
+            f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
+            f"{fmt(k)} | {fmt(p)} | {fmt(lk)} | {fmt(rest)} | {ratio(rest, r['kassign_assign_s'])} |"
         )
     out += [
         "",

@@ -148,9 +148,9 @@ impl<'py> SlotAttr<'py> {
     /// The slot's value when the fast path applies and the slot is set, else None.
     fn fast(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = obj.py();
-        let ty = obj.get_type();
-        let stale = !matches!(&self.seen, Some((seen, _)) if seen.is(&ty));
+        let stale = !matches!(&self.seen, Some((seen, _)) if seen.as_type_ptr() == obj.get_type_ptr());
         if stale {
+            let ty = obj.get_type();
             let descr = Self::slot_descriptor(&ty, &self.name)?;
             self.seen = Some((ty, descr));
         }
@@ -519,23 +519,25 @@ fn drop_in_assign<'py>(
     let counts = read_topics(&counts)?.counts;
     let racks = racks.unwrap_or_default();
     let has_racks = !racks.is_empty();
-    let decoded: Vec<DecodedMember<'_>> = read
-        .iter()
-        .map(|m| {
-            Ok(DecodedMember {
-                id: m.id.to_str()?,
-                topics: m.topics.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?,
-                owned: m
-                    .owned
-                    .iter()
-                    .map(|(t, ps)| Ok((t.to_str()?, ps.clone())))
-                    .collect::<PyResult<_>>()?,
-                generation: m.generation,
-                rack: m.rack.as_ref().map(|r| r.to_str()).transpose()?,
-                group_instance_id: m.instance.as_ref().map(|r| r.to_str()).transpose()?,
-            })
-        })
-        .collect::<PyResult<_>>()?;
+    let mut decoded: Vec<DecodedMember<'_>> = Vec::with_capacity(read.len());
+    for m in &read {
+        let mut topics = Vec::with_capacity(m.topics.len());
+        for t in &m.topics {
+            topics.push(t.to_str()?);
+        }
+        let mut owned = Vec::with_capacity(m.owned.len());
+        for (t, ps) in &m.owned {
+            owned.push((t.to_str()?, ps.as_slice()));
+        }
+        decoded.push(DecodedMember {
+            id: m.id.to_str()?,
+            topics,
+            owned,
+            generation: m.generation,
+            rack: m.rack.as_ref().map(|r| r.to_str()).transpose()?,
+            group_instance_id: m.instance.as_ref().map(|r| r.to_str()).transpose()?,
+        });
+    }
     let encoded = run_detached(py, move || {
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
