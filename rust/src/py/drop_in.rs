@@ -422,9 +422,18 @@ fn read_members<'py>(
                 let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
                 let owned = match from {
                     HistoryFrom::Field => field,
+                    // A topic the member subscribes to reuses its subscription's str (looked
+                    // for among a few topics only: no scan that grows with topics x groups).
                     HistoryFrom::UserData(groups) => groups
                         .iter()
-                        .map(|g| (PyString::new(py, g.topic), g.partitions.iter().map(i64::from).collect()))
+                        .map(|g| {
+                            let name = topics[..topics.len().min(8)]
+                                .iter()
+                                .find(|t| t.to_str().is_ok_and(|s| s == g.topic))
+                                .cloned()
+                                .unwrap_or_else(|| PyString::new(py, g.topic));
+                            (name, g.partitions.iter().map(i64::from).collect())
+                        })
                         .collect(),
                     HistoryFrom::Nothing => Vec::new(),
                 };
