@@ -145,6 +145,7 @@ def time_class(
         out = leader.assign(cluster, decoded)
         parts["kassign_result_pass_s"] = median_time(lambda: sent(out))
         parts["kassign_lookup_s"] = median_time(lambda: partitions_per_topic(cluster, doc["topics"]))
+
     def step() -> Any:
         return sent(leader.assign(cluster, decoded))
 

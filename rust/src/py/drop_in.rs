@@ -18,9 +18,7 @@ use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple, PyType,
-};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
 use super::assign::{mapping_items, read_topics};
 use super::errors::run_detached;
@@ -85,6 +83,9 @@ fn attr<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<O
     }
 }
 
+/// A slot (member) descriptor and its `__get__`.
+type SlotDescriptor<'py> = (Bound<'py, PyAny>, ffi::descrgetfunc);
+
 /// One attribute of the client's objects, read with `getattr` semantics but without its cost
 /// where that is safe. kafka-python's data containers (`JoinGroupResponseMember`,
 /// `ConsumerProtocolSubscription`) keep their fields in `__slots__` and define a Python
@@ -99,12 +100,15 @@ struct SlotAttr<'py> {
     name: Bound<'py, PyString>,
     /// The type last seen and, if the fast path applies to it, its slot descriptor and that
     /// descriptor's `__get__`.
-    seen: Option<(Bound<'py, PyType>, Option<(Bound<'py, PyAny>, ffi::descrgetfunc)>)>,
+    seen: Option<(Bound<'py, PyType>, Option<SlotDescriptor<'py>>)>,
 }
 
 impl<'py> SlotAttr<'py> {
     fn new(name: &Bound<'py, PyString>) -> Self {
-        SlotAttr { name: name.clone(), seen: None }
+        SlotAttr {
+            name: name.clone(),
+            seen: None,
+        }
     }
 
     /// The slot descriptor `name` resolves to on `ty`, when reading it directly gives what
@@ -112,7 +116,7 @@ impl<'py> SlotAttr<'py> {
     fn slot_descriptor(
         ty: &Bound<'py, PyType>,
         name: &Bound<'py, PyString>,
-    ) -> PyResult<Option<(Bound<'py, PyAny>, ffi::descrgetfunc)>> {
+    ) -> PyResult<Option<SlotDescriptor<'py>>> {
         let py = ty.py();
         let object = py.get_type::<PyAny>();
         if !ty
@@ -154,7 +158,9 @@ impl<'py> SlotAttr<'py> {
             let descr = Self::slot_descriptor(&ty, &self.name)?;
             self.seen = Some((ty, descr));
         }
-        let Some((ty, Some((descr, get)))) = &self.seen else { return Ok(None) };
+        let Some((ty, Some((descr, get)))) = &self.seen else {
+            return Ok(None);
+        };
         // SAFETY: `get` is the member descriptor's tp_descr_get, called as Python calls it
         // (descriptor, instance, owner type); `obj` is an instance of `ty`, on whose MRO the
         // descriptor was found. It returns a new reference, or NULL with AttributeError set for
@@ -281,7 +287,10 @@ fn owned_field<'py>(
     let mut out = Vec::new();
     for entry in iter {
         let entry = entry?;
-        let (topic, parts) = match (attrs.entry_topic.opt_raw(&entry)?, attrs.entry_partitions.opt_raw(&entry)?) {
+        let (topic, parts) = match (
+            attrs.entry_topic.opt_raw(&entry)?,
+            attrs.entry_partitions.opt_raw(&entry)?,
+        ) {
             (Some(t), Some(p)) => (t, p),
             _ => {
                 warn(format!(
