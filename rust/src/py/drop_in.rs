@@ -113,10 +113,7 @@ impl<'py> SlotAttr<'py> {
 
     /// The slot descriptor `name` resolves to on `ty`, when reading it directly gives what
     /// `getattr` gives.
-    fn slot_descriptor(
-        ty: &Bound<'py, PyType>,
-        name: &Bound<'py, PyString>,
-    ) -> PyResult<Option<SlotDescriptor<'py>>> {
+    fn slot_descriptor(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Option<SlotDescriptor<'py>>> {
         let py = ty.py();
         let object = py.get_type::<PyAny>();
         if !ty
