@@ -9,7 +9,11 @@ For each client (kafka-python, aiokafka), strategy and N:
   up to the SyncGroup bytes (kassign's classes return them; the client ``encode()``\\ s anything
   else), for kassign's class and the client's own class;
 * **kassign.assign**: the same group through :func:`kassign.assign` (``kassign.Member``\\ s given,
-  result objects built): the leader step may take at most twice this;
+  result objects built), timed alternately with kassign's leader step so that both see the same
+  load: the leader step may take at most twice this;
+* **inside the step**: two parts of kassign's leader step that are the client's own work: its pass
+  over the returned dict (what its coordinator does with any assignor's result) and its partition
+  look-up (``partitions_for_topic`` of each subscribed topic), and the rest;
 * **end to end**: the client's own decode of every member's metadata bytes (kafka-python's
   ``ConsumerProtocolSubscription.decode``, aiokafka's ``ConsumerProtocol.METADATA.decode``) plus
   the leader step, with the decode's share.
@@ -58,6 +62,25 @@ def median_time(fn: Callable[[], Any]) -> float:
     return statistics.median(samples)
 
 
+def paired_medians(fa: Callable[[], Any], fb: Callable[[], Any]) -> tuple[float, float]:
+    """Medians of ``fa`` and ``fb`` called alternately (at least 5 pairs and 1 s of calls, up to
+    200 pairs), so that both see the same machine load: their ratio is the figure to read."""
+    fa(), fb()
+    a: list[float] = []
+    b: list[float] = []
+    spent = 0.0
+    while len(a) < 200 and (len(a) < 5 or spent < 1.0):
+        t0 = time.perf_counter()
+        fa()
+        t1 = time.perf_counter()
+        fb()
+        t2 = time.perf_counter()
+        a.append(t1 - t0)
+        b.append(t2 - t1)
+        spent += t2 - t0
+    return statistics.median(a), statistics.median(b)
+
+
 def group(n: int, strategy: str, round_two: bool) -> dict:
     """A scenario document: 1 topic of ``n`` partitions, ``n`` members; in round 2 every member
     owns what kassign gave it in round 1 (the same history for every contender)."""
@@ -76,9 +99,13 @@ def sent(result: dict) -> dict[str, bytes]:
     return {mid: a if isinstance(a, bytes) else a.encode() for mid, a in result.items()}
 
 
-def time_class(client: str, who: str, strategy: str, doc: dict, cluster: Any) -> dict[str, float]:
+def time_class(
+    client: str, who: str, strategy: str, doc: dict, cluster: Any, baseline: Callable[[], Any] | None = None
+) -> dict[str, float]:
     """The leader step, the client's decode and both together for kassign's class (``who`` =
-    "kassign") or the client's own class ("client"); {} when the client has no such class."""
+    "kassign") or the client's own class ("client"); {} when the client has no such class. With
+    ``baseline`` (kassign.assign on the same group), the step is timed alternately with it and
+    the baseline's median is returned as ``kassign_assign_s``."""
     if client == "kafka-python":
         classes = (
             contenders._kafka_python_classes("kassign.kafka_python")
@@ -109,8 +136,24 @@ def time_class(client: str, who: str, strategy: str, doc: dict, cluster: Any) ->
         decode = contenders.aiokafka_decode
         leader = cls() if contenders._instantiable(cls) else cls
     decoded = decode(raws)
-    return {
-        f"{who}_step_s": median_time(lambda: sent(leader.assign(cluster, decoded))),
+    parts: dict[str, float] = {}
+    if who == "kassign":
+        # Two parts of the step that are the client's, not the assignor's: its pass over the
+        # returned dict (bytes already) and its partition look-up for the subscribed topics.
+        from kassign._adapter_common import partitions_per_topic
+
+        out = leader.assign(cluster, decoded)
+        parts["kassign_result_pass_s"] = median_time(lambda: sent(out))
+        parts["kassign_lookup_s"] = median_time(lambda: partitions_per_topic(cluster, doc["topics"]))
+
+    def step() -> Any:
+        return sent(leader.assign(cluster, decoded))
+
+    if baseline is not None:
+        parts[f"{who}_step_s"], parts["kassign_assign_s"] = paired_medians(step, baseline)
+    else:
+        parts[f"{who}_step_s"] = median_time(step)
+    return parts | {
         f"{who}_decode_s": median_time(lambda: decode(raws)),
         f"{who}_end_to_end_s": median_time(lambda: sent(leader.assign(cluster, decode(raws)))),
     }
@@ -126,9 +169,10 @@ def measure(client: str, strategy: str, n: int, round_two: bool) -> dict:
         mid: kassign.Member(m["topics"], [tuple(tp) for tp in m.get("owned", [])], m.get("generation", -1))
         for mid, m in doc["members"].items()
     }
-    row["kassign_assign_s"] = median_time(lambda: kassign.assign(strategy, members, doc["topics"]))
-    for who in ("kassign", "client"):
-        row.update(time_class(client, who, strategy, doc, cluster))
+    row.update(
+        time_class(client, "kassign", strategy, doc, cluster, lambda: kassign.assign(strategy, members, doc["topics"]))
+    )
+    row.update(time_class(client, "client", strategy, doc, cluster))
     return row
 
 
@@ -163,6 +207,23 @@ def tables(rows: list[dict]) -> str:
             f"{fmt(r.get('kassign_step_s'))} | {fmt(r.get('client_step_s'))} | "
             f"{faster(r.get('client_step_s'), r.get('kassign_step_s'))} | {fmt(r['kassign_assign_s'])} | "
             f"{ratio(r.get('kassign_step_s'), r['kassign_assign_s'])} |"
+        )
+    out += [
+        "",
+        "Inside kassign's leader step: the client's pass over the returned dict and its partition "
+        "look-up, and the rest (reading the client's objects, assigning, encoding) against "
+        "`kassign.assign`:",
+        "",
+        "| client | strategy | members | round | step | client's pass over the result | partition look-up | "
+        "rest | rest / kassign.assign |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        k, p, lk = r.get("kassign_step_s"), r.get("kassign_result_pass_s"), r.get("kassign_lookup_s")
+        rest = None if k is None or p is None or lk is None else max(k - p - lk, 0.0)
+        out.append(
+            f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
+            f"{fmt(k)} | {fmt(p)} | {fmt(lk)} | {fmt(rest)} | {ratio(rest, r['kassign_assign_s'])} |"
         )
     out += [
         "",

@@ -702,7 +702,7 @@ pub struct DecodedMember<'a> {
     pub id: &'a str,
     pub topics: Vec<&'a str>,
     /// The history: (topic, partitions) groups in the order given.
-    pub owned: Vec<(&'a str, Vec<i64>)>,
+    pub owned: Vec<(&'a str, &'a [i64])>,
     /// -1 when unknown.
     pub generation: i32,
     /// None for no rack or `""`.
@@ -726,7 +726,7 @@ pub fn assign_decoded(
     for m in members {
         let sub = b.subscription(&m.topics);
         let mut owned = Vec::new();
-        for (topic, parts) in &m.owned {
+        for &(topic, parts) in &m.owned {
             if let Some(t) = b.topic(topic) {
                 owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
             }
@@ -1187,13 +1187,15 @@ mod tests {
             for strategy in Strategy::ALL {
                 let kind = History::of(strategy.name());
                 let mut warnings = Vec::new();
-                let decoded: Vec<DecodedMember<'_>> = ids
+                // (topics, history groups, generation, rack) of each member, then borrowed.
+                type Fields<'a> = (Vec<&'a str>, Vec<(&'a str, Vec<i64>)>, i32, Option<&'a str>);
+                let fields: Vec<Fields<'_>> = ids
                     .iter()
                     .zip(&members)
                     .map(|(id, data)| {
                         let Ok(s) = SubscriptionRef::decode(data) else {
                             warnings.push(format!("member {id}: undecodable"));
-                            return DecodedMember { id, topics: vec![], owned: vec![], generation: -1, rack: None, group_instance_id: None };
+                            return (vec![], vec![], -1, None);
                         };
                         let has = s.owned_partitions.iter().any(|g| !g.partitions.is_empty());
                         let (from, generation) = history(id, kind, s.user_data, has, s.generation, &mut warnings);
@@ -1202,14 +1204,20 @@ mod tests {
                             HistoryFrom::UserData(g) => g,
                             HistoryFrom::Nothing => vec![],
                         };
-                        DecodedMember {
-                            id,
-                            topics: s.topics,
-                            owned: groups.iter().map(|g| (g.topic, g.partitions.iter().map(i64::from).collect())).collect(),
-                            generation,
-                            rack: s.rack.filter(|r| !r.is_empty()),
-                            group_instance_id: None,
-                        }
+                        let owned = groups.iter().map(|g| (g.topic, g.partitions.iter().map(i64::from).collect())).collect();
+                        (s.topics, owned, generation, s.rack.filter(|r| !r.is_empty()))
+                    })
+                    .collect();
+                let decoded: Vec<DecodedMember<'_>> = ids
+                    .iter()
+                    .zip(&fields)
+                    .map(|(id, (topics, owned, generation, rack))| DecodedMember {
+                        id,
+                        topics: topics.clone(),
+                        owned: owned.iter().map(|(t, ps)| (*t, ps.as_slice())).collect(),
+                        generation: *generation,
+                        rack: *rack,
+                        group_instance_id: None,
                     })
                     .collect();
                 let out = assign_decoded(strategy, &decoded, topics(), false, &[]).unwrap();

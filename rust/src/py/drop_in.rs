@@ -14,10 +14,11 @@
 
 use std::str::FromStr;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
 use super::assign::{mapping_items, read_topics};
 use super::errors::run_detached;
@@ -82,30 +83,191 @@ fn attr<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<O
     }
 }
 
+/// A slot (member) descriptor and its `__get__`.
+type SlotDescriptor<'py> = (Bound<'py, PyAny>, ffi::descrgetfunc);
+
+/// One attribute of the client's objects, read with `getattr` semantics but without its cost
+/// where that is safe. kafka-python's data containers (`JoinGroupResponseMember`,
+/// `ConsumerProtocolSubscription`) keep their fields in `__slots__` and define a Python
+/// `__getattr__` (the defaults of fields outside the decoded version), so every plain `getattr`
+/// goes through the slot hook, two type look-ups and the generic path. When an object's type
+/// uses `object.__getattribute__` and the attribute resolves on its MRO to a slot (member)
+/// descriptor, which as a data descriptor is what the generic path returns first, the slot is
+/// read through that descriptor directly: the same value. An unset slot, and any other type,
+/// take the ordinary `getattr`, which calls `__getattr__` as before. The descriptor is found
+/// once per type.
+struct SlotAttr<'py> {
+    name: Bound<'py, PyString>,
+    /// The type last seen and, if the fast path applies to it, its slot descriptor and that
+    /// descriptor's `__get__`.
+    seen: Option<(Bound<'py, PyType>, Option<SlotDescriptor<'py>>)>,
+}
+
+impl<'py> SlotAttr<'py> {
+    fn new(name: &Bound<'py, PyString>) -> Self {
+        SlotAttr {
+            name: name.clone(),
+            seen: None,
+        }
+    }
+
+    /// The slot descriptor `name` resolves to on `ty`, when reading it directly gives what
+    /// `getattr` gives.
+    fn slot_descriptor(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Option<SlotDescriptor<'py>>> {
+        let py = ty.py();
+        let object = py.get_type::<PyAny>();
+        if !ty
+            .getattr(intern!(py, "__getattribute__"))?
+            .is(&object.getattr(intern!(py, "__getattribute__"))?)
+        {
+            return Ok(None);
+        }
+        for class in ty.getattr(intern!(py, "__mro__"))?.cast_into::<PyTuple>()?.iter() {
+            let Some(found) = class.getattr(intern!(py, "__dict__"))?.get_item(name).ok() else {
+                continue;
+            };
+            let member_descriptor = py
+                .import(intern!(py, "types"))?
+                .getattr(intern!(py, "MemberDescriptorType"))?;
+            if !found.get_type().is(&member_descriptor) {
+                return Ok(None);
+            }
+            // SAFETY: `found`'s type is `member_descriptor`, a static type; PyType_GetSlot
+            // accepts static types from Python 3.10 (the abi3 floor) and returns its
+            // tp_descr_get, which member descriptors always have.
+            let get = unsafe { ffi::PyType_GetSlot(found.get_type().as_type_ptr(), ffi::Py_tp_descr_get) };
+            if get.is_null() {
+                return Ok(None);
+            }
+            // SAFETY: the Py_tp_descr_get slot holds a `descrgetfunc`.
+            let get: ffi::descrgetfunc = unsafe { std::mem::transmute(get) };
+            return Ok(Some((found, get)));
+        }
+        Ok(None)
+    }
+
+    /// The slot's value when the fast path applies and the slot is set, else None.
+    fn fast(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = obj.py();
+        let stale = !matches!(&self.seen, Some((seen, _)) if seen.as_type_ptr() == obj.get_type_ptr());
+        if stale {
+            let ty = obj.get_type();
+            let descr = Self::slot_descriptor(&ty, &self.name)?;
+            self.seen = Some((ty, descr));
+        }
+        let Some((ty, Some((descr, get)))) = &self.seen else {
+            return Ok(None);
+        };
+        // SAFETY: `get` is the member descriptor's tp_descr_get, called as Python calls it
+        // (descriptor, instance, owner type); `obj` is an instance of `ty`, on whose MRO the
+        // descriptor was found. It returns a new reference, or NULL with AttributeError set for
+        // an unset slot.
+        let value = unsafe { get(descr.as_ptr(), obj.as_ptr(), ty.as_ptr()) };
+        if value.is_null() {
+            let err = PyErr::fetch(py);
+            if !err.is_instance_of::<PyAttributeError>(py) {
+                return Err(err);
+            }
+            return Ok(None);
+        }
+        // SAFETY: a new, non-null reference.
+        Ok(Some(unsafe { Bound::from_owned_ptr(py, value) }))
+    }
+
+    /// `getattr(obj, name)`.
+    fn get(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match self.fast(obj)? {
+            Some(v) => Ok(v),
+            None => obj.getattr(&self.name),
+        }
+    }
+
+    /// `getattr(obj, name, None)` told apart from a missing attribute (None).
+    fn opt_raw(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.fast(obj)? {
+            Some(v) => Ok(Some(v)),
+            None => obj.getattr_opt(&self.name),
+        }
+    }
+
+    /// `getattr(obj, name, None)`, with None also for a `None` value (as [`attr`]).
+    fn opt(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.fast(obj)? {
+            Some(v) if !v.is_none() => Ok(Some(v)),
+            Some(_) => Ok(None),
+            None => attr(obj, &self.name),
+        }
+    }
+}
+
+/// The attributes read from the client's objects, each found once per type.
+struct ReadAttrs<'py> {
+    member_id: SlotAttr<'py>,
+    metadata: SlotAttr<'py>,
+    group_instance_id: SlotAttr<'py>,
+    topics: SlotAttr<'py>,
+    user_data: SlotAttr<'py>,
+    owned_partitions: SlotAttr<'py>,
+    generation_id: SlotAttr<'py>,
+    rack_id: SlotAttr<'py>,
+    entry_topic: SlotAttr<'py>,
+    entry_partitions: SlotAttr<'py>,
+}
+
+impl<'py> ReadAttrs<'py> {
+    fn new(py: Python<'py>, client: Client) -> Self {
+        ReadAttrs {
+            member_id: SlotAttr::new(intern!(py, "member_id")),
+            metadata: SlotAttr::new(intern!(py, "metadata")),
+            group_instance_id: SlotAttr::new(intern!(py, "group_instance_id")),
+            topics: SlotAttr::new(match client {
+                Client::KafkaPython => intern!(py, "topics"),
+                Client::Aiokafka => intern!(py, "subscription"),
+            }),
+            user_data: SlotAttr::new(intern!(py, "user_data")),
+            owned_partitions: SlotAttr::new(intern!(py, "owned_partitions")),
+            generation_id: SlotAttr::new(intern!(py, "generation_id")),
+            rack_id: SlotAttr::new(intern!(py, "rack_id")),
+            entry_topic: SlotAttr::new(intern!(py, "topic")),
+            entry_partitions: SlotAttr::new(intern!(py, "partitions")),
+        }
+    }
+}
+
 /// The partition indexes of one owned entry, or `Err(message)` when they are not ints in the
 /// int64 range.
 fn partition_list(parts: &Bound<'_, PyAny>) -> Result<Vec<i64>, String> {
+    if let Ok(list) = parts.cast_exact::<PyList>() {
+        let mut out = Vec::with_capacity(list.len());
+        for p in list.iter() {
+            out.push(partition_index(&p)?);
+        }
+        return Ok(out);
+    }
     let iter = parts
         .try_iter()
         .map_err(|_| format!("partitions must be a list of ints, got {}", repr(parts)))?;
     let mut out = Vec::new();
     for p in iter {
         let p = p.map_err(|e| e.to_string())?;
-        if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
-            return Err(format!("partition must be an int, got {}", repr(&p)));
-        }
-        out.push(
-            p.extract::<i64>()
-                .map_err(|_| format!("partition index {} is out of range", repr(&p)))?,
-        );
+        out.push(partition_index(&p)?);
     }
     Ok(out)
+}
+
+/// One partition index: an int in the int64 range, or `Err(message)`.
+fn partition_index(p: &Bound<'_, PyAny>) -> Result<i64, String> {
+    if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
+        return Err(format!("partition must be an int, got {}", repr(p)));
+    }
+    p.extract::<i64>()
+        .map_err(|_| format!("partition index {} is out of range", repr(p)))
 }
 
 /// The subscription's owned-partitions field (kafka-python), or `Err(message)` when it cannot
 /// be read as history. Entries without `topic`/`partitions` are skipped with a warning.
 fn owned_field<'py>(
-    py: Python<'py>,
+    attrs: &mut ReadAttrs<'py>,
     id: &str,
     owned: Option<Bound<'py, PyAny>>,
     warn: &mut impl FnMut(String) -> PyResult<()>,
@@ -113,6 +275,9 @@ fn owned_field<'py>(
     let Some(owned) = owned else {
         return Ok(Ok(Vec::new()));
     };
+    if owned.cast_exact::<PyList>().is_ok_and(|l| l.is_empty()) {
+        return Ok(Ok(Vec::new()));
+    }
     let Ok(iter) = owned.try_iter() else {
         return Ok(Err("unreadable owned partitions".into()));
     };
@@ -120,8 +285,8 @@ fn owned_field<'py>(
     for entry in iter {
         let entry = entry?;
         let (topic, parts) = match (
-            entry.getattr_opt(intern!(py, "topic"))?,
-            entry.getattr_opt(intern!(py, "partitions"))?,
+            attrs.entry_topic.opt_raw(&entry)?,
+            attrs.entry_partitions.opt_raw(&entry)?,
         ) {
             (Some(t), Some(p)) => (t, p),
             _ => {
@@ -200,14 +365,15 @@ fn read_members<'py>(
     keep_user_data: bool,
 ) -> PyResult<Vec<Read<'py>>> {
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
+    let mut attrs = ReadAttrs::new(py, client);
     let entries: Vec<Entry<'py>> = match client {
         Client::KafkaPython => {
             let mut out = Vec::new();
             for m in members.try_iter()? {
                 let m = m?;
-                let id = m.getattr(intern!(py, "member_id"))?;
-                let metadata = attr(&m, intern!(py, "metadata"))?;
-                let instance = attr(&m, intern!(py, "group_instance_id"))?;
+                let id = attrs.member_id.get(&m)?;
+                let metadata = attrs.metadata.opt(&m)?;
+                let instance = attrs.group_instance_id.opt(&m)?;
                 out.push((id, metadata, instance));
             }
             out
@@ -228,13 +394,9 @@ fn read_members<'py>(
             ))
         })?;
         let id_str = id.to_str()?;
-        let (topics_attr, user_data_attr) = match client {
-            Client::KafkaPython => (intern!(py, "topics"), intern!(py, "user_data")),
-            Client::Aiokafka => (intern!(py, "subscription"), intern!(py, "user_data")),
-        };
         let (topics, user_data) = match &md {
-            Some(md) if keep_user_data || kind != History::None => (attr(md, topics_attr)?, attr(md, user_data_attr)?),
-            Some(md) => (attr(md, topics_attr)?, None),
+            Some(md) if keep_user_data || kind != History::None => (attrs.topics.opt(md)?, attrs.user_data.opt(md)?),
+            Some(md) => (attrs.topics.opt(md)?, None),
             None => (None, None),
         };
         let topics = topic_list(id_str, topics, &mut emit)?;
@@ -245,9 +407,9 @@ fn read_members<'py>(
                 let (field, generation) = if kind == History::None {
                     (Ok(Vec::new()), -1)
                 } else {
-                    let owned = attr(md, intern!(py, "owned_partitions"))?;
-                    let field = owned_field(py, id_str, owned, &mut emit)?;
-                    let generation = match attr(md, intern!(py, "generation_id"))? {
+                    let owned = attrs.owned_partitions.opt(md)?;
+                    let field = owned_field(&mut attrs, id_str, owned, &mut emit)?;
+                    let generation = match attrs.generation_id.opt(md)? {
                         Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
                             g.extract::<i32>().unwrap_or(-1)
                         }
@@ -255,7 +417,7 @@ fn read_members<'py>(
                     };
                     (field, generation)
                 };
-                (field, generation, nonempty_str(attr(md, intern!(py, "rack_id"))?))
+                (field, generation, nonempty_str(attrs.rack_id.opt(md)?))
             }
             _ => (Ok(Vec::new()), -1, None),
         };
@@ -266,9 +428,18 @@ fn read_members<'py>(
                 let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
                 let owned = match from {
                     HistoryFrom::Field => field,
+                    // A topic the member subscribes to reuses its subscription's str (looked
+                    // for among a few topics only: no scan that grows with topics x groups).
                     HistoryFrom::UserData(groups) => groups
                         .iter()
-                        .map(|g| (PyString::new(py, g.topic), g.partitions.iter().map(i64::from).collect()))
+                        .map(|g| {
+                            let name = topics[..topics.len().min(8)]
+                                .iter()
+                                .find(|t| t.to_str().is_ok_and(|s| s == g.topic))
+                                .cloned()
+                                .unwrap_or_else(|| PyString::new(py, g.topic));
+                            (name, g.partitions.iter().map(i64::from).collect())
+                        })
                         .collect(),
                     HistoryFrom::Nothing => Vec::new(),
                 };
@@ -296,7 +467,14 @@ fn read_members<'py>(
         gil.tick(py, 1 + read.owned.iter().map(|(_, ps)| ps.len()).sum::<usize>() / 8);
         out.push(read);
     }
-    // A repeated id: dict semantics (first position, last value). Found without allocating.
+    // A repeated id: dict semantics (first position, last value). Found without allocating;
+    // none is possible when the ids are a dict's keys, all exact str.
+    if client == Client::Aiokafka
+        && members.is_instance_of::<PyDict>()
+        && out.iter().all(|m| m.id.is_exact_instance_of::<PyString>())
+    {
+        return Ok(out);
+    }
     let mut first: FastMap<&str, usize> = FastMap::default();
     first.reserve(out.len());
     let mut repeats: Vec<(usize, usize)> = Vec::new();
@@ -356,23 +534,25 @@ fn drop_in_assign<'py>(
     let counts = read_topics(&counts)?.counts;
     let racks = racks.unwrap_or_default();
     let has_racks = !racks.is_empty();
-    let decoded: Vec<DecodedMember<'_>> = read
-        .iter()
-        .map(|m| {
-            Ok(DecodedMember {
-                id: m.id.to_str()?,
-                topics: m.topics.iter().map(|t| t.to_str()).collect::<PyResult<_>>()?,
-                owned: m
-                    .owned
-                    .iter()
-                    .map(|(t, ps)| Ok((t.to_str()?, ps.clone())))
-                    .collect::<PyResult<_>>()?,
-                generation: m.generation,
-                rack: m.rack.as_ref().map(|r| r.to_str()).transpose()?,
-                group_instance_id: m.instance.as_ref().map(|r| r.to_str()).transpose()?,
-            })
-        })
-        .collect::<PyResult<_>>()?;
+    let mut decoded: Vec<DecodedMember<'_>> = Vec::with_capacity(read.len());
+    for m in &read {
+        let mut topics = Vec::with_capacity(m.topics.len());
+        for t in &m.topics {
+            topics.push(t.to_str()?);
+        }
+        let mut owned = Vec::with_capacity(m.owned.len());
+        for (t, ps) in &m.owned {
+            owned.push((t.to_str()?, ps.as_slice()));
+        }
+        decoded.push(DecodedMember {
+            id: m.id.to_str()?,
+            topics,
+            owned,
+            generation: m.generation,
+            rack: m.rack.as_ref().map(|r| r.to_str()).transpose()?,
+            group_instance_id: m.instance.as_ref().map(|r| r.to_str()).transpose()?,
+        });
+    }
     let encoded = run_detached(py, move || {
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
