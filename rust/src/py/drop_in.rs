@@ -534,12 +534,18 @@ fn drop_in_assign<'py>(
     let client = Client::parse(client)?;
     let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
-    let mut topics: Vec<&str> = Vec::new();
+    // Every member's topics and history in one buffer each, sliced per member.
+    let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
+    let mut all_owned: Vec<(&str, &[i64])> = Vec::with_capacity(read.iter().map(|m| m.owned.len()).sum());
     for m in &read {
         for t in &m.topics {
-            topics.push(t.to_str()?);
+            all_topics.push(t.to_str()?);
+        }
+        for (t, ps) in &m.owned {
+            all_owned.push((t.to_str()?, ps.as_slice()));
         }
     }
+    let mut topics = all_topics.clone();
     topics.sort_unstable();
     topics.dedup();
     let any_rack = read.iter().any(|m| m.rack.is_some());
@@ -549,15 +555,11 @@ fn drop_in_assign<'py>(
     let racks = racks.unwrap_or_default();
     let has_racks = !racks.is_empty();
     let mut decoded: Vec<DecodedMember<'_>> = Vec::with_capacity(read.len());
+    let (mut topics_rest, mut owned_rest) = (all_topics.as_slice(), all_owned.as_slice());
     for m in &read {
-        let mut topics = Vec::with_capacity(m.topics.len());
-        for t in &m.topics {
-            topics.push(t.to_str()?);
-        }
-        let mut owned = Vec::with_capacity(m.owned.len());
-        for (t, ps) in &m.owned {
-            owned.push((t.to_str()?, ps.as_slice()));
-        }
+        let (topics, t_rest) = topics_rest.split_at(m.topics.len());
+        let (owned, o_rest) = owned_rest.split_at(m.owned.len());
+        (topics_rest, owned_rest) = (t_rest, o_rest);
         decoded.push(DecodedMember {
             id: m.id.to_str()?,
             topics,
