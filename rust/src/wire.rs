@@ -700,9 +700,9 @@ fn run<'a>(
 /// aiokafka's `ConsumerProtocolMemberMetadata`), its history already read by [`history`].
 pub struct DecodedMember<'a> {
     pub id: &'a str,
-    pub topics: Vec<&'a str>,
+    pub topics: &'a [&'a str],
     /// The history: (topic, partitions) groups in the order given.
-    pub owned: Vec<(&'a str, &'a [i64])>,
+    pub owned: &'a [(&'a str, &'a [i64])],
     /// -1 when unknown.
     pub generation: i32,
     /// None for no rack or `""`.
@@ -724,9 +724,9 @@ pub fn assign_decoded(
     let mut b = ProblemBuilder::new(topics)?;
     b.reserve_members(members.len());
     for m in members {
-        let sub = b.subscription(&m.topics);
+        let sub = b.subscription(m.topics);
         let mut owned = Vec::new();
-        for &(topic, parts) in &m.owned {
+        for &(topic, parts) in m.owned {
             if let Some(t) = b.topic(topic) {
                 owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
             }
@@ -1208,13 +1208,18 @@ mod tests {
                         (s.topics, owned, generation, s.rack.filter(|r| !r.is_empty()))
                     })
                     .collect();
+                let owned_groups: Vec<Vec<(&str, &[i64])>> = fields
+                    .iter()
+                    .map(|(_, owned, _, _)| owned.iter().map(|(t, ps)| (*t, ps.as_slice())).collect())
+                    .collect();
                 let decoded: Vec<DecodedMember<'_>> = ids
                     .iter()
                     .zip(&fields)
-                    .map(|(id, (topics, owned, generation, rack))| DecodedMember {
+                    .zip(&owned_groups)
+                    .map(|((id, (topics, _, generation, rack)), owned)| DecodedMember {
                         id,
-                        topics: topics.clone(),
-                        owned: owned.iter().map(|(t, ps)| (*t, ps.as_slice())).collect(),
+                        topics,
+                        owned,
                         generation: *generation,
                         rack: *rack,
                         group_instance_id: None,

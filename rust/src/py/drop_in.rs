@@ -356,6 +356,8 @@ fn topic_list<'py>(
 /// member id given twice keeps its first position and its last metadata (as a dict built by
 /// assignment). Warnings go to `warn` as they arise. The user data is read when the rule needs
 /// it or `keep_user_data` asks for it (a Python strategy may read it: failover's priority).
+/// When the ids are exact str, none repeated, also gives a dict of them (values None) in the
+/// members' order, a template for [`dict_for`].
 fn read_members<'py>(
     py: Python<'py>,
     client: Client,
@@ -363,7 +365,7 @@ fn read_members<'py>(
     members: &Bound<'py, PyAny>,
     warn: &Bound<'py, PyAny>,
     keep_user_data: bool,
-) -> PyResult<Vec<Read<'py>>> {
+) -> PyResult<(Vec<Read<'py>>, Option<Bound<'py, PyDict>>)> {
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
     let mut attrs = ReadAttrs::new(py, client);
     let entries: Vec<Entry<'py>> = match client {
@@ -467,13 +469,24 @@ fn read_members<'py>(
         gil.tick(py, 1 + read.owned.iter().map(|(_, ps)| ps.len()).sum::<usize>() / 8);
         out.push(read);
     }
-    // A repeated id: dict semantics (first position, last value). Found without allocating;
-    // none is possible when the ids are a dict's keys, all exact str.
-    if client == Client::Aiokafka
-        && members.is_instance_of::<PyDict>()
-        && out.iter().all(|m| m.id.is_exact_instance_of::<PyString>())
-    {
-        return Ok(out);
+    // A repeated id: dict semantics (first position, last value). None is possible when the
+    // ids are a dict's keys, all exact str.
+    let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
+    if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
+        return Ok((out, None));
+    }
+    // Exact str ids are found repeated by a dict of them, which hashes each id once with the
+    // hash str caches and the result's dict reuses; without a repeat it is that dict's template
+    // (same keys, same order).
+    if exact {
+        let none = py.None();
+        let keys = PyDict::new(py);
+        for m in &out {
+            keys.set_item(&m.id, &none)?;
+        }
+        if keys.len() == out.len() {
+            return Ok((out, Some(keys)));
+        }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
     first.reserve(out.len());
@@ -497,7 +510,7 @@ fn read_members<'py>(
         }
         out = taken.into_iter().flatten().collect();
     }
-    Ok(out)
+    Ok((out, None))
 }
 
 /// The drop-in leader step for a Rust strategy: read every member from the client's objects
@@ -519,13 +532,20 @@ fn drop_in_assign<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let strat = Strategy::from_str(strategy)?;
     let client = Client::parse(client)?;
-    let read = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
-    let mut topics: Vec<&str> = Vec::new();
+    let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
+    let template = keys.as_ref().map_or(members, |k| k.as_any());
+    // Every member's topics and history in one buffer each, sliced per member.
+    let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
+    let mut all_owned: Vec<(&str, &[i64])> = Vec::with_capacity(read.iter().map(|m| m.owned.len()).sum());
     for m in &read {
         for t in &m.topics {
-            topics.push(t.to_str()?);
+            all_topics.push(t.to_str()?);
+        }
+        for (t, ps) in &m.owned {
+            all_owned.push((t.to_str()?, ps.as_slice()));
         }
     }
+    let mut topics = all_topics.clone();
     topics.sort_unstable();
     topics.dedup();
     let any_rack = read.iter().any(|m| m.rack.is_some());
@@ -535,15 +555,11 @@ fn drop_in_assign<'py>(
     let racks = racks.unwrap_or_default();
     let has_racks = !racks.is_empty();
     let mut decoded: Vec<DecodedMember<'_>> = Vec::with_capacity(read.len());
+    let (mut topics_rest, mut owned_rest) = (all_topics.as_slice(), all_owned.as_slice());
     for m in &read {
-        let mut topics = Vec::with_capacity(m.topics.len());
-        for t in &m.topics {
-            topics.push(t.to_str()?);
-        }
-        let mut owned = Vec::with_capacity(m.owned.len());
-        for (t, ps) in &m.owned {
-            owned.push((t.to_str()?, ps.as_slice()));
-        }
+        let (topics, t_rest) = topics_rest.split_at(m.topics.len());
+        let (owned, o_rest) = owned_rest.split_at(m.owned.len());
+        (topics_rest, owned_rest) = (t_rest, o_rest);
         decoded.push(DecodedMember {
             id: m.id.to_str()?,
             topics,
@@ -557,7 +573,7 @@ fn drop_in_assign<'py>(
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
     let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    bytes_dict(py, members, &ids, &encoded)
+    bytes_dict(py, template, &ids, &encoded)
 }
 
 /// The leader's view of every member as `kassign.Member`s, read from the client's objects with
@@ -573,9 +589,10 @@ fn drop_in_members<'py>(
     warn: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = Client::parse(client)?;
-    let read = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    let template = keys.as_ref().map_or(members, |k| k.as_any());
     let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    let out = dict_for(py, members, &ids)?;
+    let out = dict_for(py, template, &ids)?;
     for m in read {
         let mut topics = m.topics;
         let mut names: Vec<&str> = Vec::with_capacity(topics.len());
