@@ -1373,28 +1373,43 @@ def render(data: dict, md_path: Path, png_link: str | None) -> None:
         if c == "kassign-wire" and res.get("status") == "ok":
             wire_rows.append((sc, st, res))
     if wire_rows:
+        # A peer column is shown when at least one of its cells ran (kassign-protocol is left out of
+        # the default run: a column of "left out" tells a reader nothing).
+        wire_peers = [
+            c
+            for c in ("kassign-protocol", "franz-go", "java")
+            if any(cell_key(sc, st, c) in cells for sc, st, _ in wire_rows)
+        ]
         w("## The leader's wire path: bytes in, bytes out")
         w("")
         w(
             "What a group leader does with the JoinGroup response: decode every member's subscription "
             "bytes, assign, encode every member's assignment. `kassign-wire` = "
-            "`kassign.protocol.assign_wire` (all in Rust, GIL released); `kassign-protocol` = the same "
-            "job through 0.1's Python API (decode, `kassign.assign`, encode per member); franz-go = "
+            "`kassign.protocol.assign_wire` (all in Rust, GIL released); "
+            + (
+                "`kassign-protocol` = the same job through 0.1's Python API (decode, `kassign.assign`, "
+                "encode per member); "
+                if "kassign-protocol" in wire_peers
+                else ""
+            )
+            + "franz-go = "
             "`MemberBalancer` (decodes) + `Balance` + `IntoSyncAssignment` (encodes); Java = "
             "`assign(cluster, groupSubscription)` on already decoded subscriptions (its decoding and "
             "encoding are not in the call). Ratios: contender / `kassign-wire` (above 1×: kassign faster)."
         )
         w("")
-        w("| scenario | strategy | kassign-wire | kassign-protocol | franz-go | java |")
-        w("|---|---|---|---|---|---|")
+        w("| scenario | strategy | kassign-wire | " + " | ".join(wire_peers) + " |")
+        w("|---|---|---" + "|---" * len(wire_peers) + "|")
         for sc, st, res in sorted(wire_rows, key=lambda x: (x[0], x[1])):
             row = [fmt_time(res["median"])]
-            for c in ("kassign-protocol", "franz-go", "java"):
+            for c in wire_peers:
                 r = cells.get(cell_key(sc, st, c))
                 if r and r.get("status") == "ok":
                     row.append(f"{fmt_time(r['median'])} ({fmt_ratio(r['median'] / res['median'])})")
+                elif r:
+                    row.append(cell_text(r, cap, None))
                 else:
-                    row.append(cell_text(r, cap, None) if r else "not run")
+                    row.append("left out" if left_out(sc, st, c) else "not run")
             w(f"| {sc} | {st} | " + " | ".join(row) + " |")
         w("")
 
