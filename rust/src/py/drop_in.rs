@@ -12,6 +12,7 @@
 //! * aiokafka a mapping of member id to `ConsumerProtocolMemberMetadata` (`subscription`,
 //!   `user_data`: it decodes v0 only, so no owned field, generation, rack or static id).
 
+use std::ops::Range;
 use std::str::FromStr;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
@@ -48,6 +49,42 @@ impl Client {
 /// (topic, partitions) groups of owned partitions, in the order given.
 type OwnedGroups<'py> = Vec<(Bound<'py, PyString>, Vec<i64>)>;
 
+/// Every member's history decoded from user data, in the form the core reads: topic names in
+/// one `String`, partition indexes in one `Vec`, each group a (name, partitions) pair of ranges
+/// into them (no object or allocation per member).
+#[derive(Default)]
+struct UserDataHistory {
+    names: String,
+    parts: Vec<i64>,
+    groups: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl UserDataHistory {
+    /// The groups in `range`, as (topic, partitions).
+    fn groups(&self, range: &Range<usize>) -> impl Iterator<Item = (&str, &[i64])> {
+        self.groups[range.clone()]
+            .iter()
+            .map(|(n, p)| (&self.names[n.clone()], &self.parts[p.clone()]))
+    }
+}
+
+/// One member's history: the subscription's owned field as read, or groups of the call's
+/// [`UserDataHistory`].
+enum Owned<'py> {
+    Field(OwnedGroups<'py>),
+    UserData(Range<usize>),
+}
+
+impl Owned<'_> {
+    /// The number of (topic, partitions) groups.
+    fn len(&self) -> usize {
+        match self {
+            Owned::Field(groups) => groups.len(),
+            Owned::UserData(range) => range.len(),
+        }
+    }
+}
+
 /// One member entry of the client: (member id, its metadata, its group instance id).
 type Entry<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
 
@@ -60,7 +97,7 @@ struct Read<'py> {
     topics: Vec<Bound<'py, PyString>>,
     user_data: Option<Bound<'py, PyBytes>>,
     /// The history, (topic, partitions) groups in the order given.
-    owned: OwnedGroups<'py>,
+    owned: Owned<'py>,
     generation: i32,
     rack: Option<Bound<'py, PyString>>,
     instance: Option<Bound<'py, PyString>>,
@@ -365,7 +402,8 @@ fn read_members<'py>(
     members: &Bound<'py, PyAny>,
     warn: &Bound<'py, PyAny>,
     keep_user_data: bool,
-) -> PyResult<(Vec<Read<'py>>, Option<Bound<'py, PyDict>>)> {
+) -> PyResult<(Vec<Read<'py>>, UserDataHistory, Option<Bound<'py, PyDict>>)> {
+    let mut from_user_data = UserDataHistory::default();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
     let mut attrs = ReadAttrs::new(py, client);
     let entries: Vec<Entry<'py>> = match client {
@@ -429,21 +467,19 @@ fn read_members<'py>(
                 let ud = user_data.as_ref().map(|b| b.as_bytes());
                 let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
                 let owned = match from {
-                    HistoryFrom::Field => field,
-                    // A topic the member subscribes to reuses its subscription's str (looked
-                    // for among a few topics only: no scan that grows with topics x groups).
-                    HistoryFrom::UserData(groups) => groups
-                        .iter()
-                        .map(|g| {
-                            let name = topics[..topics.len().min(8)]
-                                .iter()
-                                .find(|t| t.to_str().is_ok_and(|s| s == g.topic))
-                                .cloned()
-                                .unwrap_or_else(|| PyString::new(py, g.topic));
-                            (name, g.partitions.iter().map(i64::from).collect())
-                        })
-                        .collect(),
-                    HistoryFrom::Nothing => Vec::new(),
+                    HistoryFrom::Field => Owned::Field(field),
+                    HistoryFrom::UserData(groups) => {
+                        let h = &mut from_user_data;
+                        let start = h.groups.len();
+                        for g in &groups {
+                            let (n0, p0) = (h.names.len(), h.parts.len());
+                            h.names.push_str(g.topic);
+                            h.parts.extend(g.partitions.iter().map(i64::from));
+                            h.groups.push((n0..h.names.len(), p0..h.parts.len()));
+                        }
+                        Owned::UserData(start..h.groups.len())
+                    }
+                    HistoryFrom::Nothing => Owned::Field(Vec::new()),
                 };
                 (owned, generation)
             }
@@ -451,7 +487,7 @@ fn read_members<'py>(
                 warnings.push(format!(
                     "member {id_str}: invalid history ({e}); treated as having no history"
                 ));
-                (Vec::new(), -1)
+                (Owned::Field(Vec::new()), -1)
             }
         };
         for w in warnings.drain(..) {
@@ -466,14 +502,18 @@ fn read_members<'py>(
             instance: nonempty_str(instance),
             id,
         };
-        gil.tick(py, 1 + read.owned.iter().map(|(_, ps)| ps.len()).sum::<usize>() / 8);
+        let n_owned = match &read.owned {
+            Owned::Field(groups) => groups.iter().map(|(_, ps)| ps.len()).sum::<usize>(),
+            Owned::UserData(range) => from_user_data.groups(range).map(|(_, ps)| ps.len()).sum(),
+        };
+        gil.tick(py, 1 + n_owned / 8);
         out.push(read);
     }
     // A repeated id: dict semantics (first position, last value). None is possible when the
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
     if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
-        return Ok((out, None));
+        return Ok((out, from_user_data, None));
     }
     // Exact str ids are found repeated by a dict of them, which hashes each id once with the
     // hash str caches and the result's dict reuses; without a repeat it is that dict's template
@@ -485,7 +525,7 @@ fn read_members<'py>(
             keys.set_item(&m.id, &none)?;
         }
         if keys.len() == out.len() {
-            return Ok((out, Some(keys)));
+            return Ok((out, from_user_data, Some(keys)));
         }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
@@ -510,7 +550,7 @@ fn read_members<'py>(
         }
         out = taken.into_iter().flatten().collect();
     }
-    Ok((out, None))
+    Ok((out, from_user_data, None))
 }
 
 /// The drop-in leader step for a Rust strategy: read every member from the client's objects
@@ -532,7 +572,8 @@ fn drop_in_assign<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let strat = Strategy::from_str(strategy)?;
     let client = Client::parse(client)?;
-    let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
+    let (read, from_user_data, keys) =
+        read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
@@ -541,8 +582,13 @@ fn drop_in_assign<'py>(
         for t in &m.topics {
             all_topics.push(t.to_str()?);
         }
-        for (t, ps) in &m.owned {
-            all_owned.push((t.to_str()?, ps.as_slice()));
+        match &m.owned {
+            Owned::Field(groups) => {
+                for (t, ps) in groups {
+                    all_owned.push((t.to_str()?, ps.as_slice()));
+                }
+            }
+            Owned::UserData(range) => all_owned.extend(from_user_data.groups(range)),
         }
     }
     let mut topics = all_topics.clone();
@@ -589,11 +635,28 @@ fn drop_in_members<'py>(
     warn: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = Client::parse(client)?;
-    let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    let (read, from_user_data, keys) =
+        read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
     let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
     let out = dict_for(py, template, &ids)?;
     for m in read {
+        let groups = match m.owned {
+            Owned::Field(groups) => groups,
+            // A topic the member subscribes to reuses its subscription's str (looked for among
+            // a few topics only: no scan that grows with topics x groups).
+            Owned::UserData(range) => from_user_data
+                .groups(&range)
+                .map(|(topic, parts)| {
+                    let name = m.topics[..m.topics.len().min(8)]
+                        .iter()
+                        .find(|t| t.to_str().is_ok_and(|s| s == topic))
+                        .cloned()
+                        .unwrap_or_else(|| PyString::new(py, topic));
+                    (name, parts.to_vec())
+                })
+                .collect(),
+        };
         let mut topics = m.topics;
         let mut names: Vec<&str> = Vec::with_capacity(topics.len());
         topics.sort_by(|a, b| a.to_str().unwrap_or("").cmp(b.to_str().unwrap_or("")));
@@ -605,7 +668,7 @@ fn drop_in_members<'py>(
         // Consecutive entries of one topic are merged, as `Member` stores them.
         let mut owned: Vec<OwnedGroup> = Vec::new();
         let mut n_owned = 0;
-        for (topic, parts) in m.owned {
+        for (topic, parts) in groups {
             n_owned += parts.len();
             match owned.last_mut() {
                 Some(last) if last.topic.bind(py).to_str()? == topic.to_str()? => {
