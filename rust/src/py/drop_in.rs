@@ -76,10 +76,7 @@ impl<'py> Histories<'py> {
     }
 
     /// The groups in `range`, as (topic, partitions).
-    fn groups<'a>(
-        &'a self,
-        range: &Range<usize>,
-    ) -> impl Iterator<Item = (&'a GroupTopic<'py>, &'a [i64])> + 'a {
+    fn groups<'a>(&'a self, range: &Range<usize>) -> impl Iterator<Item = (&'a GroupTopic<'py>, &'a [i64])> + 'a {
         self.groups[range.clone()]
             .iter()
             .map(|(t, p)| (t, &self.parts[p.clone()]))
@@ -486,7 +483,8 @@ fn read_members<'py>(
                             let (n0, p0) = (hist.names.len(), hist.parts.len());
                             hist.names.push_str(g.topic);
                             hist.parts.extend(g.partitions.iter().map(i64::from));
-                            hist.groups.push((GroupTopic::Name(n0..hist.names.len()), p0..hist.parts.len()));
+                            hist.groups
+                                .push((GroupTopic::Name(n0..hist.names.len()), p0..hist.parts.len()));
                         }
                     }
                     HistoryFrom::Nothing => hist.truncate(mark),
