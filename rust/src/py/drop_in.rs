@@ -12,6 +12,7 @@
 //! * aiokafka a mapping of member id to `ConsumerProtocolMemberMetadata` (`subscription`,
 //!   `user_data`: it decodes v0 only, so no owned field, generation, rack or static id).
 
+use std::ops::Range;
 use std::str::FromStr;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError, PyValueError};
@@ -45,8 +46,50 @@ impl Client {
     }
 }
 
-/// (topic, partitions) groups of owned partitions, in the order given.
-type OwnedGroups<'py> = Vec<(Bound<'py, PyString>, Vec<i64>)>;
+/// A history group's topic: a name in [`Histories::names`] (decoded from user data) or the str
+/// read from the owned-partitions field.
+enum GroupTopic<'py> {
+    Name(Range<usize>),
+    Str(Bound<'py, PyString>),
+}
+
+/// Every member's history in the form the core reads: (topic, partitions) groups whose
+/// partition indexes are ranges of one `Vec` and whose decoded topic names are ranges of one
+/// `String` (no allocation per member or group). A member's history is a range of `groups`.
+#[derive(Default)]
+struct Histories<'py> {
+    names: String,
+    parts: Vec<i64>,
+    groups: Vec<(GroupTopic<'py>, Range<usize>)>,
+}
+
+impl<'py> Histories<'py> {
+    /// The lengths to [`Self::truncate`] back to.
+    fn mark(&self) -> (usize, usize, usize) {
+        (self.names.len(), self.parts.len(), self.groups.len())
+    }
+
+    fn truncate(&mut self, (names, parts, groups): (usize, usize, usize)) {
+        self.names.truncate(names);
+        self.parts.truncate(parts);
+        self.groups.truncate(groups);
+    }
+
+    /// The groups in `range`, as (topic, partitions).
+    fn groups<'a>(&'a self, range: &Range<usize>) -> impl Iterator<Item = (&'a GroupTopic<'py>, &'a [i64])> + 'a {
+        self.groups[range.clone()]
+            .iter()
+            .map(|(t, p)| (t, &self.parts[p.clone()]))
+    }
+
+    /// A group topic's name.
+    fn name<'a>(&'a self, topic: &'a GroupTopic<'py>) -> PyResult<&'a str> {
+        match topic {
+            GroupTopic::Name(r) => Ok(&self.names[r.clone()]),
+            GroupTopic::Str(s) => s.to_str(),
+        }
+    }
+}
 
 /// One member entry of the client: (member id, its metadata, its group instance id).
 type Entry<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
@@ -59,8 +102,8 @@ struct Read<'py> {
     id: Bound<'py, PyString>,
     topics: Vec<Bound<'py, PyString>>,
     user_data: Option<Bound<'py, PyBytes>>,
-    /// The history, (topic, partitions) groups in the order given.
-    owned: OwnedGroups<'py>,
+    /// The history: (topic, partitions) groups of the call's [`Histories`], in the order given.
+    owned: Range<usize>,
     generation: i32,
     rack: Option<Bound<'py, PyString>>,
     instance: Option<Bound<'py, PyString>>,
@@ -234,25 +277,24 @@ impl<'py> ReadAttrs<'py> {
     }
 }
 
-/// The partition indexes of one owned entry, or `Err(message)` when they are not ints in the
-/// int64 range.
-fn partition_list(parts: &Bound<'_, PyAny>) -> Result<Vec<i64>, String> {
+/// Append the partition indexes of one owned entry to `out`, or `Err(message)` when they are
+/// not ints in the int64 range.
+fn partition_list(parts: &Bound<'_, PyAny>, out: &mut Vec<i64>) -> Result<(), String> {
     if let Ok(list) = parts.cast_exact::<PyList>() {
-        let mut out = Vec::with_capacity(list.len());
+        out.reserve(list.len());
         for p in list.iter() {
             out.push(partition_index(&p)?);
         }
-        return Ok(out);
+        return Ok(());
     }
     let iter = parts
         .try_iter()
         .map_err(|_| format!("partitions must be a list of ints, got {}", repr(parts)))?;
-    let mut out = Vec::new();
     for p in iter {
         let p = p.map_err(|e| e.to_string())?;
         out.push(partition_index(&p)?);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One partition index: an int in the int64 range, or `Err(message)`.
@@ -264,24 +306,25 @@ fn partition_index(p: &Bound<'_, PyAny>) -> Result<i64, String> {
         .map_err(|_| format!("partition index {} is out of range", repr(p)))
 }
 
-/// The subscription's owned-partitions field (kafka-python), or `Err(message)` when it cannot
-/// be read as history. Entries without `topic`/`partitions` are skipped with a warning.
+/// Append the subscription's owned-partitions field (kafka-python) to `out`, or `Err(message)`
+/// when it cannot be read as history (`out` then holds part of it: the caller truncates).
+/// Entries without `topic`/`partitions` are skipped with a warning.
 fn owned_field<'py>(
     attrs: &mut ReadAttrs<'py>,
     id: &str,
     owned: Option<Bound<'py, PyAny>>,
+    out: &mut Histories<'py>,
     warn: &mut impl FnMut(String) -> PyResult<()>,
-) -> PyResult<Result<OwnedGroups<'py>, String>> {
+) -> PyResult<Result<(), String>> {
     let Some(owned) = owned else {
-        return Ok(Ok(Vec::new()));
+        return Ok(Ok(()));
     };
     if owned.cast_exact::<PyList>().is_ok_and(|l| l.is_empty()) {
-        return Ok(Ok(Vec::new()));
+        return Ok(Ok(()));
     }
     let Ok(iter) = owned.try_iter() else {
         return Ok(Err("unreadable owned partitions".into()));
     };
-    let mut out = Vec::new();
     for entry in iter {
         let entry = entry?;
         let (topic, parts) = match (
@@ -300,12 +343,13 @@ fn owned_field<'py>(
         let Ok(topic) = topic.cast_into::<PyString>() else {
             return Ok(Err("topic must be a str".into()));
         };
-        match partition_list(&parts) {
-            Ok(ps) => out.push((topic, ps)),
-            Err(e) => return Ok(Err(e)),
+        let start = out.parts.len();
+        if let Err(e) = partition_list(&parts, &mut out.parts) {
+            return Ok(Err(e));
         }
+        out.groups.push((GroupTopic::Str(topic), start..out.parts.len()));
     }
-    Ok(Ok(out))
+    Ok(Ok(()))
 }
 
 /// The user data as `bytes` (bytearray and memoryview copied), anything else None.
@@ -365,7 +409,8 @@ fn read_members<'py>(
     members: &Bound<'py, PyAny>,
     warn: &Bound<'py, PyAny>,
     keep_user_data: bool,
-) -> PyResult<(Vec<Read<'py>>, Option<Bound<'py, PyDict>>)> {
+) -> PyResult<(Vec<Read<'py>>, Histories<'py>, Option<Bound<'py, PyDict>>)> {
+    let mut hist = Histories::default();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
     let mut attrs = ReadAttrs::new(py, client);
     let entries: Vec<Entry<'py>> = match client {
@@ -403,14 +448,15 @@ fn read_members<'py>(
         };
         let topics = topic_list(id_str, topics, &mut emit)?;
         let user_data = user_data_bytes(py, user_data)?;
+        let mark = hist.mark();
         let (field, generation, rack) = match (&md, client) {
             (Some(md), Client::KafkaPython) => {
                 // The owned field and the generation are read only when the rule may take them.
                 let (field, generation) = if kind == History::None {
-                    (Ok(Vec::new()), -1)
+                    (Ok(()), -1)
                 } else {
                     let owned = attrs.owned_partitions.opt(md)?;
-                    let field = owned_field(&mut attrs, id_str, owned, &mut emit)?;
+                    let field = owned_field(&mut attrs, id_str, owned, &mut hist, &mut emit)?;
                     let generation = match attrs.generation_id.opt(md)? {
                         Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
                             g.extract::<i32>().unwrap_or(-1)
@@ -421,39 +467,40 @@ fn read_members<'py>(
                 };
                 (field, generation, nonempty_str(attrs.rack_id.opt(md)?))
             }
-            _ => (Ok(Vec::new()), -1, None),
+            _ => (Ok(()), -1, None),
         };
-        let (owned, generation) = match field {
-            Ok(field) => {
-                let has_partitions = field.iter().any(|(_, ps)| !ps.is_empty());
+        let generation = match field {
+            Ok(()) => {
+                // The field's partitions are those appended since `mark`.
+                let has_partitions = hist.parts.len() > mark.1;
                 let ud = user_data.as_ref().map(|b| b.as_bytes());
                 let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
-                let owned = match from {
-                    HistoryFrom::Field => field,
-                    // A topic the member subscribes to reuses its subscription's str (looked
-                    // for among a few topics only: no scan that grows with topics x groups).
-                    HistoryFrom::UserData(groups) => groups
-                        .iter()
-                        .map(|g| {
-                            let name = topics[..topics.len().min(8)]
-                                .iter()
-                                .find(|t| t.to_str().is_ok_and(|s| s == g.topic))
-                                .cloned()
-                                .unwrap_or_else(|| PyString::new(py, g.topic));
-                            (name, g.partitions.iter().map(i64::from).collect())
-                        })
-                        .collect(),
-                    HistoryFrom::Nothing => Vec::new(),
-                };
-                (owned, generation)
+                match from {
+                    HistoryFrom::Field => {}
+                    HistoryFrom::UserData(groups) => {
+                        hist.truncate(mark);
+                        for g in &groups {
+                            let (n0, p0) = (hist.names.len(), hist.parts.len());
+                            hist.names.push_str(g.topic);
+                            hist.parts.extend(g.partitions.iter().map(i64::from));
+                            hist.groups
+                                .push((GroupTopic::Name(n0..hist.names.len()), p0..hist.parts.len()));
+                        }
+                    }
+                    HistoryFrom::Nothing => hist.truncate(mark),
+                }
+                generation
             }
             Err(e) => {
+                hist.truncate(mark);
                 warnings.push(format!(
                     "member {id_str}: invalid history ({e}); treated as having no history"
                 ));
-                (Vec::new(), -1)
+                -1
             }
         };
+        let owned = mark.2..hist.groups.len();
+        let n_owned = hist.parts.len() - mark.1;
         for w in warnings.drain(..) {
             emit(w)?;
         }
@@ -466,14 +513,14 @@ fn read_members<'py>(
             instance: nonempty_str(instance),
             id,
         };
-        gil.tick(py, 1 + read.owned.iter().map(|(_, ps)| ps.len()).sum::<usize>() / 8);
+        gil.tick(py, 1 + n_owned / 8);
         out.push(read);
     }
     // A repeated id: dict semantics (first position, last value). None is possible when the
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
     if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
-        return Ok((out, None));
+        return Ok((out, hist, None));
     }
     // Exact str ids are found repeated by a dict of them, which hashes each id once with the
     // hash str caches and the result's dict reuses; without a repeat it is that dict's template
@@ -485,7 +532,7 @@ fn read_members<'py>(
             keys.set_item(&m.id, &none)?;
         }
         if keys.len() == out.len() {
-            return Ok((out, Some(keys)));
+            return Ok((out, hist, Some(keys)));
         }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
@@ -510,7 +557,7 @@ fn read_members<'py>(
         }
         out = taken.into_iter().flatten().collect();
     }
-    Ok((out, None))
+    Ok((out, hist, None))
 }
 
 /// The drop-in leader step for a Rust strategy: read every member from the client's objects
@@ -532,7 +579,7 @@ fn drop_in_assign<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let strat = Strategy::from_str(strategy)?;
     let client = Client::parse(client)?;
-    let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
+    let (read, hist, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
@@ -541,8 +588,8 @@ fn drop_in_assign<'py>(
         for t in &m.topics {
             all_topics.push(t.to_str()?);
         }
-        for (t, ps) in &m.owned {
-            all_owned.push((t.to_str()?, ps.as_slice()));
+        for (t, ps) in hist.groups(&m.owned) {
+            all_owned.push((hist.name(t)?, ps));
         }
     }
     let mut topics = all_topics.clone();
@@ -589,11 +636,28 @@ fn drop_in_members<'py>(
     warn: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = Client::parse(client)?;
-    let (read, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    let (read, hist, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
     let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
     let out = dict_for(py, template, &ids)?;
     for m in read {
+        let mut groups: Vec<(Bound<'py, PyString>, Vec<i64>)> = Vec::with_capacity(m.owned.len());
+        for (topic, parts) in hist.groups(&m.owned) {
+            let name = match topic {
+                GroupTopic::Str(s) => s.clone(),
+                // A topic the member subscribes to reuses its subscription's str (looked for
+                // among a few topics only: no scan that grows with topics x groups).
+                GroupTopic::Name(r) => {
+                    let topic = &hist.names[r.clone()];
+                    m.topics[..m.topics.len().min(8)]
+                        .iter()
+                        .find(|t| t.to_str().is_ok_and(|s| s == topic))
+                        .cloned()
+                        .unwrap_or_else(|| PyString::new(py, topic))
+                }
+            };
+            groups.push((name, parts.to_vec()));
+        }
         let mut topics = m.topics;
         let mut names: Vec<&str> = Vec::with_capacity(topics.len());
         topics.sort_by(|a, b| a.to_str().unwrap_or("").cmp(b.to_str().unwrap_or("")));
@@ -605,7 +669,7 @@ fn drop_in_members<'py>(
         // Consecutive entries of one topic are merged, as `Member` stores them.
         let mut owned: Vec<OwnedGroup> = Vec::new();
         let mut n_owned = 0;
-        for (topic, parts) in m.owned {
+        for (topic, parts) in groups {
             n_owned += parts.len();
             match owned.last_mut() {
                 Some(last) if last.topic.bind(py).to_str()? == topic.to_str()? => {
