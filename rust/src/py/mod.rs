@@ -30,6 +30,7 @@ mod lag;
 mod member;
 mod objects;
 mod protocol;
+mod slot_attr;
 
 use pyo3::prelude::*;
 
