@@ -22,6 +22,7 @@ from typing import Any
 
 import kassign
 from kassign import _core, protocol
+from kassign._inputs import check_options
 from kassign._types import Member, TopicPartition
 from kassign.assignors import PYTHON_STRATEGIES
 
@@ -369,8 +370,7 @@ def leader_assign(
 
     def metadata(topics: list[str], any_rack: bool) -> tuple[dict[str, int], Any]:
         answer = _cluster_metadata(cluster, topics, any_rack)
-        if options:  # after the metadata look-up, as kassign.assign checks them
-            raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
+        check_options("assign", strategy, False, options)  # after the metadata look-up, as kassign.assign
         return answer
 
     assigned: dict[str, bytes] = _core.drop_in_assign(strategy, protocol_name, client, members, metadata, _warn)
