@@ -450,6 +450,18 @@ def run(n: int, seed: int = DEFAULT_SEED, progress: bool = False) -> dict[str, A
     }
 
 
+def report(summary: dict[str, Any], json_path: str | None) -> int:
+    """Print a differential run's summary (failures counted), write it whole to ``json_path`` if
+    given, and return the exit status: 1 when any scenario failed."""
+    brief = {k: v for k, v in summary.items() if k != "failures"}
+    brief["failures"] = len(summary["failures"])
+    print(json.dumps(brief, indent=2))
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(summary, indent=1))
+    return 1 if summary["failures"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenarios", type=int, default=int(os.environ.get("KASSIGN_SERVER_DIFF_SCENARIOS", "10000")))
@@ -457,13 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the summary (and failing scenarios) here")
     args = ap.parse_args(argv)
     summary = run(args.scenarios, args.seed, progress=True)
-    brief = {k: v for k, v in summary.items() if k != "failures"}
-    brief["failures"] = len(summary["failures"])
-    print(json.dumps(brief, indent=2))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(summary, indent=1))
-    return 1 if summary["failures"] else 0
+    return report(summary, args.json)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ the figures of docs/broker.md; ``tests/broker/test_broker_plugin.py`` runs 1,000
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -152,13 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the summary (and failing scenarios) here")
     args = ap.parse_args(argv)
     summary = run(args.scenarios, args.seed)
-    brief = {k: v for k, v in summary.items() if k != "failures"}
-    brief["failures"] = len(summary["failures"])
-    print(json.dumps(brief, indent=2))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(summary, indent=1))
-    return 1 if summary["failures"] else 0
+    return server_diff.report(summary, args.json)
 
 
 if __name__ == "__main__":
