@@ -192,6 +192,11 @@ def faster(theirs: float | None, ours: float | None) -> str:
     return f"{ratio(theirs, ours)} faster" if theirs >= ours else f"{ratio(ours, theirs)} slower"
 
 
+def row_head(r: dict) -> str:
+    """The first cells of a table row: client, strategy, members, round."""
+    return f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
+
+
 def tables(rows: list[dict]) -> str:
     out = [
         "Leader step (`assign(cluster, members)` up to the SyncGroup bytes), kassign's class against the "
@@ -203,8 +208,7 @@ def tables(rows: list[dict]) -> str:
     ]
     for r in rows:
         out.append(
-            f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
-            f"{fmt(r.get('kassign_step_s'))} | {fmt(r.get('client_step_s'))} | "
+            row_head(r) + f"{fmt(r.get('kassign_step_s'))} | {fmt(r.get('client_step_s'))} | "
             f"{faster(r.get('client_step_s'), r.get('kassign_step_s'))} | {fmt(r['kassign_assign_s'])} | "
             f"{ratio(r.get('kassign_step_s'), r['kassign_assign_s'])} |"
         )
@@ -222,8 +226,7 @@ def tables(rows: list[dict]) -> str:
         k, p, lk = r.get("kassign_step_s"), r.get("kassign_result_pass_s"), r.get("kassign_lookup_s")
         rest = None if k is None or p is None or lk is None else max(k - p - lk, 0.0)
         out.append(
-            f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
-            f"{fmt(k)} | {fmt(p)} | {fmt(lk)} | {fmt(rest)} | {ratio(rest, r['kassign_assign_s'])} |"
+            f"{row_head(r)}{fmt(k)} | {fmt(p)} | {fmt(lk)} | {fmt(rest)} | {ratio(rest, r['kassign_assign_s'])} |"
         )
     out += [
         "",
@@ -238,10 +241,7 @@ def tables(rows: list[dict]) -> str:
         k, d, c = r.get("kassign_end_to_end_s"), r.get("kassign_decode_s"), r.get("client_end_to_end_s")
         # Medians of separate runs: on a loaded machine the decode alone can exceed the whole.
         share = "-" if k is None or d is None else f"{fmt(d)} ({100 * min(d / k, 1):.0f} %)"
-        out.append(
-            f"| {r['client']} | {r['strategy']} | {r['members']} | {'fresh' if r['round'] == 1 else 'round 2'} | "
-            f"{fmt(k)} | {share} | {fmt(c)} | {faster(c, k)} |"
-        )
+        out.append(f"{row_head(r)}{fmt(k)} | {share} | {fmt(c)} | {faster(c, k)} |")
     return "\n".join(out)
 
 
