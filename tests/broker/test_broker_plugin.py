@@ -257,15 +257,26 @@ def test_group_on_three_brokers(plugin_cluster, java_consumer, tmp_path):
     assert len(steps) == 6
 
 
-def _rack_run(cluster: PluginCluster, assignor: str, topics: dict[str, int]) -> dict[str, list[tuple[str, int]]]:
+def _rack_run(cluster: PluginCluster, assignor: str, partitions: int) -> dict[str, list[tuple[str, int]]]:
+    """Three members (racks a, b, c) join a fresh group first; only then are its two topics
+    created, so the first target over their partitions is computed with all three present. (A
+    member that joined alone would own every partition, and kassign keeps owned partitions before
+    it looks at racks: the locality would then depend on the join order.)"""
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
     group = cluster.unique_name(f"racks-{assignor}")
+    topics = {cluster.unique_name(f"rack-{assignor}-{i}"): partitions for i in (1, 2)}
     members = {f"m{r}": r for r in RACKS}
     clients = {name: sorted(topics) for name in members}
     consumers = [ConfluentMember(cluster.bootstrap, group, n, sorted(topics), assignor, r) for n, r in members.items()]
     try:
+        deadline = time.monotonic() + 60
+        while {m.client_id for m in describe(admin, group).members} != set(members):
+            assert time.monotonic() < deadline, f"{sorted(members)} did not all join {group}: {describe(admin, group)}"
+            time.sleep(0.5)
+        for name in topics:
+            cluster.create_topic(name, partitions)
         state = wait_settled(admin, group, clients, None, topics)
     finally:
         for c in consumers:
@@ -274,15 +285,11 @@ def _rack_run(cluster: PluginCluster, assignor: str, topics: dict[str, int]) -> 
 
 
 def test_rack_locality_beats_uniform(plugin_cluster):
-    t1 = plugin_cluster.create_topic(plugin_cluster.unique_name("rack-1"), 6)
-    t2 = plugin_cluster.create_topic(plugin_cluster.unique_name("rack-2"), 6)
-    topics = {t1: 6, t2: 6}
-
     def locality(plan: dict[str, list[tuple[str, int]]]) -> int:
         return sum(1 for m, tps in plan.items() for _, p in tps if RACKS[p % 3] == m[1:])
 
-    k = _rack_run(plugin_cluster, "kassign", topics)
-    u = _rack_run(plugin_cluster, "uniform", topics)
+    k = _rack_run(plugin_cluster, "kassign", 6)
+    u = _rack_run(plugin_cluster, "uniform", 6)
     print(f"\nrack-local partitions: kassign {locality(k)}/12, uniform {locality(u)}/12")
     assert sorted(len(v) for v in k.values()) == sorted(len(v) for v in u.values()) == [4, 4, 4]
     assert locality(k) == 12
