@@ -51,6 +51,13 @@ def fleet_cli_run(tmp_path_factory):
 
 
 def pytest_collection_modifyitems(config, items):
+    # The 10M-partition probes run only when asked for (KASSIGN_LIMITS=1, RELIABILITY.md): they are
+    # deselected, and pytest's summary counts them, rather than skipped one by one.
+    if not os.environ.get("KASSIGN_LIMITS"):
+        probes = [item for item in items if item.get_closest_marker("limits")]
+        if probes:
+            config.hook.pytest_deselected(items=probes)
+            items[:] = [item for item in items if not item.get_closest_marker("limits")]
     for item in items:
         if BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.broker)

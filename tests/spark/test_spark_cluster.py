@@ -18,9 +18,8 @@ import time
 import urllib.request
 
 import pyarrow.parquet as pq
+import pyspark  # the spark extra is in requirements-dev.txt
 import pytest
-
-pyspark = pytest.importorskip("pyspark")  # the spark extra is in requirements-dev.txt (CI has it)
 
 pytestmark = pytest.mark.spark
 

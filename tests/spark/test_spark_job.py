@@ -296,13 +296,6 @@ def test_cli_end_to_end(fleet_cli_run):
 # -- a real broker's snapshot through the job -----------------------------------------------------
 
 
-def _broker(request):
-    try:
-        return request.getfixturevalue("kafka_broker")
-    except pytest.FixtureLookupError:
-        pytest.skip("the kafka_broker fixture (tests/support/kafka_broker.py) is not available")
-
-
 def _retry(fn, timeout=60.0):
     """Retry while the fresh broker's group coordinator comes up (__consumer_offsets)."""
     from kafka.errors import CoordinatorNotAvailableError, NotCoordinatorError
@@ -354,8 +347,8 @@ class _Member:
 
 
 @pytest.mark.broker
-def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_path):
-    broker = _broker(request)
+def test_snapshot_from_a_real_broker_round_trips_through_the_job(kafka_broker, spark, tmp_path):
+    broker = kafka_broker
     bootstrap = broker.bootstrap
     from kafka import KafkaAdminClient, KafkaProducer
     from kafka.structs import OffsetAndMetadata
@@ -364,7 +357,6 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
     from kassign.fleet.collect import collect
     from kassign.fleet.snapshot import check_snapshot
 
-    spark = request.getfixturevalue("spark")
     topic, group, empty = (broker.unique_name(p) for p in ("fleet-t", "fleet-g", "fleet-empty"))
     broker.create_topic(topic, partitions=4)
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
@@ -444,8 +436,8 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(request, tmp_pa
 
 
 @pytest.mark.broker
-def test_snapshot_cli_against_a_real_broker(request, tmp_path):
-    broker = _broker(request)
+def test_snapshot_cli_against_a_real_broker(kafka_broker, tmp_path):
+    broker = kafka_broker
     topic = broker.create_topic(broker.unique_name("fleet-cli-t"), partitions=3)
     group = broker.unique_name("fleet-cli-g")
     from kafka import KafkaAdminClient

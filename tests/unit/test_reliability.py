@@ -894,10 +894,7 @@ LIMIT_SHAPES = [
 PEAK_RSS_BOUND_MIB_10M = 2048
 
 
-@pytest.mark.skipif(
-    not os.environ.get("KASSIGN_LIMITS"),
-    reason="10M-partition probe, opt-in: set KASSIGN_LIMITS=1 (14 runs, ~10 min, ~1.2 GiB each)",
-)
+@pytest.mark.limits  # opt-in (KASSIGN_LIMITS=1): 14 runs, ~10 min, ~1.2 GiB each; tests/conftest.py
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("total, n_topics, n_members", LIMIT_SHAPES)
 def test_ten_million_partitions_bounded_memory(strategy, total, n_topics, n_members):
