@@ -187,14 +187,14 @@ broker-rust-targets:
 		[ -d "$$sysroot/lib/rustlib/$$t/lib" ] && continue; \
 		if ! command -v rustup >/dev/null 2>&1; then \
 			echo "make broker-plugin: the Rust standard library for $$t is not installed and rustup is not on PATH" \
-				"(install it with rustup, https://rustup.rs, or build for this machine only:" \
+				"(install it with rustup, https://rustup.rs, or build without it, e.g.:" \
 				"make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)" >&2; \
 			exit 1; \
 		fi; \
 		echo "rustup target add $$t"; \
 		rustup target add "$$t" || { \
 			echo "make broker-plugin: \`rustup target add $$t\` failed (it downloads the target's standard" \
-				"library: check the network or proxy, or build for this machine only:" \
+				"library: check the network or proxy, or build without it, e.g.:" \
 				"make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)" >&2; \
 			exit 1; }; \
 	done
