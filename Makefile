@@ -9,7 +9,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
-	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin lint lint-python lint-rust fmt docs docs-serve docs-images
+	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
 $(VENV)/.deps: requirements-dev.txt
@@ -154,24 +154,50 @@ dist: $(VENV)/.tools
 
 # The broker-side assignor (java/broker/, docs/broker.md) -> dist/kassign-broker-<version>.jar, the
 # version being Cargo.toml's (the wheel's). Its JNI library (rust/src/jni/, the `jni` feature) is
-# linked by zig against glibc 2.17 symbols, as the wheel is, and bundled in the jar; Maven runs the
-# module's tests (java/broker/src/test) against the bundled library on the way.
+# built for each Rust target in BROKER_TARGETS, linked by zig against glibc 2.17 symbols as the wheel
+# is, and bundled in the jar as kassign/broker/native/linux-<arch>/libkassign.so (the directory
+# NativeLibrary.platform() derives from os.name/os.arch). Maven runs the module's tests
+# (java/broker/src/test) against the bundled library on the way; tests/broker/test_broker_jar.py
+# checks every bundled library's machine and glibc floor.
 KASSIGN_VERSION := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n 1)
+BROKER_TARGETS ?= x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
 BROKER_TARGET_DIR ?= target/broker
 BROKER_NATIVE_DIR := target/broker-native
 BROKER_JAR := dist/kassign-broker-$(KASSIGN_VERSION).jar
-broker-plugin: $(VENV)/.tools
-	PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(BROKER_TARGET_DIR) \
-		$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet --lib --no-default-features --features jni \
-		--target x86_64-unknown-linux-gnu.2.17
-	mkdir -p $(BROKER_NATIVE_DIR)/kassign/broker/native/linux-x86_64
-	cp $(BROKER_TARGET_DIR)/x86_64-unknown-linux-gnu/release/libkassign.so \
-		$(BROKER_NATIVE_DIR)/kassign/broker/native/linux-x86_64/libkassign.so
+broker-plugin: $(VENV)/.tools broker-rust-targets
+	rm -rf $(BROKER_NATIVE_DIR)
+	for t in $(BROKER_TARGETS); do \
+		PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(BROKER_TARGET_DIR) \
+			$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet --lib --no-default-features --features jni \
+			--target $$t.2.17 || exit 1; \
+		dir=$(BROKER_NATIVE_DIR)/kassign/broker/native/linux-$${t%%-*}; \
+		mkdir -p $$dir && cp $(BROKER_TARGET_DIR)/$$t/release/libkassign.so $$dir/libkassign.so || exit 1; \
+	done
 	mvn -q -B -f java/broker/pom.xml -Drevision=$(KASSIGN_VERSION) \
 		-Dkassign.native.dir=$(abspath $(BROKER_NATIVE_DIR)) package
 	mkdir -p dist
 	cp java/broker/target/kassign-broker-$(KASSIGN_VERSION).jar $(BROKER_JAR)
 	ls -l $(BROKER_JAR)
+
+# The Rust standard library for every target in BROKER_TARGETS (part of the build's tool set-up, so a
+# fresh clone builds the jar): nothing to do when it is installed, else `rustup target add`.
+broker-rust-targets:
+	@sysroot=$$(rustc --print sysroot) || exit 1; \
+	for t in $(BROKER_TARGETS); do \
+		[ -d "$$sysroot/lib/rustlib/$$t/lib" ] && continue; \
+		if ! command -v rustup >/dev/null 2>&1; then \
+			echo "make broker-plugin: the Rust standard library for $$t is not installed and rustup is not on PATH" \
+				"(install it with rustup, https://rustup.rs, or build without it, e.g.:" \
+				"make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)" >&2; \
+			exit 1; \
+		fi; \
+		echo "rustup target add $$t"; \
+		rustup target add "$$t" || { \
+			echo "make broker-plugin: \`rustup target add $$t\` failed (it downloads the target's standard" \
+				"library: check the network or proxy, or build without it, e.g.:" \
+				"make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)" >&2; \
+			exit 1; }; \
+	done
 
 # Install the wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py.
 dist-smoke: dist

@@ -6,17 +6,20 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
 /**
  * Loads kassign's native library once per class loader.
  *
- * <p>By default the library bundled in this jar ({@code kassign/broker/native/<os>-<arch>/libkassign.so})
- * is copied to a temporary file under {@code java.io.tmpdir} and loaded from there with
- * {@link System#load(String)}; the file is deleted once loaded. The system property
- * {@value #LIBRARY_PROPERTY} names a library on disk to load instead (another platform, a
- * read-only or {@code noexec} temporary directory).
+ * <p>By default the library bundled in this jar for this JVM's platform
+ * ({@code kassign/broker/native/<os>-<arch>/libkassign.so}: {@code linux-x86_64} and
+ * {@code linux-aarch64}, see {@link #platform(String, String)}) is copied to a temporary file under
+ * {@code java.io.tmpdir} and loaded from there with {@link System#load(String)}; the file is deleted
+ * once loaded. The system property {@value #LIBRARY_PROPERTY} names a library on disk to load
+ * instead (another platform, a read-only or {@code noexec} temporary directory).
  *
  * <p>Any failure is reported as an {@link IllegalStateException} whose message says what to do.
  * {@link KassignAssignor}'s constructor calls {@link #load()}, so a broker that cannot load the
@@ -42,10 +45,25 @@ public final class NativeLibrary {
         return p.getProperty("version", "unknown");
     }
 
-    /** The platform directory inside the jar, e.g. {@code linux-x86_64}. */
+    /**
+     * The platforms whose library {@code make broker-plugin} bundles, as {@link #platform(String, String)}
+     * names them (the Makefile's BROKER_TARGETS: x86-64 and ARM64 Linux, glibc 2.17 or newer).
+     */
+    static final List<String> BUILT_PLATFORMS = List.of("linux-x86_64", "linux-aarch64");
+
+    /** The platform directory inside the jar for this JVM, e.g. {@code linux-x86_64}. */
     static String platform() {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        return platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+    }
+
+    /**
+     * The platform directory inside the jar for an {@code os.name} and {@code os.arch} as the JVM
+     * reports them: {@code Linux}/{@code amd64} is {@code linux-x86_64}, {@code Linux}/{@code aarch64}
+     * is {@code linux-aarch64}; other values pass through, lower-cased.
+     */
+    static String platform(String osName, String osArch) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        String arch = osArch.toLowerCase(Locale.ROOT);
         String o = os.startsWith("linux") ? "linux" : os.replace(' ', '_');
         String a = switch (arch) {
             case "amd64", "x86_64" -> "x86_64";
@@ -53,6 +71,31 @@ public final class NativeLibrary {
             default -> arch;
         };
         return o + "-" + a;
+    }
+
+    /** The library's resource name for a platform, relative to this class. */
+    static String resource(String platform) {
+        return "native/" + platform + "/libkassign.so";
+    }
+
+    /** The platforms whose library this jar holds. */
+    static List<String> bundledPlatforms() {
+        List<String> out = new ArrayList<>();
+        for (String p : BUILT_PLATFORMS) {
+            if (NativeLibrary.class.getResource(resource(p)) != null) out.add(p);
+        }
+        return out;
+    }
+
+    /** What a jar with no library for {@code platform} tells the user. */
+    static String unsupportedPlatformMessage(String platform, List<String> bundled) {
+        return "kassign: this jar bundles no native library for " + platform
+            + " (kassign/broker/" + resource(platform) + "); it bundles "
+            + (bundled.isEmpty() ? "none" : String.join(", ", bundled))
+            + ". Build libkassign for this platform (`cargo build --release --no-default-features"
+            + " --features jni` in kassign's source) and point -D" + LIBRARY_PROPERTY
+            + "=/path/to/libkassign.so at it (docs/broker.md, Platforms), or remove kassign from"
+            + " group.consumer.assignors (docs/broker.md, Rollback).";
     }
 
     /** Load the library (once); throws {@link IllegalStateException} saying what to do if it cannot. */
@@ -95,14 +138,10 @@ public final class NativeLibrary {
     }
 
     private static void loadBundled() throws IOException {
-        String resource = "native/" + platform() + "/libkassign.so";
-        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
+        String platform = platform();
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource(platform))) {
             if (in == null) {
-                throw new IllegalStateException("kassign: this jar bundles no native library for "
-                    + platform() + " (kassign/broker/" + resource + "). Build libkassign for this platform "
-                    + "(`cargo build --release --no-default-features --features jni` in kassign's source) "
-                    + "and point -D" + LIBRARY_PROPERTY + "=/path/to/libkassign.so at it, or remove kassign "
-                    + "from group.consumer.assignors (docs/broker.md, Rollback).");
+                throw new IllegalStateException(unsupportedPlatformMessage(platform, bundledPlatforms()));
             }
             Path tmp = Files.createTempFile("libkassign-" + jarVersion() + "-", ".so");
             try {
