@@ -510,12 +510,20 @@ impl<'a> Built<'a> {
     fn owners(&self, owner: &[u32]) -> Vec<i32> {
         let caller = self.caller();
         let mut out = vec![-1i32; self.total];
+        let to_caller = |o: u32| if o == NO_OWNER { -1 } else { caller[o as usize] };
         for ti in 0..self.g.topics.len() {
-            for p in 0..self.g.partition_counts[ti].max(0) as usize {
-                if let Some(flat) = self.flat(ti, p as i64) {
-                    let o = owner[flat as usize];
-                    if o != NO_OWNER {
-                        out[self.base[ti] + p] = caller[o as usize];
+            let n = self.g.partition_counts[ti].max(0) as usize;
+            let dst = &mut out[self.base[ti]..self.base[ti] + n];
+            if self.compact.is_empty() {
+                // Every partition assignable: the topic's partitions are the problem's, in order.
+                let from = self.problem.topic_base[self.tids[ti] as usize] as usize;
+                for (d, &o) in dst.iter_mut().zip(&owner[from..from + n]) {
+                    *d = to_caller(o);
+                }
+            } else {
+                for (p, d) in dst.iter_mut().enumerate() {
+                    if let Some(flat) = self.flat(ti, p as i64) {
+                        *d = to_caller(owner[flat as usize]);
                     }
                 }
             }
