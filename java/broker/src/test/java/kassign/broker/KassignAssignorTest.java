@@ -188,6 +188,20 @@ class KassignAssignorTest {
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {null}, new int[] {-1}, new String[0], new String[0], new int[0],
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null));
+        // The counts-first entry points check their arrays too.
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.membersToRead(
+            new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
+        assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assignCounted(
+            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
+            new int[] {1}, new int[] {1, 1}));
+        assertTrue(e.getMessage().contains("free"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assignCounted(
+            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
+            new int[] {1, 1}, new int[] {1}));
+        assertTrue(e.getMessage().contains("member_counts"), e.getMessage());
     }
 
     /**
