@@ -78,7 +78,11 @@ impl Resolver {
     #[inline]
     pub fn claim(&mut self, slot: usize, member: u32, generation: i32) {
         let w = self.win[slot];
-        let held = if self.generation.is_empty() { 0 } else { self.generation[slot] };
+        let held = if self.generation.is_empty() {
+            0
+        } else {
+            self.generation[slot]
+        };
         if w == NO_OWNER || generation > held {
             self.win[slot] = member;
             if generation != 0 && self.generation.is_empty() {

@@ -1,5 +1,6 @@
 //! The JNI boundary of the broker-side assignor (`java/broker/`, class
-//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one call per `assign`.
+//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one call per `assign` (two
+//! on the counts-first path, three when its counts do not add up).
 //!
 //! Only conversion happens here: the arrays are copied into Rust, handed to
 //! [`crate::server::kassign::assign_flat`] (which checks them), and the owners copied back. The
@@ -282,8 +283,8 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>
 }
 
 /// `private static native int[] assignCounted0(...)`: `assign0`'s arguments, then
-/// `int[] memberCounts, int[] free`: [`assign_flat_counted`]'s (partition, owner) pairs, or null
-/// when every member must be read after all (then call `assign0`).
+/// `int[] memberCounts, int[] free`: [`assign_flat_counted`]'s answer (k partitions, then their k
+/// owners), or null when every member must be read after all (then call `assign0`).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_kassign_broker_NativeAssignor_assignCounted0<'local>(

@@ -246,9 +246,9 @@ pub fn members_to_read(
 /// claimed twice. Otherwise, or when some partition is not assignable, returns `Ok(None)`: read
 /// every member and call [`assign_flat`].
 ///
-/// On success returns [`assign_flat`]'s owners as pairs `(input flat partition, member index)`,
-/// back to back and ascending by partition, for every partition except those a counted member
-/// keeps (it keeps all it holds, and most partitions are held that way).
+/// On success returns [`assign_flat`]'s owners of every partition except those a counted member
+/// keeps (it keeps all it holds, and most partitions are held that way): `k` input flat
+/// partitions, ascending, then their `k` owners (member indexes).
 pub fn assign_flat_counted(
     g: FlatGroup<'_>,
     member_counts: &[i32],
@@ -320,17 +320,18 @@ pub fn assign_flat_counted(
     };
     let plan = crate::sticky::assign_from_owners_held(problem, win, &held);
     let caller = built.caller();
-    let mut out = Vec::new();
+    let (mut at, mut owners) = (Vec::new(), Vec::new());
     for (ti, &n) in built.g.partition_counts.iter().enumerate() {
         let from = problem.topic_base[built.tids[ti] as usize] as usize;
         for (p, &o) in plan.owner[from..from + n.max(0) as usize].iter().enumerate() {
             if o != NO_OWNER {
-                out.push((built.base[ti] + p) as i32);
-                out.push(caller[o as usize]);
+                at.push((built.base[ti] + p) as i32);
+                owners.push(caller[o as usize]);
             }
         }
     }
-    Ok(Some(out))
+    at.extend_from_slice(&owners);
+    Ok(Some(at))
 }
 
 /// A flat group interned as a [`Problem`], with the maps between the caller's indexes and the
@@ -978,8 +979,9 @@ mod tests {
             };
             answered += 1;
             let mut answer = vec![None; total as usize];
-            for pair in pairs.chunks(2) {
-                answer[pair[0] as usize] = Some(pair[1]);
+            let (at, owners) = pairs.split_at(pairs.len() / 2);
+            for (&f, &o) in at.iter().zip(owners) {
+                answer[f as usize] = Some(o);
             }
             for f in 0..total as usize {
                 match answer[f] {

@@ -123,29 +123,46 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         /** The partitions (flat, ascending) in no member's current target; null without {@code withFree}. */
         int[] free;
 
+        private final int total;
+        private int k;
+
         Scan(GroupSpec groupSpec, List<Uuid> topics, int[] partitionCounts, int total, boolean withFree) {
-            int[] out = withFree ? new int[16] : null;
-            int k = 0;
+            this.total = total;
+            free = withFree ? new int[16] : null;
             int flat = 0;
             for (int t = 0; t < partitionCounts.length; t++) {
-                Uuid id = topics.get(t);
-                int n = partitionCounts[t];
-                for (int p = 0; p < n; p++, flat++) {
-                    if (!groupSpec.isPartitionAssignable(id, p)) {
-                        if (assignable == null) {
-                            assignable = new byte[total];
-                            Arrays.fill(assignable, (byte) 1);
-                        }
-                        assignable[flat] = 0;
+                // One call per topic: a method called often is compiled whole early, where a loop
+                // over every partition would wait for on-stack replacement.
+                topic(groupSpec, topics.get(t), partitionCounts[t], flat);
+                flat += partitionCounts[t];
+            }
+            if (withFree) free = Arrays.copyOf(free, k);
+        }
+
+        private void topic(GroupSpec groupSpec, Uuid id, int n, int flat) {
+            for (int p = 0; p < n; p++, flat++) {
+                if (!groupSpec.isPartitionAssignable(id, p)) {
+                    if (assignable == null) {
+                        assignable = new byte[total];
+                        Arrays.fill(assignable, (byte) 1);
                     }
-                    if (withFree && !groupSpec.isPartitionAssigned(id, p)) {
-                        if (k == out.length) out = Arrays.copyOf(out, k * 2);
-                        out[k++] = flat;
-                    }
+                    assignable[flat] = 0;
+                }
+                if (free != null && !groupSpec.isPartitionAssigned(id, p)) {
+                    if (k == free.length) free = Arrays.copyOf(free, k * 2);
+                    free[k++] = flat;
                 }
             }
-            free = withFree ? Arrays.copyOf(out, k) : null;
         }
+    }
+
+    /** The counts-first answer's partitions must ascend within range, its owners name members. */
+    private static void checkAnswer(int[] at, int[] owners, int total, int m) {
+        boolean ok = at.length == owners.length;
+        for (int j = 0; ok && j < at.length; j++) {
+            ok = at[j] >= 0 && at[j] < total && (j == 0 || at[j] > at[j - 1]) && owners[j] < m;
+        }
+        if (!ok) throw new PartitionAssignorException("kassign: the native library returned a malformed answer");
     }
 
     /** How many topics member {@code i} subscribes to (subscriptions as {@code FlatGroup} has them). */
@@ -207,22 +224,14 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         boolean[] counted = new boolean[m];
         if (read != null) {
             cur = Current.read(currentMaps, read, topicIndex, partitionCounts, topicBase, total);
-            int[] pairs = NativeAssignor.assignCounted(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+            int[] answer = NativeAssignor.assignCounted(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
                 in.memberCounts, scan.free);
-            if (pairs != null) {
-                if (pairs.length % 2 != 0) {
-                    throw new PartitionAssignorException("kassign: the native library returned an odd pair array");
-                }
-                at = new int[pairs.length / 2];
-                owners = new int[pairs.length / 2];
-                for (int j = 0; j < at.length; j++) {
-                    at[j] = pairs[2 * j];
-                    owners[j] = pairs[2 * j + 1];
-                    if (at[j] < 0 || at[j] >= total || (j > 0 && at[j] <= at[j - 1]) || owners[j] >= m) {
-                        throw new PartitionAssignorException("kassign: the native library returned a bad pair " + j);
-                    }
-                }
+            if (answer != null) {
+                int half = answer.length / 2;
+                at = Arrays.copyOfRange(answer, 0, half);
+                owners = Arrays.copyOfRange(answer, half, answer.length);
+                checkAnswer(at, owners, total, m);
                 for (int i = 0; i < m; i++) counted[i] = read[i] == 0;
             }
         }

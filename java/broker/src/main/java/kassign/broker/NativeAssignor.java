@@ -55,9 +55,9 @@ final class NativeAssignor {
     /**
      * {@link #assign} on the counts-first path ({@code assign_flat_counted}): the owned arrays list
      * only the members {@link #membersToRead} said to read; {@code free} lists (ascending flat
-     * indexes) the partitions in no member's current target. Returns (partition, owner) pairs back
-     * to back for every partition but those the counted members keep, or null when the counts do
-     * not add up (then read every member and call {@link #assign}).
+     * indexes) the partitions in no member's current target. Returns the owners of every partition
+     * but those the counted members keep: k partitions (ascending), then their k owners; or null
+     * when the counts do not add up (then read every member and call {@link #assign}).
      */
     static int[] assignCounted(
         String[] memberIds,
