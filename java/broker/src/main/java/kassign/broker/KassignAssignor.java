@@ -29,9 +29,11 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  * a partition's replicas), never at the cost of balance. Partitions the group spec marks as not
  * assignable stay unassigned.
  *
- * <p>The computation runs in kassign's Rust core through one JNI call per {@link #assign}: the group
- * crosses as flat arrays and the owners come back as one {@code int[]}. This class only converts.
- * It keeps no state between calls and is safe to call from several threads at once.
+ * <p>The computation runs in kassign's Rust core through JNI: the group crosses as flat arrays and
+ * the owners come back as one {@code int[]}. When the core's counts-first rule applies (docs/broker.md,
+ * "Reading the current target"), one call first says whose current sets must be read, and a second
+ * computes from those sets and the others' sizes. This class only converts. It keeps no state
+ * between calls and is safe to call from several threads at once.
  *
  * <p>Install: put the jar on the broker's class path and name {@code kassign.broker.KassignAssignor}
  * in {@code group.consumer.assignors}; clients select it with {@code group.remote.assignor=kassign}.
