@@ -381,7 +381,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         // entry, still in cache), read later once every subscribed topic is known.
         final Map<Uuid, Set<Integer>>[] currentMaps;
         // Each current target's size, read from its sets' sizes alone (-1: it has an empty set or
-        // a null one, which only the full read handles), for the core's counts-first rule.
+        // a null one, which only the full read handles), for the core's counts-first rule; read
+        // in HOMOGENEOUS groups only.
         final int[] memberCounts;
         boolean anyCurrent;
 
@@ -401,7 +402,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
                 MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
                 currentMaps[i] = current == null ? null : current.partitions();
-                if (countsFirst && currentMaps[i] != null) {
+                // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
+                // same topics, and elsewhere the full read follows anyway.
+                if (countsFirst && homogeneous && currentMaps[i] != null) {
                     memberCounts[i] = size(currentMaps[i]);
                     anyCurrent |= memberCounts[i] != 0;
                 }
