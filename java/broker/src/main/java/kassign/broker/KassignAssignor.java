@@ -301,6 +301,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         Set<Integer>[] sets = new Set[m];
         boolean[] reused = new boolean[m];
         int[] touched = new int[m];
+        int widest = 0;
+        for (int t = 0; t < nt; t++) widest = Math.max(widest, topicBase[t + 1] - topicBase[t]);
+        Integer[] boxes = new Integer[Math.min(widest, 1 << 20)];
         int j1 = 0;
         for (int t = 0; t < nt; t++) {
             Uuid id = topics.get(t);
@@ -333,8 +336,15 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 int o = owners[j];
                 if (o < 0 || whole[o] || reused[o]) continue;
                 int p = (at == null ? j : at[j]) - base;
+                // One Integer per partition number for the whole call (most exceed the JDK's
+                // small-value cache, and each number recurs in every topic).
+                Integer boxed = p < boxes.length ? boxes[p] : null;
+                if (boxed == null) {
+                    boxed = p;
+                    if (p < boxes.length) boxes[p] = boxed;
+                }
                 if (count[o] == 1 && sets[o] == null) {
-                    plans[o].put(id, Collections.singleton(p));
+                    plans[o].put(id, Collections.singleton(boxed));
                     continue;
                 }
                 Set<Integer> set = sets[o];
@@ -343,7 +353,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     sets[o] = set;
                     plans[o].put(id, set);
                 }
-                set.add(p);
+                set.add(boxed);
             }
             for (int k2 = 0; k2 < nTouched; k2++) {
                 int o = touched[k2];
