@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         doc = {
             "command": "python benches/broker_plugin.py"
+            + (f" --shapes {' '.join(args.shapes)}" if args.shapes != SHAPES else "")
             + (f" --budget {args.budget:g}" if args.budget != 10.0 else ""),
             "load": f"{load[0]:.1f} at start, {end[0]:.1f} at the end",
             "cpus": os.cpu_count(),

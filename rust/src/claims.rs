@@ -51,6 +51,8 @@ pub enum Scope {
 #[derive(Clone, Debug)]
 pub struct Resolver {
     win: Vec<u32>,
+    /// The winning claim's generation per slot; empty while every claim so far was at generation
+    /// 0 (the broker-side rule's only generation), so that case costs one array, not two.
     generation: Vec<i32>,
 }
 
@@ -59,14 +61,16 @@ impl Resolver {
     pub fn new(n: usize) -> Resolver {
         Resolver {
             win: vec![NO_OWNER; n],
-            generation: vec![0; n],
+            generation: Vec::new(),
         }
     }
 
     /// Add a slot (for callers that number slots as they meet them); returns its index.
     pub fn push_slot(&mut self) -> usize {
         self.win.push(NO_OWNER);
-        self.generation.push(0);
+        if !self.generation.is_empty() {
+            self.generation.push(0);
+        }
         self.win.len() - 1
     }
 
@@ -74,10 +78,20 @@ impl Resolver {
     #[inline]
     pub fn claim(&mut self, slot: usize, member: u32, generation: i32) {
         let w = self.win[slot];
-        if w == NO_OWNER || generation > self.generation[slot] {
+        let held = if self.generation.is_empty() {
+            0
+        } else {
+            self.generation[slot]
+        };
+        if w == NO_OWNER || generation > held {
             self.win[slot] = member;
-            self.generation[slot] = generation;
-        } else if generation == self.generation[slot] && w != member {
+            if generation != 0 && self.generation.is_empty() {
+                self.generation = vec![0; self.win.len()];
+            }
+            if !self.generation.is_empty() {
+                self.generation[slot] = generation;
+            }
+        } else if generation == held && w != member {
             self.win[slot] = TIE;
         }
     }

@@ -1,8 +1,11 @@
 //! The JNI boundary of the broker-side assignor (`java/broker/`, class
-//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one call per `assign`.
+//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one call per `assign` (two
+//! on the counts-first path, three when its counts do not add up).
 //!
 //! Only conversion happens here: the arrays are copied into Rust, handed to
-//! [`crate::server::kassign::assign_flat`] (which checks them), and the owners copied back. An
+//! [`crate::server::kassign::assign_flat`] (which checks them), and the owners copied back. The
+//! counts-first path adds two calls of the same kind: [`members_to_read`] (whose current target
+//! Java must read) and [`assign_flat_counted`]. An
 //! input error or a panic becomes a Java
 //! `org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException`; nothing unwinds
 //! into the JVM. There is no global state: concurrent calls from several coordinator threads
@@ -11,10 +14,10 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use jni::objects::{JByteArray, JCharArray, JClass, JIntArray};
-use jni::sys::{jintArray, jstring};
+use jni::sys::{jbyteArray, jintArray, jstring};
 use jni::JNIEnv;
 
-use crate::server::kassign::{assign_flat, FlatGroup};
+use crate::server::kassign::{assign_flat, assign_flat_counted, members_to_read, FlatGroup};
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
 
@@ -89,6 +92,113 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// The arrays of one group as Java passes them (see `assign0`), copied into Rust.
+struct Arrays {
+    member_ids: Vec<String>,
+    member_racks: Vec<i32>,
+    rack_names: Vec<String>,
+    topics: Vec<String>,
+    partition_counts: Vec<i32>,
+    sub_offsets: Vec<i32>,
+    sub_topics: Vec<i32>,
+    owned_offsets: Vec<i32>,
+    owned_topics: Vec<i32>,
+    owned_partitions: Vec<i32>,
+    partition_rack_offsets: Vec<i32>,
+    partition_racks: Vec<i32>,
+    assignable: Vec<u8>,
+}
+
+impl Arrays {
+    /// The group, its member ids moved out.
+    fn group(&mut self) -> FlatGroup<'_> {
+        FlatGroup {
+            member_ids: std::mem::take(&mut self.member_ids),
+            member_racks: &self.member_racks,
+            rack_names: std::mem::take(&mut self.rack_names),
+            topics: std::mem::take(&mut self.topics),
+            partition_counts: &self.partition_counts,
+            sub_offsets: &self.sub_offsets,
+            sub_topics: &self.sub_topics,
+            owned_offsets: &self.owned_offsets,
+            owned_topics: &self.owned_topics,
+            owned_partitions: &self.owned_partitions,
+            partition_rack_offsets: &self.partition_rack_offsets,
+            partition_racks: &self.partition_racks,
+            assignable: &self.assignable,
+        }
+    }
+}
+
+/// The group arguments shared by `assign0` and `assignCounted0`, in their order.
+struct GroupArgs<'local> {
+    member_id_chars: JCharArray<'local>,
+    member_id_ends: JIntArray<'local>,
+    member_racks: JIntArray<'local>,
+    rack_name_chars: JCharArray<'local>,
+    rack_name_ends: JIntArray<'local>,
+    topic_chars: JCharArray<'local>,
+    topic_ends: JIntArray<'local>,
+    partition_counts: JIntArray<'local>,
+    sub_offsets: JIntArray<'local>,
+    sub_topics: JIntArray<'local>,
+    owned_offsets: JIntArray<'local>,
+    owned_topics: JIntArray<'local>,
+    owned_partitions: JIntArray<'local>,
+    partition_rack_offsets: JIntArray<'local>,
+    partition_racks: JIntArray<'local>,
+    assignable: JByteArray<'local>,
+}
+
+impl GroupArgs<'_> {
+    fn copy(&self, env: &mut JNIEnv<'_>) -> Result<Arrays, Failure> {
+        Ok(Arrays {
+            member_ids: strings(env, "memberIds", &self.member_id_chars, &self.member_id_ends)?,
+            member_racks: ints(env, &self.member_racks)?,
+            rack_names: strings(env, "rackNames", &self.rack_name_chars, &self.rack_name_ends)?,
+            topics: strings(env, "topics", &self.topic_chars, &self.topic_ends)?,
+            partition_counts: ints(env, &self.partition_counts)?,
+            sub_offsets: ints(env, &self.sub_offsets)?,
+            sub_topics: ints(env, &self.sub_topics)?,
+            owned_offsets: ints(env, &self.owned_offsets)?,
+            owned_topics: ints(env, &self.owned_topics)?,
+            owned_partitions: ints(env, &self.owned_partitions)?,
+            partition_rack_offsets: ints(env, &self.partition_rack_offsets)?,
+            partition_racks: ints(env, &self.partition_racks)?,
+            assignable: bytes(env, &self.assignable)?,
+        })
+    }
+}
+
+/// Run `body`, turning an error or a panic into a pending `PartitionAssignorException` (and a
+/// null return).
+fn guarded<'local, T>(
+    env: &mut JNIEnv<'local>,
+    body: impl FnOnce(&mut JNIEnv<'local>) -> Result<*mut T, Failure>,
+) -> *mut T {
+    let message = match catch_unwind(AssertUnwindSafe(|| body(env))) {
+        Ok(Ok(out)) => return out,
+        Ok(Err(Failure(msg))) => msg,
+        Err(p) => format!(
+            "kassign: internal error (a bug, please report it): {}",
+            panic_message(&*p)
+        ),
+    };
+    // A pending Java exception (from a failed JNI call) is replaced by the assignor's own.
+    if env.exception_check().unwrap_or(false) {
+        let _ = env.exception_clear();
+    }
+    let _ = env.throw_new(ASSIGNOR_EXCEPTION, message);
+    std::ptr::null_mut()
+}
+
+fn int_array(env: &mut JNIEnv<'_>, values: &[i32]) -> Result<jintArray, Failure> {
+    let n = i32::try_from(values.len()).map_err(|_| Failure("kassign: too many partitions".into()))?;
+    let out = env.new_int_array(n)?;
+    env.set_int_array_region(&out, 0, values)?;
+    Ok(out.into_raw())
+}
+
 /// `private static native int[] assign0(char[] memberIdChars, int[] memberIdEnds,
 /// int[] memberRacks, char[] rackNameChars, int[] rackNameEnds, char[] topicChars, int[] topicEnds,
 /// int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] ownedOffsets,
@@ -117,52 +227,117 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
     partition_racks: JIntArray<'local>,
     assignable: JByteArray<'local>,
 ) -> jintArray {
-    let result = catch_unwind(AssertUnwindSafe(|| -> Result<jintArray, Failure> {
-        let member_racks = ints(&mut env, &member_racks)?;
-        let partition_counts = ints(&mut env, &partition_counts)?;
-        let sub_offsets = ints(&mut env, &sub_offsets)?;
-        let sub_topics = ints(&mut env, &sub_topics)?;
-        let owned_offsets = ints(&mut env, &owned_offsets)?;
-        let owned_topics = ints(&mut env, &owned_topics)?;
-        let owned_partitions = ints(&mut env, &owned_partitions)?;
-        let partition_rack_offsets = ints(&mut env, &partition_rack_offsets)?;
-        let partition_racks = ints(&mut env, &partition_racks)?;
-        let assignable = bytes(&mut env, &assignable)?;
-        let group = FlatGroup {
-            member_ids: strings(&mut env, "memberIds", &member_id_chars, &member_id_ends)?,
-            member_racks: &member_racks,
-            rack_names: strings(&mut env, "rackNames", &rack_name_chars, &rack_name_ends)?,
-            topics: strings(&mut env, "topics", &topic_chars, &topic_ends)?,
-            partition_counts: &partition_counts,
-            sub_offsets: &sub_offsets,
-            sub_topics: &sub_topics,
-            owned_offsets: &owned_offsets,
-            owned_topics: &owned_topics,
-            owned_partitions: &owned_partitions,
-            partition_rack_offsets: &partition_rack_offsets,
-            partition_racks: &partition_racks,
-            assignable: &assignable,
-        };
-        let owners = assign_flat(group).map_err(|e| Failure(format!("kassign: {e}")))?;
-        let n = i32::try_from(owners.len()).map_err(|_| Failure("kassign: too many partitions".into()))?;
-        let out = env.new_int_array(n)?;
-        env.set_int_array_region(&out, 0, &owners)?;
-        Ok(out.into_raw())
-    }));
-    let message = match result {
-        Ok(Ok(arr)) => return arr,
-        Ok(Err(Failure(msg))) => msg,
-        Err(p) => format!(
-            "kassign: internal error (a bug, please report it): {}",
-            panic_message(&*p)
-        ),
+    let args = GroupArgs {
+        member_id_chars,
+        member_id_ends,
+        member_racks,
+        rack_name_chars,
+        rack_name_ends,
+        topic_chars,
+        topic_ends,
+        partition_counts,
+        sub_offsets,
+        sub_topics,
+        owned_offsets,
+        owned_topics,
+        owned_partitions,
+        partition_rack_offsets,
+        partition_racks,
+        assignable,
     };
-    // A pending Java exception (from a failed JNI call) is replaced by the assignor's own.
-    if env.exception_check().unwrap_or(false) {
-        let _ = env.exception_clear();
-    }
-    let _ = env.throw_new(ASSIGNOR_EXCEPTION, message);
-    std::ptr::null_mut()
+    guarded(&mut env, |env| {
+        let mut arrays = args.copy(env)?;
+        let owners = assign_flat(arrays.group()).map_err(|e| Failure(format!("kassign: {e}")))?;
+        int_array(env, &owners)
+    })
+}
+
+/// `private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets,
+/// int[] subTopics, int[] memberCounts)`: [`members_to_read`] (1 = read the member's current
+/// target), or null when every member must be read.
+#[no_mangle]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    partition_counts: JIntArray<'local>,
+    sub_offsets: JIntArray<'local>,
+    sub_topics: JIntArray<'local>,
+    member_counts: JIntArray<'local>,
+) -> jbyteArray {
+    guarded(&mut env, |env| {
+        let read = members_to_read(
+            &ints(env, &partition_counts)?,
+            &ints(env, &sub_offsets)?,
+            &ints(env, &sub_topics)?,
+            &ints(env, &member_counts)?,
+        )
+        .map_err(|e| Failure(format!("kassign: {e}")))?;
+        match read {
+            None => Ok(std::ptr::null_mut()),
+            Some(read) => {
+                let flags: Vec<u8> = read.iter().map(|&r| r as u8).collect();
+                Ok(env.byte_array_from_slice(&flags)?.into_raw())
+            }
+        }
+    })
+}
+
+/// `private static native int[] assignCounted0(...)`: `assign0`'s arguments, then
+/// `int[] memberCounts, int[] free`: [`assign_flat_counted`]'s answer (k partitions, then their k
+/// owners), or null when every member must be read after all (then call `assign0`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_assignCounted0<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    member_id_chars: JCharArray<'local>,
+    member_id_ends: JIntArray<'local>,
+    member_racks: JIntArray<'local>,
+    rack_name_chars: JCharArray<'local>,
+    rack_name_ends: JIntArray<'local>,
+    topic_chars: JCharArray<'local>,
+    topic_ends: JIntArray<'local>,
+    partition_counts: JIntArray<'local>,
+    sub_offsets: JIntArray<'local>,
+    sub_topics: JIntArray<'local>,
+    owned_offsets: JIntArray<'local>,
+    owned_topics: JIntArray<'local>,
+    owned_partitions: JIntArray<'local>,
+    partition_rack_offsets: JIntArray<'local>,
+    partition_racks: JIntArray<'local>,
+    assignable: JByteArray<'local>,
+    member_counts: JIntArray<'local>,
+    free: JIntArray<'local>,
+) -> jintArray {
+    let args = GroupArgs {
+        member_id_chars,
+        member_id_ends,
+        member_racks,
+        rack_name_chars,
+        rack_name_ends,
+        topic_chars,
+        topic_ends,
+        partition_counts,
+        sub_offsets,
+        sub_topics,
+        owned_offsets,
+        owned_topics,
+        owned_partitions,
+        partition_rack_offsets,
+        partition_racks,
+        assignable,
+    };
+    guarded(&mut env, |env| {
+        let mut arrays = args.copy(env)?;
+        let counts = ints(env, &member_counts)?;
+        let free = ints(env, &free)?;
+        let owners =
+            assign_flat_counted(arrays.group(), &counts, &free).map_err(|e| Failure(format!("kassign: {e}")))?;
+        match owners {
+            None => Ok(std::ptr::null_mut()),
+            Some(owners) => int_array(env, &owners),
+        }
+    })
 }
 
 /// `static native String version()`: the crate version, so the Java side can check at load time

@@ -46,7 +46,8 @@ pub fn assign_within(problem: &Problem, budget: u64) -> (Assignment, bool) {
 
 /// A group as flat arrays, in the caller's order. Topics are identified by a string (the broker
 /// uses the topic id's string form); member `i`'s subscription is
-/// `sub_topics[sub_offsets[i]..sub_offsets[i + 1]]` (topic indexes), its current target
+/// `sub_topics[sub_offsets[i]..sub_offsets[i + 1]]` (topic indexes), or all of `sub_topics` for
+/// every member when `sub_offsets` is empty (a HOMOGENEOUS group crosses once), its current target
 /// assignment the pairs `(owned_topics[k], owned_partitions[k])` for `k` in
 /// `owned_offsets[i]..owned_offsets[i + 1]` (a topic index of -1 names a topic that is not in
 /// `topics`; such claims are dropped). Partition-indexed arrays use the *input flat index*:
@@ -93,6 +94,23 @@ fn check_offsets(name: &str, offsets: &[i32], n: usize, len: usize) -> Result<()
     Ok(())
 }
 
+/// Check the subscription arrays: CSR over `m` members, or `sub_offsets` empty (one shared list).
+fn check_subscriptions(sub_offsets: &[i32], sub_topics: &[i32], m: usize, t: usize) -> Result<(), InputError> {
+    if !sub_offsets.is_empty() {
+        check_offsets("sub_offsets", sub_offsets, m, sub_topics.len())?;
+    }
+    check_index("sub_topics", sub_topics, t, false)
+}
+
+/// Member `i`'s subscription (checked arrays, [`check_subscriptions`]).
+fn subscription<'s>(sub_offsets: &[i32], sub_topics: &'s [i32], i: usize) -> &'s [i32] {
+    if sub_offsets.is_empty() {
+        sub_topics
+    } else {
+        &sub_topics[sub_offsets[i] as usize..sub_offsets[i + 1] as usize]
+    }
+}
+
 fn check_index(name: &str, values: &[i32], n: usize, allow_none: bool) -> Result<(), InputError> {
     let lo = if allow_none { -1 } else { 0 };
     match values.iter().find(|&&v| v < lo || v as i64 >= n as i64) {
@@ -124,8 +142,7 @@ fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
         )));
     }
     check_index("member_racks", g.member_racks, g.rack_names.len(), true)?;
-    check_offsets("sub_offsets", g.sub_offsets, m, g.sub_topics.len())?;
-    check_index("sub_topics", g.sub_topics, t, false)?;
+    check_subscriptions(g.sub_offsets, g.sub_topics, m, t)?;
     check_offsets("owned_offsets", g.owned_offsets, m, g.owned_topics.len())?;
     if g.owned_partitions.len() != g.owned_topics.len() {
         return Err(invalid("owned_partitions: must be as long as owned_topics".to_string()));
@@ -155,150 +172,377 @@ fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
 ///
 /// Bad shapes and indexes are clear errors ([`check_shapes`]), never a panic.
 /// The group is taken by value: the member ids move into the problem (no copy per member).
-pub fn assign_flat(mut g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
+pub fn assign_flat(g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
     let total = check_shapes(&g)?;
-    let member_ids = std::mem::take(&mut g.member_ids);
-    let m = member_ids.len();
-    let t = g.topics.len();
-    let base: Vec<usize> = g
-        .partition_counts
+    let built = Built::new(g, total)?;
+    let plan = assign(&built.problem);
+    Ok(built.owners(&plan.owner))
+}
+
+/// The counts-first rule of the broker plugin: which members' current target assignment must be
+/// read element by element, when the others' can be judged from their sizes alone.
+///
+/// `member_counts[i]` is the number of partitions in member `i`'s current target (the sum of its
+/// per-topic set sizes, whatever their topics and values), or -1 when that number cannot stand for
+/// the member's claims (the caller found an empty per-topic set, which the full read treats
+/// apart). The rule applies when every member subscribes to the same topics, all of `topics` (then
+/// `server-kassign` is the constrained sticky deal, quota q = P div N over the P partitions of
+/// those topics): a member holding at most q partitions keeps every one of them in the unique
+/// most-balanced, most-kept assignment, and the rest of the deal depends only on how many it
+/// keeps. Such a member's partitions need not be read. Returns `None` when the rule does not
+/// apply or decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether
+/// member `i` must be read, and [`assign_flat_counted`] finishes the assignment.
+pub fn members_to_read(
+    partition_counts: &[i32],
+    sub_offsets: &[i32],
+    sub_topics: &[i32],
+    member_counts: &[i32],
+) -> Result<Option<Vec<bool>>, InputError> {
+    let m = member_counts.len();
+    let t = partition_counts.len();
+    if m > MAX_MEMBERS {
+        return Err(InputError::TooManyMembers(m));
+    }
+    check_subscriptions(sub_offsets, sub_topics, m, t)?;
+    if m == 0 {
+        return Ok(None);
+    }
+    // Every member's subscription, as a set of topics, equal to the first's.
+    let set = |i: usize| -> Vec<i32> {
+        let mut v = subscription(sub_offsets, sub_topics, i).to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let first = set(0);
+    if first.len() != t {
+        return Ok(None); // a topic nobody subscribes to (not from the plugin, which lists only subscribed ones)
+    }
+    let mut prev = subscription(sub_offsets, sub_topics, 0);
+    for i in 1..m {
+        let cur = subscription(sub_offsets, sub_topics, i);
+        if cur != prev && set(i) != first {
+            return Ok(None);
+        }
+        prev = cur;
+    }
+    let total: i64 = first
         .iter()
-        .scan(0usize, |acc, &n| {
-            let b = *acc;
-            *acc += n.max(0) as usize;
-            Some(b)
-        })
-        .collect();
-    // Not-assignable partitions are left out: topic t keeps its assignable partitions, renumbered
-    // in order. The counts are the builder's input (it checks them, the caps included, before
-    // anything is allocated per partition); `compact[flat]` is then a partition's index in its
-    // topic's problem, or -1.
-    let counts: Vec<i64> = (0..t)
-        .map(|ti| {
-            let n = g.partition_counts[ti] as i64;
-            if g.assignable.is_empty() || n <= 0 {
-                n
-            } else {
-                let b0 = base[ti];
-                g.assignable[b0..b0 + n as usize].iter().filter(|&&a| a != 0).count() as i64
-            }
-        })
-        .collect();
-    let mut b = ProblemBuilder::new(g.topics.iter().map(|s| s.as_str()).zip(counts.iter().copied()))?;
-    let mut compact: Vec<i32> = Vec::new();
+        .map(|&ti| partition_counts[ti as usize].max(0) as i64)
+        .sum();
+    let q = total / m as i64;
+    let read: Vec<bool> = member_counts.iter().map(|&c| c < 0 || c as i64 > q).collect();
+    Ok(read.iter().any(|&r| !r).then_some(read))
+}
+
+/// Finish a counts-first assignment ([`members_to_read`]). `g` lists the current target of the
+/// members that rule says to read and nothing for the others; `member_counts` is the array given
+/// to the rule; `free` lists, ascending, the input flat partitions in no member's current target
+/// (the coordinator's `GroupSpec.isPartitionAssigned` is false).
+///
+/// The counted members' claims are trusted only when the counts add up: their sizes plus the
+/// listed claims of known topics must equal the number of partitions not free, which holds
+/// exactly when no claim names an unknown topic or a partition out of range and no partition is
+/// claimed twice. Otherwise, or when some partition is not assignable, returns `Ok(None)`: read
+/// every member and call [`assign_flat`].
+///
+/// On success returns [`assign_flat`]'s owners of every partition except those a counted member
+/// keeps (it keeps all it holds, and most partitions are held that way): `k` input flat
+/// partitions, ascending, then their `k` owners (member indexes).
+pub fn assign_flat_counted(
+    g: FlatGroup<'_>,
+    member_counts: &[i32],
+    free: &[i32],
+) -> Result<Option<Vec<i32>>, InputError> {
+    let total = check_shapes(&g)?;
+    let m = g.member_ids.len();
+    if member_counts.len() != m {
+        return Err(invalid(format!(
+            "member_counts: expected {m} entries, got {}",
+            member_counts.len()
+        )));
+    }
+    if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
+        return Err(invalid(format!(
+            "free: partitions must be ascending, each once, within 0..{total}"
+        )));
+    }
+    let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts)? else {
+        return Ok(None);
+    };
     if !g.assignable.is_empty() {
-        compact = vec![-1; total];
-        for ti in 0..t {
-            let mut k = 0i32;
-            for p in 0..g.partition_counts[ti].max(0) as usize {
-                if g.assignable[base[ti] + p] != 0 {
-                    compact[base[ti] + p] = k;
-                    k += 1;
+        return Ok(None);
+    }
+    let mut claimed: i64 = 0;
+    for i in 0..m {
+        let (o0, o1) = (g.owned_offsets[i] as usize, g.owned_offsets[i + 1] as usize);
+        if read[i] {
+            claimed += g.owned_topics[o0..o1].iter().filter(|&&ti| ti >= 0).count() as i64;
+        } else if o0 != o1 {
+            return Err(invalid(format!(
+                "owned_offsets: member {i} is counted, its partitions must not be listed"
+            )));
+        } else {
+            claimed += member_counts[i] as i64;
+        }
+    }
+    if claimed != (total - free.len()) as i64 {
+        return Ok(None);
+    }
+    let counted: Vec<u32> = member_counts
+        .iter()
+        .zip(&read)
+        .map(|(&c, &r)| if r { 0 } else { c as u32 })
+        .collect();
+    let built = Built::new(g, total)?;
+    let problem = &built.problem;
+    if !problem.uniform_subscriptions() {
+        return Ok(None);
+    }
+    let win = super::current_owners(problem);
+    // Partitions neither free nor claimed by a listed member are the counted members'. (Every
+    // partition is assignable here: input partition p of topic ti is the problem's p.)
+    let mut taken: Vec<bool> = win.iter().map(|&w| w == NO_OWNER).collect();
+    let input_topic = |f: usize| built.base.partition_point(|&b| b <= f) - 1;
+    for &f in free {
+        let f = f as usize;
+        let ti = input_topic(f);
+        taken[problem.topic_base[built.tids[ti] as usize] as usize + f - built.base[ti]] = false;
+    }
+    // Counted members in the problem's member order.
+    let mut count = vec![0u32; m];
+    for (pos, &idx) in problem.input_order.iter().enumerate() {
+        count[idx as usize] = counted[pos];
+    }
+    let held = crate::sticky::constrained::Held {
+        count: &count,
+        taken: &taken,
+    };
+    let plan = crate::sticky::assign_from_owners_held(problem, win, &held);
+    let caller = built.caller();
+    let (mut at, mut owners) = (Vec::new(), Vec::new());
+    for (ti, &n) in built.g.partition_counts.iter().enumerate() {
+        let from = problem.topic_base[built.tids[ti] as usize] as usize;
+        for (p, &o) in plan.owner[from..from + n.max(0) as usize].iter().enumerate() {
+            if o != NO_OWNER {
+                at.push((built.base[ti] + p) as i32);
+                owners.push(caller[o as usize]);
+            }
+        }
+    }
+    at.extend_from_slice(&owners);
+    Ok(Some(at))
+}
+
+/// A flat group interned as a [`Problem`], with the maps between the caller's indexes and the
+/// problem's.
+struct Built<'a> {
+    g: FlatGroup<'a>,
+    problem: Problem,
+    /// Input flat index of each input topic's partition 0.
+    base: Vec<usize>,
+    /// Input topic index -> the problem's topic id.
+    tids: Vec<u32>,
+    /// Empty (every partition assignable), or per input flat partition its index in its topic's
+    /// problem (assignable partitions renumbered in order), or -1.
+    compact: Vec<i32>,
+    total: usize,
+}
+
+impl<'a> Built<'a> {
+    /// Intern a checked group ([`check_shapes`] returned `total`).
+    fn new(mut g: FlatGroup<'a>, total: usize) -> Result<Built<'a>, InputError> {
+        let member_ids = std::mem::take(&mut g.member_ids);
+        let m = member_ids.len();
+        let t = g.topics.len();
+        let base: Vec<usize> = g
+            .partition_counts
+            .iter()
+            .scan(0usize, |acc, &n| {
+                let b = *acc;
+                *acc += n.max(0) as usize;
+                Some(b)
+            })
+            .collect();
+        // Not-assignable partitions are left out: topic t keeps its assignable partitions,
+        // renumbered in order. The counts are the builder's input (it checks them, the caps
+        // included, before anything is allocated per partition).
+        let counts: Vec<i64> = (0..t)
+            .map(|ti| {
+                let n = g.partition_counts[ti] as i64;
+                if g.assignable.is_empty() || n <= 0 {
+                    n
+                } else {
+                    let b0 = base[ti];
+                    g.assignable[b0..b0 + n as usize].iter().filter(|&&a| a != 0).count() as i64
+                }
+            })
+            .collect();
+        let mut b = ProblemBuilder::new(g.topics.iter().map(|s| s.as_str()).zip(counts.iter().copied()))?;
+        let mut compact: Vec<i32> = Vec::new();
+        if !g.assignable.is_empty() {
+            compact = vec![-1; total];
+            for ti in 0..t {
+                let mut k = 0i32;
+                for p in 0..g.partition_counts[ti].max(0) as usize {
+                    if g.assignable[base[ti] + p] != 0 {
+                        compact[base[ti] + p] = k;
+                        k += 1;
+                    }
                 }
             }
         }
-    }
-    let local = |ti: usize, p: i64| -> i64 {
-        if compact.is_empty() {
-            p
-        } else if p < 0 || p >= g.partition_counts[ti] as i64 {
-            -1
-        } else {
-            compact[base[ti] + p as usize] as i64
+        let tids: Vec<u32> = (0..t)
+            .map(|i| {
+                b.given_topic(i)
+                    .ok_or_else(|| invalid("topics: internal index".to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        b.reserve_members(m);
+        // TopicIds are name order: sorting a subscription's ids sorts its names (no string sort),
+        // and a member subscribed like the one before reuses its SubId (no hashing of names).
+        let mut name_of: Vec<&str> = vec![""; t];
+        for (i, &tid) in tids.iter().enumerate() {
+            name_of[tid as usize] = g.topics[i].as_str();
         }
-    };
-    let tids: Vec<u32> = (0..t)
-        .map(|i| {
-            b.given_topic(i)
-                .ok_or_else(|| invalid("topics: internal index".to_string()))
-        })
-        .collect::<Result<_, _>>()?;
-    b.reserve_members(m);
-    // TopicIds are name order: sorting a subscription's ids sorts its names (no string sort), and
-    // a member subscribed like the one before reuses its SubId (no hashing of names).
-    let mut name_of: Vec<&str> = vec![""; t];
-    for (i, &tid) in tids.iter().enumerate() {
-        name_of[tid as usize] = g.topics[i].as_str();
-    }
-    let mut names: Vec<&str> = Vec::new();
-    let mut sub_ids: Vec<u32> = Vec::new();
-    let mut prev: Option<(Vec<u32>, u32)> = None;
-    let mut owned: Vec<PartId> = Vec::new();
-    for (i, id) in member_ids.into_iter().enumerate() {
-        let (s0, s1) = (g.sub_offsets[i] as usize, g.sub_offsets[i + 1] as usize);
-        sub_ids.clear();
-        sub_ids.extend(g.sub_topics[s0..s1].iter().map(|&x| tids[x as usize]));
-        sub_ids.sort_unstable();
-        sub_ids.dedup();
-        let sub = match &prev {
-            Some((ids, s)) if *ids == sub_ids => *s,
-            _ => {
-                names.clear();
-                names.extend(sub_ids.iter().map(|&x| name_of[x as usize]));
-                let s = b.subscription(&names);
-                prev = Some((sub_ids.clone(), s));
-                s
-            }
-        };
-        owned.clear();
-        let (o0, o1) = (g.owned_offsets[i] as usize, g.owned_offsets[i + 1] as usize);
-        for k in o0..o1 {
-            let ti = g.owned_topics[k];
-            if ti < 0 {
-                continue;
-            }
-            if let Some(p) = b.partition(tids[ti as usize], local(ti as usize, g.owned_partitions[k] as i64)) {
-                owned.push(p);
-            }
-        }
-        let rack = match g.member_racks[i] {
-            r if r >= 0 => Some(g.rack_names[r as usize].as_str()),
-            _ => None,
-        };
-        b.add_member(id, sub, owned.clone(), 0, rack, None)?;
-    }
-    if !g.partition_rack_offsets.is_empty() {
-        b.with_partition_racks();
-        let mut racks: Vec<&str> = Vec::new();
-        for ti in 0..t {
-            for p in 0..g.partition_counts[ti].max(0) as usize {
-                let flat = base[ti] + p;
-                let (r0, r1) = (
-                    g.partition_rack_offsets[flat] as usize,
-                    g.partition_rack_offsets[flat + 1] as usize,
-                );
-                if r0 == r1 {
+        let mut names: Vec<&str> = Vec::new();
+        let mut sub_ids: Vec<u32> = Vec::new();
+        let mut prev: Option<(Vec<u32>, u32)> = None;
+        // The previous member's subscription as given, and its SubId: a member whose topics come in
+        // the same order (every member of a HOMOGENEOUS group, as Java repeats them) reuses it
+        // without sorting.
+        let mut prev_raw: Option<(&[i32], u32)> = None;
+        let mut owned: Vec<PartId> = Vec::new();
+        for (i, id) in member_ids.into_iter().enumerate() {
+            let raw = subscription(g.sub_offsets, g.sub_topics, i);
+            let sub = match prev_raw {
+                Some((r, s)) if r == raw => s,
+                _ => {
+                    sub_ids.clear();
+                    sub_ids.extend(raw.iter().map(|&x| tids[x as usize]));
+                    sub_ids.sort_unstable();
+                    sub_ids.dedup();
+                    match &prev {
+                        Some((ids, s)) if *ids == sub_ids => *s,
+                        _ => {
+                            names.clear();
+                            names.extend(sub_ids.iter().map(|&x| name_of[x as usize]));
+                            let s = b.subscription(&names);
+                            prev = Some((sub_ids.clone(), s));
+                            s
+                        }
+                    }
+                }
+            };
+            prev_raw = Some((raw, sub));
+            owned.clear();
+            let (o0, o1) = (g.owned_offsets[i] as usize, g.owned_offsets[i + 1] as usize);
+            for k in o0..o1 {
+                let ti = g.owned_topics[k];
+                if ti < 0 {
                     continue;
                 }
-                racks.clear();
-                racks.extend(
-                    g.partition_racks[r0..r1]
-                        .iter()
-                        .map(|&r| g.rack_names[r as usize].as_str()),
-                );
-                b.add_partition_racks(tids[ti], local(ti, p as i64), &racks);
+                let local = built_local(&g, &base, &compact, ti as usize, g.owned_partitions[k] as i64);
+                if let Some(p) = b.partition(tids[ti as usize], local) {
+                    owned.push(p);
+                }
             }
+            let rack = match g.member_racks[i] {
+                r if r >= 0 => Some(g.rack_names[r as usize].as_str()),
+                _ => None,
+            };
+            b.add_member(id, sub, owned.clone(), 0, rack, None)?;
         }
-    }
-    let problem = b.build()?;
-    let plan = assign(&problem);
-    // Member index (by id) -> the caller's index.
-    let mut caller = vec![0i32; m];
-    for (pos, &idx) in problem.input_order.iter().enumerate() {
-        caller[idx as usize] = pos as i32;
-    }
-    let mut out = vec![-1i32; total];
-    for ti in 0..t {
-        for p in 0..g.partition_counts[ti].max(0) as usize {
-            if let Some(flat) = b_partition(&problem, tids[ti], local(ti, p as i64)) {
-                let o = plan.owner[flat as usize];
-                if o != NO_OWNER {
-                    out[base[ti] + p] = caller[o as usize];
+        if !g.partition_rack_offsets.is_empty() {
+            b.with_partition_racks();
+            let mut racks: Vec<&str> = Vec::new();
+            for ti in 0..t {
+                for p in 0..g.partition_counts[ti].max(0) as usize {
+                    let flat = base[ti] + p;
+                    let (r0, r1) = (
+                        g.partition_rack_offsets[flat] as usize,
+                        g.partition_rack_offsets[flat + 1] as usize,
+                    );
+                    if r0 == r1 {
+                        continue;
+                    }
+                    racks.clear();
+                    racks.extend(
+                        g.partition_racks[r0..r1]
+                            .iter()
+                            .map(|&r| g.rack_names[r as usize].as_str()),
+                    );
+                    b.add_partition_racks(tids[ti], built_local(&g, &base, &compact, ti, p as i64), &racks);
                 }
             }
         }
+        let problem = b.build()?;
+        Ok(Built {
+            g,
+            problem,
+            base,
+            tids,
+            compact,
+            total,
+        })
     }
-    Ok(out)
+
+    /// The problem's flat id of the caller's partition `p` of input topic `ti`, or `None` (out of
+    /// range, or not assignable).
+    fn flat(&self, ti: usize, p: i64) -> Option<PartId> {
+        b_partition(
+            &self.problem,
+            self.tids[ti],
+            built_local(&self.g, &self.base, &self.compact, ti, p),
+        )
+    }
+
+    /// Member index (by id) -> the caller's index.
+    fn caller(&self) -> Vec<i32> {
+        let mut caller = vec![0i32; self.problem.members.len()];
+        for (pos, &idx) in self.problem.input_order.iter().enumerate() {
+            caller[idx as usize] = pos as i32;
+        }
+        caller
+    }
+
+    /// The problem's owner array as owners per input flat partition (caller's member indexes, -1
+    /// for nobody).
+    fn owners(&self, owner: &[u32]) -> Vec<i32> {
+        let caller = self.caller();
+        let mut out = vec![-1i32; self.total];
+        let to_caller = |o: u32| if o == NO_OWNER { -1 } else { caller[o as usize] };
+        for ti in 0..self.g.topics.len() {
+            let n = self.g.partition_counts[ti].max(0) as usize;
+            let dst = &mut out[self.base[ti]..self.base[ti] + n];
+            if self.compact.is_empty() {
+                // Every partition assignable: the topic's partitions are the problem's, in order.
+                let from = self.problem.topic_base[self.tids[ti] as usize] as usize;
+                for (d, &o) in dst.iter_mut().zip(&owner[from..from + n]) {
+                    *d = to_caller(o);
+                }
+            } else {
+                for (p, d) in dst.iter_mut().enumerate() {
+                    if let Some(flat) = self.flat(ti, p as i64) {
+                        *d = to_caller(owner[flat as usize]);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Partition `p` of input topic `ti` in its topic's problem (renumbered when some partitions are
+/// not assignable; -1 when out of range or not assignable).
+fn built_local(g: &FlatGroup<'_>, base: &[usize], compact: &[i32], ti: usize, p: i64) -> i64 {
+    if compact.is_empty() {
+        p
+    } else if p < 0 || p >= g.partition_counts[ti] as i64 {
+        -1
+    } else {
+        compact[base[ti] + p as usize] as i64
+    }
 }
 
 /// The problem's flat id of partition `p` of topic `t`, or `None` when out of range.
@@ -530,5 +774,249 @@ mod tests {
         g.partition_racks = &racks;
         // c0 is on rack b, c1 on rack a.
         assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
+    }
+
+    /// A random group for the counts-first differential test, as the broker plugin would hand it
+    /// over: claims as per-topic sets (so no pair twice for one member), some naming an unknown
+    /// topic (-1) or a partition out of range, some claimed by two members, some members well
+    /// over quota, racks on members and partitions.
+    struct Random {
+        ids: Vec<String>,
+        counts: Vec<i32>,
+        subs: Vec<Vec<i32>>,
+        racks: Vec<i32>,
+        owned: Vec<Vec<(i32, i32)>>,
+        /// Per member: its map holds an empty set (Java counts it as -1).
+        empty: Vec<bool>,
+        rack_offsets: Vec<i32>,
+        rack_of: Vec<i32>,
+    }
+
+    impl Random {
+        fn group<'a>(
+            &'a self,
+            sub_offsets: &'a [i32],
+            sub_topics: &'a [i32],
+            owned_offsets: &'a [i32],
+            owned_topics: &'a [i32],
+            owned_partitions: &'a [i32],
+        ) -> FlatGroup<'a> {
+            FlatGroup {
+                member_ids: self.ids.clone(),
+                member_racks: &self.racks,
+                rack_names: vec!["a".into(), "b".into()],
+                topics: (0..self.counts.len()).map(|t| format!("t{t}")).collect(),
+                partition_counts: &self.counts,
+                sub_offsets,
+                sub_topics,
+                owned_offsets,
+                owned_topics,
+                owned_partitions,
+                partition_rack_offsets: &self.rack_offsets,
+                partition_racks: &self.rack_of,
+                assignable: &[],
+            }
+        }
+    }
+
+    fn random_group(seed: u64) -> Random {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = |n: u64| -> u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        let nt = 1 + next(4) as usize;
+        let counts: Vec<i32> = (0..nt).map(|_| next(9) as i32).collect();
+        let m = 1 + next(8) as usize;
+        let homogeneous = next(4) != 0;
+        let all: Vec<i32> = (0..nt as i32).rev().collect();
+        let subs: Vec<Vec<i32>> = (0..m)
+            .map(|_| {
+                if homogeneous {
+                    all.clone()
+                } else {
+                    (0..nt as i32).filter(|_| next(3) != 0).collect()
+                }
+            })
+            .collect();
+        let racks: Vec<i32> = (0..m).map(|_| next(3) as i32 - 1).collect();
+        let total: i32 = counts.iter().sum();
+        let mut owned: Vec<Vec<(i32, i32)>> = vec![Vec::new(); m];
+        let mut empty = vec![false; m];
+        for i in 0..m {
+            let n = match next(4) {
+                0 => 0,
+                1 => next(total as u64 + 3),
+                _ => next(total as u64 / m as u64 + 2),
+            };
+            for _ in 0..n {
+                let t = if next(12) == 0 { -1 } else { next(nt as u64) as i32 };
+                let range = if t >= 0 { counts[t as usize] } else { 4 };
+                let p = if next(15) == 0 {
+                    range + next(3) as i32
+                } else {
+                    next(range as u64) as i32
+                };
+                if !owned[i].contains(&(t, p)) {
+                    owned[i].push((t, p));
+                }
+            }
+            empty[i] = next(15) == 0;
+        }
+        // Half of the groups start from a clean, disjoint current target instead.
+        if next(2) == 0 {
+            let mut seen = std::collections::HashSet::new();
+            for o in owned.iter_mut() {
+                o.retain(|&(t, p)| t >= 0 && p < counts[t as usize] && seen.insert((t, p)));
+            }
+            empty.iter_mut().for_each(|e| *e = false);
+        }
+        let mut rack_offsets = vec![0];
+        let mut rack_of = Vec::new();
+        let with_racks = next(2) == 0;
+        for _ in 0..total {
+            if with_racks {
+                for r in 0..2 {
+                    if next(2) == 0 {
+                        rack_of.push(r);
+                    }
+                }
+            }
+            rack_offsets.push(rack_of.len() as i32);
+        }
+        Random {
+            ids: (0..m).map(|i| format!("m{}", next(1000) * 10 + i as u64)).collect(),
+            counts,
+            subs,
+            racks,
+            owned,
+            empty,
+            rack_offsets: if with_racks { rack_offsets } else { Vec::new() },
+            rack_of,
+        }
+    }
+
+    /// The counts-first path ([`members_to_read`], then [`assign_flat_counted`] with only the
+    /// members to read listed) gives [`assign_flat`]'s owners on every partition it answers for,
+    /// and each partition it leaves out is one a counted member held and keeps.
+    #[test]
+    fn counts_first_equals_the_full_read() {
+        let mut answered = 0;
+        for seed in 0..4000u64 {
+            let r = random_group(seed);
+            let m = r.ids.len();
+            let total: i32 = r.counts.iter().sum();
+            let mut sub_offsets = vec![0];
+            let mut sub_topics = Vec::new();
+            for s in &r.subs {
+                sub_topics.extend_from_slice(s);
+                sub_offsets.push(sub_topics.len() as i32);
+            }
+            let mut owned_offsets = vec![0];
+            let (mut owned_topics, mut owned_partitions) = (Vec::new(), Vec::new());
+            for o in &r.owned {
+                owned_topics.extend(o.iter().map(|&(t, _)| t));
+                owned_partitions.extend(o.iter().map(|&(_, p)| p));
+                owned_offsets.push(owned_topics.len() as i32);
+            }
+            let Ok(full) = assign_flat(r.group(
+                &sub_offsets,
+                &sub_topics,
+                &owned_offsets,
+                &owned_topics,
+                &owned_partitions,
+            )) else {
+                continue; // duplicate member ids: the counted path must refuse them too
+            };
+            // What the plugin reads without the elements: set sizes, and isPartitionAssigned.
+            let member_counts: Vec<i32> = (0..m)
+                .map(|i| if r.empty[i] { -1 } else { r.owned[i].len() as i32 })
+                .collect();
+            let base: Vec<i32> = r
+                .counts
+                .iter()
+                .scan(0, |a, &n| Some(std::mem::replace(a, *a + n)))
+                .collect();
+            let mut held = vec![false; total as usize];
+            for &(t, p) in r.owned.iter().flatten() {
+                if t >= 0 && p < r.counts[t as usize] {
+                    held[(base[t as usize] + p) as usize] = true;
+                }
+            }
+            let free: Vec<i32> = (0..total).filter(|&f| !held[f as usize]).collect();
+            let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts).unwrap() else {
+                continue;
+            };
+            let mut offsets = vec![0];
+            let (mut topics, mut partitions) = (Vec::new(), Vec::new());
+            for (owned, &listed) in r.owned.iter().zip(&read) {
+                if listed {
+                    topics.extend(owned.iter().map(|&(t, _)| t));
+                    partitions.extend(owned.iter().map(|&(_, p)| p));
+                }
+                offsets.push(topics.len() as i32);
+            }
+            let clean = r
+                .owned
+                .iter()
+                .flatten()
+                .all(|&(t, p)| t >= 0 && p < r.counts[t as usize])
+                && r.owned.iter().flatten().count() == total as usize - free.len();
+            let counted = assign_flat_counted(
+                r.group(&sub_offsets, &sub_topics, &offsets, &topics, &partitions),
+                &member_counts,
+                &free,
+            )
+            .unwrap();
+            let Some(pairs) = counted else {
+                assert!(
+                    !clean,
+                    "seed {seed}: a clean current target must not need the full read"
+                );
+                continue;
+            };
+            answered += 1;
+            let mut answer = vec![None; total as usize];
+            let (at, owners) = pairs.split_at(pairs.len() / 2);
+            for (&f, &o) in at.iter().zip(owners) {
+                answer[f as usize] = Some(o);
+            }
+            for f in 0..total as usize {
+                match answer[f] {
+                    Some(o) => assert_eq!(o, full[f], "seed {seed}: partition {f}"),
+                    None => {
+                        let o = full[f];
+                        assert!(o >= 0 && !read[o as usize], "seed {seed}: {f} left to a counted member");
+                        let t = base.iter().rposition(|&b| b <= f as i32).unwrap();
+                        assert!(
+                            r.owned[o as usize].contains(&(t as i32, f as i32 - base[t])),
+                            "seed {seed}: {f}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(answered > 500, "only {answered} groups took the counts-first path");
+    }
+
+    #[test]
+    fn members_to_read_reads_only_members_over_quota() {
+        // 10 partitions, 3 members: q = 3. Counts 3, 4 and -1 (an empty set).
+        let counts = [6, 4];
+        let read = members_to_read(&counts, &[], &[1, 0], &[3, 4, -1]).unwrap();
+        assert_eq!(read, Some(vec![false, true, true]));
+        // A topic nobody subscribes to: the rule does not apply.
+        assert_eq!(members_to_read(&[6, 4, 1], &[], &[1, 0], &[0]).unwrap(), None);
+        // Different subscriptions (as sets): the rule does not apply.
+        assert_eq!(members_to_read(&counts, &[0, 2, 3], &[0, 1, 1], &[0, 0]).unwrap(), None);
+        // The same set in another order does.
+        assert!(members_to_read(&counts, &[0, 2, 4], &[0, 1, 1, 0], &[0, 0])
+            .unwrap()
+            .is_some());
+        // Nobody decided from counts: read everything.
+        assert_eq!(members_to_read(&counts, &[], &[0, 1], &[9, -1]).unwrap(), None);
+        assert!(members_to_read(&counts, &[0, 5], &[0], &[0]).is_err());
     }
 }

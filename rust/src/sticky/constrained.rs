@@ -30,10 +30,25 @@ impl Slots for Quota<'_, '_> {
     }
 }
 
+/// Partitions kept by members whose claims were only counted (`server-kassign`'s counts-first
+/// path, [`crate::server::kassign::members_to_read`]): such a member holds at most q partitions,
+/// so the keep step keeps all of them and only their number matters to the rest of the deal.
+pub(crate) struct Held<'a> {
+    /// Per member: how many partitions it keeps without listing them (0 for listed members).
+    pub count: &'a [u32],
+    /// Per flat partition: kept by one of those members (never in the pool, owner left unset).
+    pub taken: &'a [bool],
+}
+
 /// Quotas q = P div N and q + 1 for P mod N members; keep claims up to quota (extra slots to the
 /// members, in index order, that hold more than q), then deal the pool in (topic, partition)
 /// order round-robin over members below q, then one each to the exactly-q queue.
 pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> Vec<u32> {
+    assign_held(problem, claims, cooperative, None)
+}
+
+/// [`assign`], with some members' kept partitions given as [`Held`] counts instead of claims.
+pub(crate) fn assign_held(problem: &Problem, claims: &Claims, cooperative: bool, held: Option<&Held<'_>>) -> Vec<u32> {
     let n = problem.members.len() as u32;
     let mut place = Placer::new(problem, claims, cooperative);
     if n == 0 {
@@ -63,10 +78,16 @@ pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> V
             place.keep(m, p);
         }
     }
-    let mut pool: Vec<PartId> = Vec::with_capacity(total as usize);
+    if let Some(h) = held {
+        for (c, &k) in place.count.iter_mut().zip(h.count) {
+            *c += k;
+        }
+    }
+    // Counted members usually leave a small pool; a fresh group's pool is every partition.
+    let mut pool: Vec<PartId> = Vec::with_capacity(if held.is_some() { 0 } else { total as usize });
     for &t in topics {
         for p in problem.topic_range(t) {
-            if place.owner[p as usize] == NO_OWNER {
+            if place.owner[p as usize] == NO_OWNER && !held.is_some_and(|h| h.taken[p as usize]) {
                 pool.push(p);
             }
         }

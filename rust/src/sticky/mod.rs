@@ -113,6 +113,14 @@ pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>, work: &mut Wo
     run(problem, &Claims::eager(win), false, work)
 }
 
+/// [`assign_from_owners`] on uniform subscriptions (the constrained path), with some members'
+/// kept partitions only counted ([`constrained::Held`]).
+pub(crate) fn assign_from_owners_held(problem: &Problem, win: Vec<u32>, held: &constrained::Held<'_>) -> Assignment {
+    debug_assert!(problem.uniform_subscriptions());
+    let owner = constrained::assign_held(problem, &Claims::eager(win), false, Some(held));
+    Assignment { owner }
+}
+
 /// The constrained path when every member subscribes to the same topics, the general one otherwise.
 fn run(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -> Result<Assignment, OutOfWork> {
     let owner = if problem.uniform_subscriptions() {

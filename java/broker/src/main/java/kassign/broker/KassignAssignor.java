@@ -29,9 +29,11 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  * a partition's replicas), never at the cost of balance. Partitions the group spec marks as not
  * assignable stay unassigned.
  *
- * <p>The computation runs in kassign's Rust core through one JNI call per {@link #assign}: the group
- * crosses as flat arrays and the owners come back as one {@code int[]}. This class only converts.
- * It keeps no state between calls and is safe to call from several threads at once.
+ * <p>The computation runs in kassign's Rust core through JNI: the group crosses as flat arrays and
+ * the owners come back as one {@code int[]}. When the core's counts-first rule applies (docs/broker.md,
+ * "Reading the current target"), one call first says whose current sets must be read, and a second
+ * computes from those sets and the others' sizes. This class only converts. It keeps no state
+ * between calls and is safe to call from several threads at once.
  *
  * <p>Install: put the jar on the broker's class path and name {@code kassign.broker.KassignAssignor}
  * in {@code group.consumer.assignors}; clients select it with {@code group.remote.assignor=kassign}.
@@ -57,7 +59,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
     public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber describer)
             throws PartitionAssignorException {
         try {
-            return compute(groupSpec, describer);
+            return compute(groupSpec, describer, true);
         } catch (PartitionAssignorException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -70,168 +72,77 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         return (int) (n / 0.75f) + 1;
     }
 
-    private static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer) {
-        String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
-        int m = memberIds.length;
-        // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
-        // know has no partitions to assign.
-        Map<Uuid, Integer> topicIndex = new HashMap<>();
-        List<Uuid> topics = new ArrayList<>();
-        List<Integer> counts = new ArrayList<>();
-        int[] subOffsets = new int[m + 1];
-        // Grown as the ids are iterated: the coordinator's subscribedTopicIds() is a view over
-        // topic names whose size() counts names that resolve to no topic id, which iteration skips.
-        int[] subTopics = new int[Math.max(16, m)];
-        Map<String, Integer> rackIndex = new HashMap<>();
-        List<String> rackNames = new ArrayList<>();
-        int[] memberRacks = new int[m];
-        boolean anyRack = false;
-        // A HOMOGENEOUS group: every member subscribes to the same topics, so the first member's
-        // subscription is read once and repeated.
-        boolean homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
-        // Each member's current target, kept to hand back unchanged what the member keeps exactly:
-        // the whole map, or one topic's set. Looked up beside the subscription (the same member's
-        // entry, still in cache), read in the next pass once every subscribed topic is known.
-        @SuppressWarnings("unchecked")
-        Map<Uuid, Set<Integer>>[] currentMaps = new Map[m];
-        int k = 0;
-        for (int i = 0; i < m; i++) {
-            MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
-            MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
-            currentMaps[i] = current == null ? null : current.partitions();
-            if (homogeneous && i > 0) {
-                int width = subOffsets[1];
-                while (k + width > subTopics.length) subTopics = Arrays.copyOf(subTopics, subTopics.length * 2);
-                System.arraycopy(subTopics, 0, subTopics, k, width);
-                k += width;
-            } else for (Uuid t : sub.subscribedTopicIds()) {
-                Integer idx = topicIndex.get(t);
-                if (idx == null) {
-                    idx = topics.size();
-                    topicIndex.put(t, idx);
-                    topics.add(t);
-                    counts.add(Math.max(describer.numPartitions(t), 0));
-                }
-                if (k == subTopics.length) subTopics = Arrays.copyOf(subTopics, k * 2);
-                subTopics[k++] = idx;
-            }
-            subOffsets[i + 1] = k;
-            Optional<String> rack = sub.rackId();
-            if (rack.isPresent() && !rack.get().isEmpty()) {
-                anyRack = true;
-                memberRacks[i] = rackIndex.computeIfAbsent(rack.get(), r -> {
-                    rackNames.add(r);
-                    return rackNames.size() - 1;
-                });
-            } else {
-                memberRacks[i] = -1;
-            }
-        }
-        subTopics = Arrays.copyOf(subTopics, k);
-        int nt = topics.size();
-        String[] topicNames = new String[nt];
-        int[] partitionCounts = new int[nt];
-        long totalPartitions = 0;
-        for (int t = 0; t < nt; t++) {
-            topicNames[t] = topics.get(t).toString();
-            partitionCounts[t] = counts.get(t);
-            totalPartitions += partitionCounts[t];
-        }
-        if (totalPartitions > Integer.MAX_VALUE - 8) {
-            throw new PartitionAssignorException("kassign: " + totalPartitions + " partitions exceed the supported maximum");
-        }
-        int total = (int) totalPartitions;
-        // Current target assignment, as (topic index, partition) pairs per member.
-        int[] ownedOffsets = new int[m + 1];
-        int[] topicBase = new int[nt + 1];
-        for (int t = 0; t < nt; t++) topicBase[t + 1] = topicBase[t] + partitionCounts[t];
-        // Which member's current target holds each partition (-2: several), to hand back a current
-        // set unchanged when the member keeps exactly it.
-        // (Allocated at the first current partition: a fresh group has none.)
-        int[] holder = null;
-        // A map with an entry that cannot come back as it is (a topic nobody subscribes to, a
-        // partition out of range, an empty set) is never reused whole.
-        int[] currentSize = new int[m];
-        boolean[] currentExact = new boolean[m];
-        // One pass over the current target (grown arrays; its sets are iterated once).
-        int[] ownedTopics = new int[Math.max(16, Math.min(total, 4096))];
-        int[] ownedPartitions = new int[ownedTopics.length];
-        // One reused buffer for the sets' elements: toArray(buffer) walks the set's table once (for
-        // a HashSet, keysToArray) and allocates nothing, where an iterator costs two objects and a
-        // second walk per set (most sets are small).
-        Object[] elements = new Integer[16];
-        k = 0;
-        for (int i = 0; i < m; i++) {
-            Map<Uuid, Set<Integer>> partitions = currentMaps[i];
-            if (partitions != null) {
-                boolean exact = true;
-                for (Map.Entry<Uuid, Set<Integer>> e : partitions.entrySet()) {
-                    Integer idx = topicIndex.get(e.getKey());
-                    int ti = idx == null ? -1 : idx;
-                    Set<Integer> set = e.getValue();
-                    if (ti < 0 || set.isEmpty()) exact = false;
-                    int size = set.size();
-                    if (size > elements.length) elements = new Integer[Math.max(size, elements.length * 2)];
-                    Object[] got = set.toArray(elements);
-                    int n = got == elements ? size : got.length;
-                    for (int j = 0; j < n; j++) {
-                        int p = (Integer) got[j];
-                        if (ti >= 0 && p >= 0 && p < partitionCounts[ti]) {
-                            int f = topicBase[ti] + p;
-                            if (holder == null) {
-                                holder = new int[total];
-                                Arrays.fill(holder, -1);
-                            }
-                            holder[f] = holder[f] == -1 ? i : -2;
-                        } else {
-                            exact = false;
-                        }
-                        if (k == ownedTopics.length) {
-                            ownedTopics = Arrays.copyOf(ownedTopics, k * 2);
-                            ownedPartitions = Arrays.copyOf(ownedPartitions, k * 2);
-                        }
-                        ownedTopics[k] = ti;
-                        ownedPartitions[k] = p;
-                        k++;
-                    }
-                }
-                currentExact[i] = exact;
-            }
-            ownedOffsets[i + 1] = k;
-            currentSize[i] = k - ownedOffsets[i];
-        }
-        // Replica racks (only read when some member has a rack: otherwise they cannot matter).
-        int[] partitionRackOffsets = null;
-        int[] partitionRacks = null;
-        if (anyRack) {
-            partitionRackOffsets = new int[total + 1];
-            int[] buf = new int[Math.max(16, total)];
-            int n = 0;
-            int flat = 0;
-            for (int t = 0; t < nt; t++) {
-                for (int p = 0; p < partitionCounts[t]; p++) {
-                    Set<String> racks = describer.racksForPartition(topics.get(t), p);
-                    if (racks != null) {
-                        for (String r : racks) {
-                            if (r == null || r.isEmpty()) continue;
-                            if (n == buf.length) buf = Arrays.copyOf(buf, buf.length * 2);
-                            buf[n++] = rackIndex.computeIfAbsent(r, x -> {
-                                rackNames.add(x);
-                                return rackNames.size() - 1;
-                            });
-                        }
-                    }
-                    partitionRackOffsets[++flat] = n;
-                }
-            }
-            partitionRacks = Arrays.copyOf(buf, n);
-        }
-        // Assignability (every partition, for consumer groups); the array only when one is not.
-        byte[] assignable = null;
+    /**
+     * The number of partitions in a current target, from its sets' sizes alone; -1 when a set is
+     * empty or null (the full read handles those).
+     */
+    private static int size(Map<Uuid, Set<Integer>> current) {
+        long[] c = new long[2];
+        current.forEach((t, set) -> {
+            int size = set == null ? 0 : set.size();
+            c[0] += size;
+            if (size == 0) c[1] = 1;
+        });
+        return c[1] != 0 ? -1 : (int) Math.min(c[0], Integer.MAX_VALUE);
+    }
+
+    /**
+     * Every partition's replica racks as rack indexes (new names added to {@code rackNames}):
+     * {offsets (one per partition plus one), racks}.
+     */
+    private static int[][] replicaRacks(SubscribedTopicDescriber describer, List<Uuid> topics, int[] partitionCounts,
+            int total, Map<String, Integer> rackIndex, List<String> rackNames) {
+        int[] offsets = new int[total + 1];
+        int[] buf = new int[Math.max(16, total)];
+        int n = 0;
         int flat = 0;
-        for (int t = 0; t < nt; t++) {
-            Uuid id = topics.get(t);
-            for (int p = 0; p < partitionCounts[t]; p++, flat++) {
+        for (int t = 0; t < partitionCounts.length; t++) {
+            for (int p = 0; p < partitionCounts[t]; p++) {
+                Set<String> racks = describer.racksForPartition(topics.get(t), p);
+                if (racks != null) {
+                    for (String r : racks) {
+                        if (r == null || r.isEmpty()) continue;
+                        if (n == buf.length) buf = Arrays.copyOf(buf, buf.length * 2);
+                        buf[n++] = rackIndex.computeIfAbsent(r, x -> {
+                            rackNames.add(x);
+                            return rackNames.size() - 1;
+                        });
+                    }
+                }
+                offsets[++flat] = n;
+            }
+        }
+        return new int[][] {offsets, Arrays.copyOf(buf, n)};
+    }
+
+    /**
+     * One pass over the partitions, in topic order: {@code isPartitionAssignable} for each and,
+     * when {@code withFree}, {@code isPartitionAssigned}.
+     */
+    private static final class Scan {
+        /** One flag per partition (0: not assignable); null when every partition is (the usual case). */
+        byte[] assignable;
+        /** The partitions (flat, ascending) in no member's current target; null without {@code withFree}. */
+        int[] free;
+
+        private final int total;
+        private int k;
+
+        Scan(GroupSpec groupSpec, List<Uuid> topics, int[] partitionCounts, int total, boolean withFree) {
+            this.total = total;
+            free = withFree ? new int[16] : null;
+            int flat = 0;
+            for (int t = 0; t < partitionCounts.length; t++) {
+                // One call per topic: a method called often is compiled whole early, where a loop
+                // over every partition would wait for on-stack replacement.
+                topic(groupSpec, topics.get(t), partitionCounts[t], flat);
+                flat += partitionCounts[t];
+            }
+            if (withFree) free = Arrays.copyOf(free, k);
+        }
+
+        private void topic(GroupSpec groupSpec, Uuid id, int n, int flat) {
+            for (int p = 0; p < n; p++, flat++) {
                 if (!groupSpec.isPartitionAssignable(id, p)) {
                     if (assignable == null) {
                         assignable = new byte[total];
@@ -239,36 +150,146 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     }
                     assignable[flat] = 0;
                 }
+                if (free != null && !groupSpec.isPartitionAssigned(id, p)) {
+                    if (k == free.length) free = Arrays.copyOf(free, k * 2);
+                    free[k++] = flat;
+                }
             }
         }
-        ownedTopics = Arrays.copyOf(ownedTopics, k);
-        ownedPartitions = Arrays.copyOf(ownedPartitions, k);
-        int[] owners = NativeAssignor.assign(memberIds, memberRacks, rackNames.toArray(new String[0]),
-            topicNames, partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
-            partitionRackOffsets, partitionRacks, assignable);
-        if (owners == null || owners.length != total) {
-            throw new PartitionAssignorException("kassign: the native library returned "
-                + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
+    }
+
+    /** The counts-first answer's partitions must ascend within range, its owners name members. */
+    private static void checkAnswer(int[] at, int[] owners, int total, int m) {
+        boolean ok = at.length == owners.length;
+        for (int j = 0; ok && j < at.length; j++) {
+            ok = at[j] >= 0 && at[j] < total && (j == 0 || at[j] > at[j - 1]) && owners[j] < m;
         }
+        if (!ok) throw new PartitionAssignorException("kassign: the native library returned a malformed answer");
+    }
+
+    /** How many topics member {@code i} subscribes to (subscriptions as {@code FlatGroup} has them). */
+    private static int subWidth(int[] subOffsets, int[] subTopics, int i) {
+        return subOffsets.length == 0 ? subTopics.length : subOffsets[i + 1] - subOffsets[i];
+    }
+
+    /**
+     * The assignment; {@code countsFirst} lets the core skip reading the elements of current
+     * targets it can judge from their sizes ({@code members_to_read} in
+     * rust/src/server/kassign.rs). Without it every current target is read (the tests compare the
+     * two).
+     */
+    static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst) {
+        String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
+        int m = memberIds.length;
+        Members in = new Members(groupSpec, describer, memberIds, countsFirst);
+        Map<Uuid, Integer> topicIndex = in.topicIndex;
+        List<Uuid> topics = in.topics;
+        List<String> rackNames = in.rackNames;
+        int[] subOffsets = in.subOffsets;
+        int[] subTopics = in.subTopics;
+        Map<Uuid, Set<Integer>>[] currentMaps = in.currentMaps;
+        int nt = topics.size();
+        String[] topicNames = new String[nt];
+        int[] partitionCounts = new int[nt];
+        long totalPartitions = 0;
+        for (int t = 0; t < nt; t++) {
+            topicNames[t] = topics.get(t).toString();
+            partitionCounts[t] = in.counts.get(t);
+            totalPartitions += partitionCounts[t];
+        }
+        if (totalPartitions > Integer.MAX_VALUE - 8) {
+            throw new PartitionAssignorException("kassign: " + totalPartitions + " partitions exceed the supported maximum");
+        }
+        int total = (int) totalPartitions;
+        int[] topicBase = new int[nt + 1];
+        for (int t = 0; t < nt; t++) topicBase[t + 1] = topicBase[t] + partitionCounts[t];
+        // Replica racks (only read when some member has a rack: otherwise they cannot matter).
+        int[][] replicaRacks = in.anyRack
+            ? replicaRacks(describer, topics, partitionCounts, total, in.rackIndex, rackNames) : null;
+        int[] partitionRackOffsets = in.anyRack ? replicaRacks[0] : null;
+        int[] partitionRacks = in.anyRack ? replicaRacks[1] : null;
+        // Counts first: when the core's rule judges some members from their sizes alone, only the
+        // others' sets are read, and the partitions nobody holds come from isPartitionAssigned (in
+        // the same pass as isPartitionAssignable).
+        byte[] read = null;
+        if (countsFirst && in.anyCurrent) {
+            read = NativeAssignor.membersToRead(partitionCounts, subOffsets, subTopics, in.memberCounts);
+        }
+        Scan scan = new Scan(groupSpec, topics, partitionCounts, total, read != null);
+        byte[] assignable = scan.assignable;
+        if (assignable != null) read = null;
+        String[] rackArray = rackNames.toArray(new String[0]);
+        // The owners: of every partition (at == null), or of the partitions at[j] (ascending).
+        int[] at = null;
+        int[] owners = null;
+        Current cur = null;
+        boolean[] counted = new boolean[m];
+        if (read != null) {
+            cur = Current.read(currentMaps, read, topicIndex, partitionCounts, topicBase, total);
+            int[] answer = NativeAssignor.assignCounted(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+                subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
+                in.memberCounts, scan.free);
+            if (answer != null) {
+                int half = answer.length / 2;
+                at = Arrays.copyOfRange(answer, 0, half);
+                owners = Arrays.copyOfRange(answer, half, answer.length);
+                checkAnswer(at, owners, total, m);
+                for (int i = 0; i < m; i++) counted[i] = read[i] == 0;
+            }
+        }
+        if (owners == null) {
+            cur = Current.read(currentMaps, null, topicIndex, partitionCounts, topicBase, total);
+            owners = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+                subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
+                assignable);
+            if (owners == null || owners.length != total) {
+                throw new PartitionAssignorException("kassign: the native library returned "
+                    + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
+            }
+        }
+        return result(memberIds, topics, topicBase, currentMaps, cur, counted, at, owners, subOffsets, subTopics);
+    }
+
+    /**
+     * The assignment from the owners: of every partition ({@code at} null), or of the partitions
+     * {@code at[j]} (ascending; the counted members keep the others they hold, and nothing else
+     * is there). Members that keep exactly their current target (or one topic's set of it) get
+     * the coordinator's own map (set) back.
+     */
+    private static GroupAssignment result(String[] memberIds, List<Uuid> topics, int[] topicBase,
+            Map<Uuid, Set<Integer>>[] currentMaps, Current cur, boolean[] counted, int[] at, int[] owners,
+            int[] subOffsets, int[] subTopics) {
+        int m = memberIds.length;
+        int nt = topics.size();
+        int len = owners.length;
+        int[] holder = cur.holder;
+        int[] currentSize = cur.size;
+        boolean[] currentExact = cur.exact;
         // Members that keep exactly their current target get its map back unchanged (no per-partition
         // work below): every partition they get, they held alone, and they get all they held.
         int[] count = new int[m];
         int[] kept = new int[m];
-        for (int f = 0; f < total; f++) {
-            int o = owners[f];
+        for (int j = 0; j < len; j++) {
+            int o = owners[j];
             if (o < 0) continue;
             count[o]++;
-            if (holder != null && holder[f] == o) kept[o]++;
+            if (holder != null && holder[at == null ? j : at[j]] == o) kept[o]++;
         }
         @SuppressWarnings("unchecked")
         Map<Uuid, Set<Integer>>[] plans = new Map[m];
         boolean[] whole = new boolean[m];
         for (int i = 0; i < m; i++) {
-            if (currentMaps[i] != null && currentExact[i] && count[i] == currentSize[i] && kept[i] == count[i]) {
+            if (counted[i]) {
+                // A counted member keeps all it holds and gets count[i] more partitions.
+                whole[i] = count[i] == 0 && currentMaps[i] != null;
+                plans[i] = whole[i] ? currentMaps[i]
+                    : currentMaps[i] == null ? new HashMap<>(capacity(subWidth(subOffsets, subTopics, i)))
+                    : new HashMap<>(currentMaps[i]);
+            } else if (currentMaps[i] != null && currentExact[i] && count[i] == currentSize[i] && kept[i] == count[i]) {
                 plans[i] = currentMaps[i];
                 whole[i] = true;
             } else {
-                plans[i] = new HashMap<>(capacity(subOffsets[i + 1] - subOffsets[i]));
+                plans[i] = new HashMap<>(capacity(subWidth(subOffsets, subTopics, i)));
             }
         }
         Arrays.fill(count, 0);
@@ -280,30 +301,50 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         Set<Integer>[] sets = new Set[m];
         boolean[] reused = new boolean[m];
         int[] touched = new int[m];
-        flat = 0;
+        int widest = 0;
+        for (int t = 0; t < nt; t++) widest = Math.max(widest, topicBase[t + 1] - topicBase[t]);
+        Integer[] boxes = new Integer[Math.min(widest, 1 << 20)];
+        int j1 = 0;
         for (int t = 0; t < nt; t++) {
             Uuid id = topics.get(t);
-            int n = partitionCounts[t];
+            int base = topicBase[t];
+            int j0 = j1;
+            while (j1 < len && (at == null ? j1 : at[j1]) < topicBase[t + 1]) j1++;
             int nTouched = 0;
-            for (int p = 0; p < n; p++) {
-                int o = owners[flat + p];
+            for (int j = j0; j < j1; j++) {
+                int o = owners[j];
                 if (o < 0 || whole[o]) continue;
                 if (count[o]++ == 0) touched[nTouched++] = o;
-                if (holder != null && holder[flat + p] == o) kept[o]++;
+                if (holder != null && holder[at == null ? j : at[j]] == o) kept[o]++;
             }
             for (int k2 = 0; k2 < nTouched; k2++) {
                 int o = touched[k2];
-                Set<Integer> cur = currentMaps[o] == null ? null : currentMaps[o].get(id);
-                if (cur != null && kept[o] == count[o] && cur.size() == count[o]) {
-                    plans[o].put(id, cur); // the member keeps exactly its current set
+                Set<Integer> held = currentMaps[o] == null ? null : currentMaps[o].get(id);
+                if (counted[o]) {
+                    if (held != null) { // its current set, and the partitions it gets
+                        Set<Integer> set = new HashSet<>(capacity(held.size() + count[o]));
+                        set.addAll(held);
+                        sets[o] = set;
+                        plans[o].put(id, set);
+                    }
+                } else if (held != null && kept[o] == count[o] && held.size() == count[o]) {
+                    plans[o].put(id, held); // the member keeps exactly its current set
                     reused[o] = true;
                 }
             }
-            for (int p = 0; p < n; p++) {
-                int o = owners[flat + p];
+            for (int j = j0; j < j1; j++) {
+                int o = owners[j];
                 if (o < 0 || whole[o] || reused[o]) continue;
-                if (count[o] == 1) {
-                    plans[o].put(id, Collections.singleton(p));
+                int p = (at == null ? j : at[j]) - base;
+                // One Integer per partition number for the whole call (most exceed the JDK's
+                // small-value cache, and each number recurs in every topic).
+                Integer boxed = p < boxes.length ? boxes[p] : null;
+                if (boxed == null) {
+                    boxed = p;
+                    if (p < boxes.length) boxes[p] = boxed;
+                }
+                if (count[o] == 1 && sets[o] == null) {
+                    plans[o].put(id, Collections.singleton(boxed));
                     continue;
                 }
                 Set<Integer> set = sets[o];
@@ -312,7 +353,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                     sets[o] = set;
                     plans[o].put(id, set);
                 }
-                set.add(p);
+                set.add(boxed);
             }
             for (int k2 = 0; k2 < nTouched; k2++) {
                 int o = touched[k2];
@@ -321,10 +362,179 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
                 kept[o] = 0;
                 reused[o] = false;
             }
-            flat += n;
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);
         for (int i = 0; i < m; i++) out.put(memberIds[i], new KassignMemberAssignment(plans[i]));
         return new GroupAssignment(out);
+    }
+
+    /** The input pass over the members: subscriptions, racks, and current targets (not read yet). */
+    private static final class Members {
+        // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
+        // know has no partitions to assign.
+        final Map<Uuid, Integer> topicIndex = new HashMap<>();
+        final List<Uuid> topics = new ArrayList<>();
+        final List<Integer> counts = new ArrayList<>();
+        // As FlatGroup has them; a HOMOGENEOUS group's one list crosses once (no offsets, shared
+        // by every member).
+        int[] subOffsets;
+        int[] subTopics;
+        final Map<String, Integer> rackIndex = new HashMap<>();
+        final List<String> rackNames = new ArrayList<>();
+        final int[] memberRacks;
+        boolean anyRack;
+        // A HOMOGENEOUS group: every member subscribes to the same topics, so the first member's
+        // subscription is read once and stands for all.
+        final boolean homogeneous;
+        // Each member's current target, kept to hand back unchanged what the member keeps exactly:
+        // the whole map, or one topic's set. Looked up beside the subscription (the same member's
+        // entry, still in cache), read later once every subscribed topic is known.
+        final Map<Uuid, Set<Integer>>[] currentMaps;
+        // Each current target's size, read from its sets' sizes alone (-1: it has an empty set or
+        // a null one, which only the full read handles), for the core's counts-first rule; read
+        // in HOMOGENEOUS groups only.
+        final int[] memberCounts;
+        boolean anyCurrent;
+
+        @SuppressWarnings("unchecked")
+        Members(GroupSpec groupSpec, SubscribedTopicDescriber describer, String[] memberIds, boolean countsFirst) {
+            int m = memberIds.length;
+            subOffsets = new int[m + 1];
+            // Grown as the ids are iterated: the coordinator's subscribedTopicIds() is a view over
+            // topic names whose size() counts names that resolve to no topic id, which iteration skips.
+            subTopics = new int[Math.max(16, m)];
+            int k = 0;
+            memberRacks = new int[m];
+            homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+            currentMaps = new Map[m];
+            memberCounts = new int[m];
+            for (int i = 0; i < m; i++) {
+                MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
+                MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
+                currentMaps[i] = current == null ? null : current.partitions();
+                // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
+                // same topics, and elsewhere the full read follows anyway.
+                if (countsFirst && homogeneous && currentMaps[i] != null) {
+                    memberCounts[i] = size(currentMaps[i]);
+                    anyCurrent |= memberCounts[i] != 0;
+                }
+                if (homogeneous && i > 0) {
+                    // Nothing to add: the first member's list stands for everyone's.
+                } else for (Uuid t : sub.subscribedTopicIds()) {
+                    Integer idx = topicIndex.get(t);
+                    if (idx == null) {
+                        idx = topics.size();
+                        topicIndex.put(t, idx);
+                        topics.add(t);
+                        counts.add(Math.max(describer.numPartitions(t), 0));
+                    }
+                    if (k == subTopics.length) subTopics = Arrays.copyOf(subTopics, k * 2);
+                    subTopics[k++] = idx;
+                }
+                subOffsets[i + 1] = k;
+                Optional<String> rack = sub.rackId();
+                if (rack.isPresent() && !rack.get().isEmpty()) {
+                    anyRack = true;
+                    memberRacks[i] = rackIndex.computeIfAbsent(rack.get(), r -> {
+                        rackNames.add(r);
+                        return rackNames.size() - 1;
+                    });
+                } else {
+                    memberRacks[i] = -1;
+                }
+            }
+            subTopics = Arrays.copyOf(subTopics, k);
+            if (homogeneous) subOffsets = new int[0];
+        }
+    }
+
+    /**
+     * The current target assignment of the members read, as (topic index, partition) pairs per
+     * member, in one pass over their sets.
+     */
+    private static final class Current {
+        final int[] offsets;
+        final int[] topics;
+        final int[] partitions;
+        /**
+         * Which read member's current target holds each partition (-2: several), to hand back a
+         * current set unchanged when the member keeps exactly it; null when nothing was read.
+         */
+        final int[] holder;
+        /** Per member: pairs read. */
+        final int[] size;
+        /**
+         * Per member: whether its map can come back as it is (no topic nobody subscribes to, no
+         * partition out of range, no empty set).
+         */
+        final boolean[] exact;
+
+        private Current(int[] offsets, int[] topics, int[] partitions, int[] holder, int[] size, boolean[] exact) {
+            this.offsets = offsets;
+            this.topics = topics;
+            this.partitions = partitions;
+            this.holder = holder;
+            this.size = size;
+            this.exact = exact;
+        }
+
+        /** Read the members with {@code read[i] != 0} (every member when {@code read} is null). */
+        static Current read(Map<Uuid, Set<Integer>>[] currentMaps, byte[] read, Map<Uuid, Integer> topicIndex,
+                int[] partitionCounts, int[] topicBase, int total) {
+            int m = currentMaps.length;
+            int[] ownedOffsets = new int[m + 1];
+            int[] holder = null; // allocated at the first current partition: a fresh group has none
+            int[] currentSize = new int[m];
+            boolean[] currentExact = new boolean[m];
+            // Grown arrays; each set is iterated once.
+            int[] ownedTopics = new int[Math.max(16, Math.min(total, 4096))];
+            int[] ownedPartitions = new int[ownedTopics.length];
+            // One reused buffer for the sets' elements: toArray(buffer) walks the set's table once
+            // (for a HashSet, keysToArray) and allocates nothing, where an iterator costs two
+            // objects and a second walk per set (most sets are small).
+            Object[] elements = new Integer[16];
+            int k = 0;
+            for (int i = 0; i < m; i++) {
+                Map<Uuid, Set<Integer>> partitions = read == null || read[i] != 0 ? currentMaps[i] : null;
+                if (partitions != null) {
+                    boolean exact = true;
+                    for (Map.Entry<Uuid, Set<Integer>> e : partitions.entrySet()) {
+                        Integer idx = topicIndex.get(e.getKey());
+                        int ti = idx == null ? -1 : idx;
+                        Set<Integer> set = e.getValue();
+                        if (ti < 0 || set.isEmpty()) exact = false;
+                        int size = set.size();
+                        if (size > elements.length) elements = new Integer[Math.max(size, elements.length * 2)];
+                        Object[] got = set.toArray(elements);
+                        int n = got == elements ? size : got.length;
+                        for (int j = 0; j < n; j++) {
+                            int p = (Integer) got[j];
+                            if (ti >= 0 && p >= 0 && p < partitionCounts[ti]) {
+                                int f = topicBase[ti] + p;
+                                if (holder == null) {
+                                    holder = new int[total];
+                                    Arrays.fill(holder, -1);
+                                }
+                                holder[f] = holder[f] == -1 ? i : -2;
+                            } else {
+                                exact = false;
+                            }
+                            if (k == ownedTopics.length) {
+                                ownedTopics = Arrays.copyOf(ownedTopics, k * 2);
+                                ownedPartitions = Arrays.copyOf(ownedPartitions, k * 2);
+                            }
+                            ownedTopics[k] = ti;
+                            ownedPartitions[k] = p;
+                            k++;
+                        }
+                    }
+                    currentExact[i] = exact;
+                }
+                ownedOffsets[i + 1] = k;
+                currentSize[i] = k - ownedOffsets[i];
+            }
+            return new Current(ownedOffsets, Arrays.copyOf(ownedTopics, k), Arrays.copyOf(ownedPartitions, k), holder,
+                currentSize, currentExact);
+        }
     }
 }

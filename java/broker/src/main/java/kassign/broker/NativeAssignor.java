@@ -11,7 +11,8 @@ final class NativeAssignor {
     private NativeAssignor() {}
 
     /**
-     * One assignment, all arrays flat (see {@code rust/src/server/kassign.rs}, {@code FlatGroup}):
+     * One assignment, all arrays flat (see {@code rust/src/server/kassign.rs}, {@code FlatGroup};
+     * an empty {@code subOffsets}: every member subscribes to all of {@code subTopics}):
      * returns the owner of every partition in topic order (member index or -1).
      *
      * @throws org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException on bad
@@ -40,6 +41,46 @@ final class NativeAssignor {
             chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
             partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
             partitionRackOffsets, partitionRacks, assignable);
+    }
+
+    /**
+     * The core's counts-first rule ({@code members_to_read}): for each member, whether its current
+     * target must be read element by element (1) or its size stands for it (0); null when every
+     * member must be read. {@code memberCounts[i]}: the member's current target size, or -1.
+     */
+    static byte[] membersToRead(int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts) {
+        return membersToRead0(partitionCounts, subOffsets, subTopics, memberCounts);
+    }
+
+    /**
+     * {@link #assign} on the counts-first path ({@code assign_flat_counted}): the owned arrays list
+     * only the members {@link #membersToRead} said to read; {@code free} lists (ascending flat
+     * indexes) the partitions in no member's current target. Returns the owners of every partition
+     * but those the counted members keep: k partitions (ascending), then their k owners; or null
+     * when the counts do not add up (then read every member and call {@link #assign}).
+     */
+    static int[] assignCounted(
+        String[] memberIds,
+        int[] memberRacks,
+        String[] rackNames,
+        String[] topics,
+        int[] partitionCounts,
+        int[] subOffsets,
+        int[] subTopics,
+        int[] ownedOffsets,
+        int[] ownedTopics,
+        int[] ownedPartitions,
+        int[] partitionRackOffsets,
+        int[] partitionRacks,
+        int[] memberCounts,
+        int[] free) {
+        int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
+        int[] rackEnds = rackNames == null ? null : new int[rackNames.length];
+        int[] topicEnds = topics == null ? null : new int[topics.length];
+        return assignCounted0(chars("memberIds", memberIds, memberEnds), memberEnds, memberRacks,
+            chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
+            partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
+            partitionRackOffsets, partitionRacks, null, memberCounts, free);
     }
 
     /** The strings' characters back to back; {@code ends[i]} receives where string i ends. */
@@ -79,6 +120,29 @@ final class NativeAssignor {
         int[] partitionRackOffsets,
         int[] partitionRacks,
         byte[] assignable);
+
+    private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets, int[] subTopics,
+        int[] memberCounts);
+
+    private static native int[] assignCounted0(
+        char[] memberIdChars,
+        int[] memberIdEnds,
+        int[] memberRacks,
+        char[] rackNameChars,
+        int[] rackNameEnds,
+        char[] topicChars,
+        int[] topicEnds,
+        int[] partitionCounts,
+        int[] subOffsets,
+        int[] subTopics,
+        int[] ownedOffsets,
+        int[] ownedTopics,
+        int[] ownedPartitions,
+        int[] partitionRackOffsets,
+        int[] partitionRacks,
+        byte[] assignable,
+        int[] memberCounts,
+        int[] free);
 
     /** The version of the crate the library was built from. */
     static native String version();

@@ -188,6 +188,81 @@ class KassignAssignorTest {
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {null}, new int[] {-1}, new String[0], new String[0], new int[0],
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null));
+        // The counts-first entry points check their arrays too.
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.membersToRead(
+            new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
+        assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assignCounted(
+            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
+            new int[] {1}, new int[] {1, 1}));
+        assertTrue(e.getMessage().contains("free"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assignCounted(
+            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
+            new int[] {1, 1}, new int[] {1}));
+        assertTrue(e.getMessage().contains("member_counts"), e.getMessage());
+    }
+
+    /**
+     * The counts-first path (current targets judged from their sizes where the core's rule allows)
+     * returns exactly what reading every current target returns, on random groups: mostly
+     * HOMOGENEOUS (where the rule applies), with racks, members over and under quota, partitions
+     * not assignable, and current targets naming unknown topics, partitions out of range, empty
+     * sets, and partitions two members hold.
+     */
+    @Test
+    void countsFirstEqualsTheFullRead() {
+        Random rnd = new Random(27);
+        for (int k = 0; k < 1500; k++) {
+            FakeGroup g = new FakeGroup();
+            Uuid[] ts = new Uuid[1 + rnd.nextInt(4)];
+            int total = 0;
+            for (int t = 0; t < ts.length; t++) {
+                int n = rnd.nextInt(12);
+                ts[t] = g.topic(n);
+                total += n;
+            }
+            int members = 1 + rnd.nextInt(9);
+            boolean homogeneous = rnd.nextInt(5) != 0;
+            for (int i = 0; i < members; i++) {
+                List<Uuid> sub = new ArrayList<>();
+                for (Uuid t : ts) if (homogeneous || rnd.nextBoolean()) sub.add(t);
+                g.member("m" + rnd.nextInt(1000) + "-" + i, rnd.nextInt(3) == 0 ? null : "r" + rnd.nextInt(3),
+                    sub.toArray(new Uuid[0]));
+            }
+            if (rnd.nextBoolean()) {
+                for (Uuid t : ts) {
+                    for (int p = 0; p < g.partitions.get(t); p++) {
+                        if (rnd.nextInt(3) == 0) g.replicaRacks.computeIfAbsent(t, x -> new HashMap<>()).put(p, Set.of("r" + rnd.nextInt(3)));
+                    }
+                }
+            }
+            boolean clean = rnd.nextBoolean();
+            List<String> ids = new ArrayList<>(g.members.keySet());
+            for (int f = 0; f < total; f++) {
+                if (rnd.nextInt(4) == 0) continue; // free
+                int t = 0, p = f;
+                while (p >= g.partitions.get(ts[t])) p -= g.partitions.get(ts[t++]);
+                // Skewed owners: some members end up over quota.
+                String owner = ids.get(rnd.nextInt(3) == 0 ? 0 : rnd.nextInt(ids.size()));
+                g.owns(owner, ts[t], p);
+                if (!clean && rnd.nextInt(15) == 0) g.owns(ids.get(rnd.nextInt(ids.size())), ts[t], p);
+            }
+            if (!clean) {
+                String m = ids.get(rnd.nextInt(ids.size()));
+                switch (rnd.nextInt(4)) {
+                    case 0 -> g.owns(m, Uuid.randomUuid(), 0); // a topic that does not exist
+                    case 1 -> g.owns(m, ts[0], g.partitions.get(ts[0]) + rnd.nextInt(3)); // out of range
+                    case 2 -> g.owns(m, ts[ts.length - 1]); // an empty set
+                    default -> g.notAssignable.add(ts[0] + ":0");
+                }
+            }
+            GroupAssignment full = KassignAssignor.compute(g, g, false);
+            GroupAssignment counted = KassignAssignor.compute(g, g, true);
+            assertEquals(full, counted, "group " + k);
+            g.assertValid(counted);
+        }
     }
 
     @Test
