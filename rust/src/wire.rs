@@ -54,6 +54,19 @@ impl History {
             other => History::of(other),
         }
     }
+
+    /// Whether [`history`] can take anything from the subscription's owned-partitions and
+    /// generation fields, given the member's user data: never for the strategies without
+    /// history, always for cooperative-sticky, and for sticky only when the user data is null or
+    /// empty (otherwise the user data wins). A reader of decoded objects may skip the fields
+    /// when this is false: `history` gives the same whatever they hold.
+    pub fn reads_fields(self, user_data: Option<&[u8]>) -> bool {
+        match self {
+            History::None => false,
+            History::Cooperative => true,
+            History::Sticky => matches!(user_data, None | Some([])),
+        }
+    }
 }
 
 /// Where a member's history comes from, by its strategy's rule ([`history`]).
@@ -118,17 +131,15 @@ pub fn history<'a>(
         }
         // Java's StickyAssignor: user data wins; null or empty: the subscription's fields;
         // undecodable: no history.
-        History::Sticky => match user_data {
-            None | Some([]) => (HistoryFrom::Field, generation),
-            Some(ud) => match StickyUserDataRef::decode(ud) {
-                Ok(u) => (HistoryFrom::UserData(u.partitions), u.generation.unwrap_or(-1)),
-                Err(e) => {
-                    warnings.push(format!(
-                        "member {id}: undecodable sticky user data ({e}); treated as having no history"
-                    ));
-                    (HistoryFrom::Nothing, -1)
-                }
-            },
+        History::Sticky if kind.reads_fields(user_data) => (HistoryFrom::Field, generation),
+        History::Sticky => match StickyUserDataRef::decode(user_data.unwrap_or_default()) {
+            Ok(u) => (HistoryFrom::UserData(u.partitions), u.generation.unwrap_or(-1)),
+            Err(e) => {
+                warnings.push(format!(
+                    "member {id}: undecodable sticky user data ({e}); treated as having no history"
+                ));
+                (HistoryFrom::Nothing, -1)
+            }
         },
     };
     (from, if generation >= 0 { generation } else { -1 })

@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
 use super::assign::{mapping_items, read_topics};
+use super::drop_in_owned::{owned_field, EntryAttrs, GroupTopic, Histories};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
 use super::objects::{bytes_dict, dict_for, GilYield};
@@ -42,51 +43,6 @@ impl Client {
             "kafka-python" => Ok(Client::KafkaPython),
             "aiokafka" => Ok(Client::Aiokafka),
             _ => Err(PyValueError::new_err(format!("client: unknown client {name:?}"))),
-        }
-    }
-}
-
-/// A history group's topic: a name in [`Histories::names`] (decoded from user data) or the str
-/// read from the owned-partitions field.
-enum GroupTopic<'py> {
-    Name(Range<usize>),
-    Str(Bound<'py, PyString>),
-}
-
-/// Every member's history in the form the core reads: (topic, partitions) groups whose
-/// partition indexes are ranges of one `Vec` and whose decoded topic names are ranges of one
-/// `String` (no allocation per member or group). A member's history is a range of `groups`.
-#[derive(Default)]
-struct Histories<'py> {
-    names: String,
-    parts: Vec<i64>,
-    groups: Vec<(GroupTopic<'py>, Range<usize>)>,
-}
-
-impl<'py> Histories<'py> {
-    /// The lengths to [`Self::truncate`] back to.
-    fn mark(&self) -> (usize, usize, usize) {
-        (self.names.len(), self.parts.len(), self.groups.len())
-    }
-
-    fn truncate(&mut self, (names, parts, groups): (usize, usize, usize)) {
-        self.names.truncate(names);
-        self.parts.truncate(parts);
-        self.groups.truncate(groups);
-    }
-
-    /// The groups in `range`, as (topic, partitions).
-    fn groups<'a>(&'a self, range: &Range<usize>) -> impl Iterator<Item = (&'a GroupTopic<'py>, &'a [i64])> + 'a {
-        self.groups[range.clone()]
-            .iter()
-            .map(|(t, p)| (t, &self.parts[p.clone()]))
-    }
-
-    /// A group topic's name.
-    fn name<'a>(&'a self, topic: &'a GroupTopic<'py>) -> PyResult<&'a str> {
-        match topic {
-            GroupTopic::Name(r) => Ok(&self.names[r.clone()]),
-            GroupTopic::Str(s) => s.to_str(),
         }
     }
 }
@@ -128,8 +84,7 @@ struct ReadAttrs<'py> {
     owned_partitions: SlotAttr<'py>,
     generation_id: SlotAttr<'py>,
     rack_id: SlotAttr<'py>,
-    entry_topic: SlotAttr<'py>,
-    entry_partitions: SlotAttr<'py>,
+    entry: EntryAttrs<'py>,
 }
 
 impl<'py> ReadAttrs<'py> {
@@ -146,85 +101,9 @@ impl<'py> ReadAttrs<'py> {
             owned_partitions: SlotAttr::new(intern!(py, "owned_partitions")),
             generation_id: SlotAttr::new(intern!(py, "generation_id")),
             rack_id: SlotAttr::new(intern!(py, "rack_id")),
-            entry_topic: SlotAttr::new(intern!(py, "topic")),
-            entry_partitions: SlotAttr::new(intern!(py, "partitions")),
+            entry: EntryAttrs::new(py),
         }
     }
-}
-
-/// Append the partition indexes of one owned entry to `out`, or `Err(message)` when they are
-/// not ints in the int64 range.
-fn partition_list(parts: &Bound<'_, PyAny>, out: &mut Vec<i64>) -> Result<(), String> {
-    if let Ok(list) = parts.cast_exact::<PyList>() {
-        out.reserve(list.len());
-        for p in list.iter() {
-            out.push(partition_index(&p)?);
-        }
-        return Ok(());
-    }
-    let iter = parts
-        .try_iter()
-        .map_err(|_| format!("partitions must be a list of ints, got {}", repr(parts)))?;
-    for p in iter {
-        let p = p.map_err(|e| e.to_string())?;
-        out.push(partition_index(&p)?);
-    }
-    Ok(())
-}
-
-/// One partition index: an int in the int64 range, or `Err(message)`.
-fn partition_index(p: &Bound<'_, PyAny>) -> Result<i64, String> {
-    if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
-        return Err(format!("partition must be an int, got {}", repr(p)));
-    }
-    p.extract::<i64>()
-        .map_err(|_| format!("partition index {} is out of range", repr(p)))
-}
-
-/// Append the subscription's owned-partitions field (kafka-python) to `out`, or `Err(message)`
-/// when it cannot be read as history (`out` then holds part of it: the caller truncates).
-/// Entries without `topic`/`partitions` are skipped with a warning.
-fn owned_field<'py>(
-    attrs: &mut ReadAttrs<'py>,
-    id: &str,
-    owned: Option<Bound<'py, PyAny>>,
-    out: &mut Histories<'py>,
-    warn: &mut impl FnMut(String) -> PyResult<()>,
-) -> PyResult<Result<(), String>> {
-    let Some(owned) = owned else {
-        return Ok(Ok(()));
-    };
-    if owned.cast_exact::<PyList>().is_ok_and(|l| l.is_empty()) {
-        return Ok(Ok(()));
-    }
-    let Ok(iter) = owned.try_iter() else {
-        return Ok(Err("unreadable owned partitions".into()));
-    };
-    for entry in iter {
-        let entry = entry?;
-        let (topic, parts) = match (
-            attrs.entry_topic.opt_raw(&entry)?,
-            attrs.entry_partitions.opt_raw(&entry)?,
-        ) {
-            (Some(t), Some(p)) => (t, p),
-            _ => {
-                warn(format!(
-                    "member {id}: unreadable owned partitions entry {}",
-                    repr(&entry)
-                ))?;
-                continue;
-            }
-        };
-        let Ok(topic) = topic.cast_into::<PyString>() else {
-            return Ok(Err("topic must be a str".into()));
-        };
-        let start = out.parts.len();
-        if let Err(e) = partition_list(&parts, &mut out.parts) {
-            return Ok(Err(e));
-        }
-        out.groups.push((GroupTopic::Str(topic), start..out.parts.len()));
-    }
-    Ok(Ok(()))
 }
 
 /// The user data as `bytes` (bytearray and memoryview copied), anything else None.
@@ -326,12 +205,14 @@ fn read_members<'py>(
         let mark = hist.mark();
         let (field, generation, rack) = match (&md, client) {
             (Some(md), Client::KafkaPython) => {
-                // The owned field and the generation are read only when the rule may take them.
-                let (field, generation) = if kind == History::None {
+                // The owned field and the generation are read only when the rule may take them
+                // (sticky's user data wins over them).
+                let ud = user_data.as_ref().map(|b| b.as_bytes());
+                let (field, generation) = if !kind.reads_fields(ud) {
                     (Ok(()), -1)
                 } else {
                     let owned = attrs.owned_partitions.opt(md)?;
-                    let field = owned_field(&mut attrs, id_str, owned, &mut hist, &mut emit)?;
+                    let field = owned_field(&mut attrs.entry, id_str, owned, &mut hist, &mut emit)?;
                     let generation = match attrs.generation_id.opt(md)? {
                         Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
                             g.extract::<i32>().unwrap_or(-1)
