@@ -56,7 +56,8 @@ type RackList = Vec<(String, i64, Vec<String>)>;
 /// One member's fields, read from the client's objects, its history by the strategy's rule.
 struct Read<'py> {
     id: Bound<'py, PyString>,
-    topics: Vec<Bound<'py, PyString>>,
+    /// Its topics: a range of [`Group::topics`].
+    topics: Range<usize>,
     user_data: Option<Bound<'py, PyBytes>>,
     /// The history: (topic, partitions) groups of the call's [`Histories`], in the order given.
     owned: Range<usize>,
@@ -119,43 +120,50 @@ fn user_data_bytes<'py>(py: Python<'py>, v: Option<Bound<'py, PyAny>>) -> PyResu
     Ok(None)
 }
 
-/// The str items of a topic list (others skipped); a value that is not iterable gives none,
-/// with a warning.
+/// Append the str items of a topic list to `out` (others skipped); a value that is not
+/// iterable gives none, with a warning.
 fn topic_list<'py>(
     id: &str,
     topics: Option<Bound<'py, PyAny>>,
+    out: &mut Vec<Bound<'py, PyString>>,
     warn: &mut impl FnMut(String) -> PyResult<()>,
-) -> PyResult<Vec<Bound<'py, PyString>>> {
-    let Some(topics) = topics else { return Ok(Vec::new()) };
+) -> PyResult<()> {
+    let Some(topics) = topics else { return Ok(()) };
     if let Ok(list) = topics.cast::<PyList>() {
-        return Ok(list.iter().filter_map(|t| t.cast_into::<PyString>().ok()).collect());
+        out.extend(list.iter().filter_map(|t| t.cast_into::<PyString>().ok()));
+        return Ok(());
     }
     match topics.try_iter() {
         Ok(iter) => {
-            let mut out = Vec::new();
             for t in iter {
                 if let Ok(s) = t?.cast_into::<PyString>() {
                     out.push(s);
                 }
             }
-            Ok(out)
+            Ok(())
         }
-        Err(_) => {
-            warn(format!(
-                "member {id}: unreadable topic list {}; treated as subscribing to nothing",
-                repr(&topics)
-            ))?;
-            Ok(Vec::new())
-        }
+        Err(_) => warn(format!(
+            "member {id}: unreadable topic list {}; treated as subscribing to nothing",
+            repr(&topics)
+        )),
     }
+}
+
+/// Every member read from the client's objects ([`read_members`]).
+struct Group<'py> {
+    members: Vec<Read<'py>>,
+    /// Every member's topics, a range of them per member ([`Read::topics`]).
+    topics: Vec<Bound<'py, PyString>>,
+    hist: Histories<'py>,
+    /// The ids (values None) in the members' order, when all are exact str and none repeats:
+    /// a template for [`dict_for`].
+    keys: Option<Bound<'py, PyDict>>,
 }
 
 /// Read every member of `members` (see the module doc), applying the history rule `kind`. A
 /// member id given twice keeps its first position and its last metadata (as a dict built by
 /// assignment). Warnings go to `warn` as they arise. The user data is read when the rule needs
 /// it or `keep_user_data` asks for it (a Python strategy may read it: failover's priority).
-/// When the ids are exact str, none repeated, also gives a dict of them (values None) in the
-/// members' order, a template for [`dict_for`].
 fn read_members<'py>(
     py: Python<'py>,
     client: Client,
@@ -163,8 +171,9 @@ fn read_members<'py>(
     members: &Bound<'py, PyAny>,
     warn: &Bound<'py, PyAny>,
     keep_user_data: bool,
-) -> PyResult<(Vec<Read<'py>>, Histories<'py>, Option<Bound<'py, PyDict>>)> {
+) -> PyResult<Group<'py>> {
     let mut hist = Histories::default();
+    let mut names: Vec<Bound<'py, PyString>> = Vec::new();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
     let mut attrs = ReadAttrs::new(py, client);
     let entries: Vec<Entry<'py>> = match client {
@@ -200,7 +209,9 @@ fn read_members<'py>(
             Some(md) => (attrs.topics.opt(md)?, None),
             None => (None, None),
         };
-        let topics = topic_list(id_str, topics, &mut emit)?;
+        let first_topic = names.len();
+        topic_list(id_str, topics, &mut names, &mut emit)?;
+        let topics = first_topic..names.len();
         let user_data = user_data_bytes(py, user_data)?;
         let mark = hist.mark();
         let (field, generation, rack) = match (&md, client) {
@@ -276,7 +287,12 @@ fn read_members<'py>(
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
     if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
-        return Ok((out, hist, None));
+        return Ok(Group {
+            members: out,
+            topics: names,
+            hist,
+            keys: None,
+        });
     }
     // Exact str ids are found repeated by a dict of them, which hashes each id once with the
     // hash str caches and the result's dict reuses; without a repeat it is that dict's template
@@ -288,7 +304,12 @@ fn read_members<'py>(
             keys.set_item(&m.id, &none)?;
         }
         if keys.len() == out.len() {
-            return Ok((out, hist, Some(keys)));
+            return Ok(Group {
+                members: out,
+                topics: names,
+                hist,
+                keys: Some(keys),
+            });
         }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
@@ -313,7 +334,12 @@ fn read_members<'py>(
         }
         out = taken.into_iter().flatten().collect();
     }
-    Ok((out, hist, None))
+    Ok(Group {
+        members: out,
+        topics: names,
+        hist,
+        keys: None,
+    })
 }
 
 /// The drop-in leader step for a Rust strategy: read every member from the client's objects
@@ -335,13 +361,18 @@ fn drop_in_assign<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let strat = Strategy::from_str(strategy)?;
     let client = Client::parse(client)?;
-    let (read, hist, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
+    let Group {
+        members: read,
+        topics: names,
+        hist,
+        keys,
+    } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
     let mut all_owned: Vec<(&str, &[i64])> = Vec::with_capacity(read.iter().map(|m| m.owned.len()).sum());
     for m in &read {
-        for t in &m.topics {
+        for t in &names[m.topics.clone()] {
             all_topics.push(t.to_str()?);
         }
         for (t, ps) in hist.groups(&m.owned) {
@@ -392,11 +423,17 @@ fn drop_in_members<'py>(
     warn: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = Client::parse(client)?;
-    let (read, hist, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    let Group {
+        members: read,
+        topics: subscribed,
+        hist,
+        keys,
+    } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
     let template = keys.as_ref().map_or(members, |k| k.as_any());
     let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
     let out = dict_for(py, template, &ids)?;
     for m in read {
+        let mut topics = subscribed[m.topics.clone()].to_vec();
         let mut groups: Vec<(Bound<'py, PyString>, Vec<i64>)> = Vec::with_capacity(m.owned.len());
         for (topic, parts) in hist.groups(&m.owned) {
             let name = match topic {
@@ -405,7 +442,7 @@ fn drop_in_members<'py>(
                 // among a few topics only: no scan that grows with topics x groups).
                 GroupTopic::Name(r) => {
                     let topic = &hist.names[r.clone()];
-                    m.topics[..m.topics.len().min(8)]
+                    topics[..topics.len().min(8)]
                         .iter()
                         .find(|t| t.to_str().is_ok_and(|s| s == topic))
                         .cloned()
@@ -414,7 +451,6 @@ fn drop_in_members<'py>(
             };
             groups.push((name, parts.to_vec()));
         }
-        let mut topics = m.topics;
         let mut names: Vec<&str> = Vec::with_capacity(topics.len());
         topics.sort_by(|a, b| a.to_str().unwrap_or("").cmp(b.to_str().unwrap_or("")));
         topics.dedup_by(|a, b| a.to_str().ok() == b.to_str().ok());
