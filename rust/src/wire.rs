@@ -5,7 +5,7 @@
 //! apply to decoded metadata (docs/wire.md): a member whose bytes cannot be decoded never fails
 //! the leader; it gets an empty assignment and a warning.
 
-use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, NO_OWNER};
+use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
 use crate::protocol::{self, EncodeError, Reader, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
 use crate::strategy::Strategy;
 
@@ -734,11 +734,30 @@ pub fn assign_decoded(
 ) -> Result<Encoded<'static>, InputError> {
     let mut b = ProblemBuilder::new(topics)?;
     b.reserve_members(members.len());
+    // Members mostly subscribe to what the previous member subscribed to, and their histories
+    // name the topic the previous group named: those look-ups are kept.
+    let mut last_topic: Option<(&str, Option<TopicId>)> = None;
+    let mut last_sub: Option<(&[&str], SubId)> = None;
     for m in members {
-        let sub = b.subscription(m.topics);
-        let mut owned = Vec::new();
+        let sub = match last_sub {
+            Some((topics, sub)) if topics == m.topics => sub,
+            _ => {
+                let sub = b.subscription(m.topics);
+                last_sub = Some((m.topics, sub));
+                sub
+            }
+        };
+        let mut owned = Vec::with_capacity(m.owned.iter().map(|(_, parts)| parts.len()).sum());
         for &(topic, parts) in m.owned {
-            if let Some(t) = b.topic(topic) {
+            let t = match last_topic {
+                Some((name, t)) if name == topic => t,
+                _ => {
+                    let t = b.topic(topic);
+                    last_topic = Some((topic, t));
+                    t
+                }
+            };
+            if let Some(t) = t {
                 owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
             }
         }
