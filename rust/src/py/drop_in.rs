@@ -24,7 +24,7 @@ use super::assign::{mapping_items, read_topics};
 use super::drop_in_owned::{owned_field, EntryAttrs, GroupTopic, Histories};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
-use super::objects::{bytes_dict, dict_for, GilYield};
+use super::objects::{bytes_dict, dict_for, fill_bytes, GilYield};
 use super::slot_attr::SlotAttr;
 use crate::model::FastMap;
 use crate::strategy::Strategy;
@@ -155,8 +155,8 @@ struct Group<'py> {
     /// Every member's topics, a range of them per member ([`Read::topics`]).
     topics: Vec<Bound<'py, PyString>>,
     hist: Histories<'py>,
-    /// The ids (values None) in the members' order, when all are exact str and none repeats:
-    /// a template for [`dict_for`].
+    /// The ids (values None) in the members' order, when all are exact str and none repeats: a
+    /// new dict nobody else holds, which becomes the result (its values replaced).
     keys: Option<Bound<'py, PyDict>>,
 }
 
@@ -294,9 +294,8 @@ fn read_members<'py>(
             keys: None,
         });
     }
-    // Exact str ids are found repeated by a dict of them, which hashes each id once with the
-    // hash str caches and the result's dict reuses; without a repeat it is that dict's template
-    // (same keys, same order).
+    // Exact str ids are found repeated by a dict of them, which hashes each id once (str caches
+    // its hash); without a repeat that dict becomes the result.
     if exact {
         let none = py.None();
         let keys = PyDict::new(py);
@@ -367,7 +366,6 @@ fn drop_in_assign<'py>(
         hist,
         keys,
     } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
-    let template = keys.as_ref().map_or(members, |k| k.as_any());
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
     let mut all_owned: Vec<(&str, &[i64])> = Vec::with_capacity(read.iter().map(|m| m.owned.len()).sum());
@@ -379,7 +377,14 @@ fn drop_in_assign<'py>(
             all_owned.push((hist.name(t)?, ps));
         }
     }
-    let mut topics = all_topics.clone();
+    // The distinct topics, sorted (a topic repeating the one before it is skipped first: members
+    // mostly subscribe alike).
+    let mut topics: Vec<&str> = Vec::new();
+    for &t in &all_topics {
+        if topics.last() != Some(&t) {
+            topics.push(t);
+        }
+    }
     topics.sort_unstable();
     topics.dedup();
     let any_rack = read.iter().any(|m| m.rack.is_some());
@@ -406,8 +411,18 @@ fn drop_in_assign<'py>(
     let encoded = run_detached(py, move || {
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
-    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    bytes_dict(py, template, &ids, &encoded)
+    match keys {
+        // The ids' own dict (values None, the members' order), which nobody else holds: its
+        // values are replaced in place.
+        Some(keys) => {
+            fill_bytes(py, &keys, read.iter().map(|m| &m.id), &encoded)?;
+            Ok(keys)
+        }
+        None => {
+            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+            bytes_dict(py, members, &ids, &encoded)
+        }
+    }
 }
 
 /// The leader's view of every member as `kassign.Member`s, read from the client's objects with
@@ -429,9 +444,14 @@ fn drop_in_members<'py>(
         hist,
         keys,
     } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
-    let template = keys.as_ref().map_or(members, |k| k.as_any());
-    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    let out = dict_for(py, template, &ids)?;
+    // The ids' own dict (values None, the members' order) is filled in place.
+    let out = match keys {
+        Some(keys) => keys,
+        None => {
+            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+            dict_for(py, members, &ids)?
+        }
+    };
     for m in read {
         let mut topics = subscribed[m.topics.clone()].to_vec();
         let mut groups: Vec<(Bound<'py, PyString>, Vec<i64>)> = Vec::with_capacity(m.owned.len());

@@ -38,8 +38,8 @@ struct MemberDescrHead {
 /// The offset of the object slot that `descr` (a member descriptor found on `ty`'s MRO for
 /// `name`) reads, when its `PyMemberDef` confirms it: the descriptor's own name is `name`, the
 /// definition's name is `name` too, the slot holds an object (`Py_T_OBJECT_EX`, what
-/// `__slots__` make: unset reads raise AttributeError), reading it is not audited, and it lies
-/// inside the instance (`ty.__basicsize__`). Anything else: None, and the slot is read through
+/// `__slots__` make: unset reads raise AttributeError), at an absolute offset and not audited
+/// (no flag but read-only), and it lies inside the instance (`ty.__basicsize__`). Anything else: None, and the slot is read through
 /// the descriptor's `__get__`.
 fn slot_offset(
     ty: &Bound<'_, PyType>,
@@ -72,7 +72,7 @@ fn slot_offset(
             && offset + std::mem::size_of::<*mut ffi::PyObject>() <= basic;
         if def_name.to_bytes() != want.as_bytes()
             || (*def).type_code != ffi::Py_T_OBJECT_EX
-            || (*def).flags & ffi::Py_AUDIT_READ != 0
+            || ((*def).flags & !ffi::Py_READONLY) != 0
             || !fits
         {
             return Ok(None);
