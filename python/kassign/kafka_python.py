@@ -31,8 +31,11 @@ Wire compatibility with Java consumers (same names, same bytes):
 As leader, every member's metadata (as kafka-python decoded it) is read, assigned and encoded in one
 call into kassign's Rust core (history for the sticky strategies as Java reads it); the result is
 each member's assignment bytes. A member whose history cannot be decoded is logged and treated as
-having none - one bad member never fails the rebalance. State (owned partitions, generation) is
-kept per consumer, even when one instance is shared by several consumers in a process.
+having none - one bad member never fails the rebalance. A sticky member whose user data is set has
+its history there (it wins over the subscription's owned-partitions and generation fields, as in
+Java), so those fields are not read: a malformed owned field that would not be used is not logged.
+State (owned partitions, generation) is kept per consumer, even when one instance is shared by
+several consumers in a process.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 //! apply to decoded metadata (docs/wire.md): a member whose bytes cannot be decoded never fails
 //! the leader; it gets an empty assignment and a warning.
 
-use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, NO_OWNER};
+use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
 use crate::protocol::{self, EncodeError, Reader, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
 use crate::strategy::Strategy;
 
@@ -52,6 +52,19 @@ impl History {
         match strategy {
             "lag-aware" => History::Sticky,
             other => History::of(other),
+        }
+    }
+
+    /// Whether [`history`] can take anything from the subscription's owned-partitions and
+    /// generation fields, given the member's user data: never for the strategies without
+    /// history, always for cooperative-sticky, and for sticky only when the user data is null or
+    /// empty (otherwise the user data wins). A reader of decoded objects may skip the fields
+    /// when this is false: `history` gives the same whatever they hold.
+    pub fn reads_fields(self, user_data: Option<&[u8]>) -> bool {
+        match self {
+            History::None => false,
+            History::Cooperative => true,
+            History::Sticky => matches!(user_data, None | Some([])),
         }
     }
 }
@@ -118,17 +131,15 @@ pub fn history<'a>(
         }
         // Java's StickyAssignor: user data wins; null or empty: the subscription's fields;
         // undecodable: no history.
-        History::Sticky => match user_data {
-            None | Some([]) => (HistoryFrom::Field, generation),
-            Some(ud) => match StickyUserDataRef::decode(ud) {
-                Ok(u) => (HistoryFrom::UserData(u.partitions), u.generation.unwrap_or(-1)),
-                Err(e) => {
-                    warnings.push(format!(
-                        "member {id}: undecodable sticky user data ({e}); treated as having no history"
-                    ));
-                    (HistoryFrom::Nothing, -1)
-                }
-            },
+        History::Sticky if kind.reads_fields(user_data) => (HistoryFrom::Field, generation),
+        History::Sticky => match StickyUserDataRef::decode(user_data.unwrap_or_default()) {
+            Ok(u) => (HistoryFrom::UserData(u.partitions), u.generation.unwrap_or(-1)),
+            Err(e) => {
+                warnings.push(format!(
+                    "member {id}: undecodable sticky user data ({e}); treated as having no history"
+                ));
+                (HistoryFrom::Nothing, -1)
+            }
         },
     };
     (from, if generation >= 0 { generation } else { -1 })
@@ -723,11 +734,30 @@ pub fn assign_decoded(
 ) -> Result<Encoded<'static>, InputError> {
     let mut b = ProblemBuilder::new(topics)?;
     b.reserve_members(members.len());
+    // Members mostly subscribe to what the previous member subscribed to, and their histories
+    // name the topic the previous group named: those look-ups are kept.
+    let mut last_topic: Option<(&str, Option<TopicId>)> = None;
+    let mut last_sub: Option<(&[&str], SubId)> = None;
     for m in members {
-        let sub = b.subscription(m.topics);
-        let mut owned = Vec::new();
+        let sub = match last_sub {
+            Some((topics, sub)) if topics == m.topics => sub,
+            _ => {
+                let sub = b.subscription(m.topics);
+                last_sub = Some((m.topics, sub));
+                sub
+            }
+        };
+        let mut owned = Vec::with_capacity(m.owned.iter().map(|(_, parts)| parts.len()).sum());
         for &(topic, parts) in m.owned {
-            if let Some(t) = b.topic(topic) {
+            let t = match last_topic {
+                Some((name, t)) if name == topic => t,
+                _ => {
+                    let t = b.topic(topic);
+                    last_topic = Some((topic, t));
+                    t
+                }
+            };
+            if let Some(t) = t {
                 owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
             }
         }

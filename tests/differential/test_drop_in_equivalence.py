@@ -254,3 +254,35 @@ def test_the_oracle_can_disagree() -> None:
         return _outcome(lambda: drop_in_oracle.kafka_python_assign(leader, cluster, members), _sent)
 
     assert sent([without, with_history]) != sent([without, without])
+
+
+def test_an_unused_owned_field_is_not_read() -> None:
+    """The one difference from the old path: a sticky member whose user data carries its history
+    (so the user data wins, in both paths) has its subscription's owned-partitions field left
+    unread, so a malformed entry there is no longer logged. Everything sent is the same."""
+    cluster = Cluster(random.Random(3))
+    cluster.parts = {"t0": set(range(4))}
+    cluster._partitions = {}
+    state = ConsumerState()
+    state.record([("t0", 0), ("t0", 1)], 5)
+    raw = encode_member_metadata("sticky", ["t0"], state)
+
+    class Junk:  # an entry with neither ``topic`` nor ``partitions``
+        pass
+
+    sub = ConsumerProtocolSubscription.decode(raw)
+    assert sub.user_data  # the sticky user data, which wins over the field
+    sub.owned_partitions = [Junk(), ("not", "an entry")]
+    members = [
+        JoinGroupResponse.JoinGroupResponseMember(member_id="m0", group_instance_id=None, metadata=sub),
+        JoinGroupResponse.JoinGroupResponseMember(
+            member_id="m1", group_instance_id=None, metadata=ConsumerProtocolSubscription.decode(raw)
+        ),
+    ]
+    leader = kp.StickyAssignor()
+    new_sent, new_lines = _outcome(lambda: leader.assign(cluster, members), _sent)
+    old_sent, old_lines = _outcome(lambda: drop_in_oracle.kafka_python_assign(leader, cluster, members), _sent)
+    assert new_sent == old_sent
+    unread = [line for line in old_lines if "unreadable owned partitions entry" in line[2]]
+    assert len(unread) == 2 and all("member m0" in line[2] for line in unread)
+    assert new_lines == [line for line in old_lines if line not in unread]

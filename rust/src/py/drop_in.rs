@@ -21,9 +21,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
 use super::assign::{mapping_items, read_topics};
+use super::drop_in_owned::{owned_field, EntryAttrs, GroupTopic, Histories};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
-use super::objects::{bytes_dict, dict_for, GilYield};
+use super::objects::{bytes_dict, dict_for, fill_bytes, GilYield};
 use super::slot_attr::SlotAttr;
 use crate::model::FastMap;
 use crate::strategy::Strategy;
@@ -46,51 +47,6 @@ impl Client {
     }
 }
 
-/// A history group's topic: a name in [`Histories::names`] (decoded from user data) or the str
-/// read from the owned-partitions field.
-enum GroupTopic<'py> {
-    Name(Range<usize>),
-    Str(Bound<'py, PyString>),
-}
-
-/// Every member's history in the form the core reads: (topic, partitions) groups whose
-/// partition indexes are ranges of one `Vec` and whose decoded topic names are ranges of one
-/// `String` (no allocation per member or group). A member's history is a range of `groups`.
-#[derive(Default)]
-struct Histories<'py> {
-    names: String,
-    parts: Vec<i64>,
-    groups: Vec<(GroupTopic<'py>, Range<usize>)>,
-}
-
-impl<'py> Histories<'py> {
-    /// The lengths to [`Self::truncate`] back to.
-    fn mark(&self) -> (usize, usize, usize) {
-        (self.names.len(), self.parts.len(), self.groups.len())
-    }
-
-    fn truncate(&mut self, (names, parts, groups): (usize, usize, usize)) {
-        self.names.truncate(names);
-        self.parts.truncate(parts);
-        self.groups.truncate(groups);
-    }
-
-    /// The groups in `range`, as (topic, partitions).
-    fn groups<'a>(&'a self, range: &Range<usize>) -> impl Iterator<Item = (&'a GroupTopic<'py>, &'a [i64])> + 'a {
-        self.groups[range.clone()]
-            .iter()
-            .map(|(t, p)| (t, &self.parts[p.clone()]))
-    }
-
-    /// A group topic's name.
-    fn name<'a>(&'a self, topic: &'a GroupTopic<'py>) -> PyResult<&'a str> {
-        match topic {
-            GroupTopic::Name(r) => Ok(&self.names[r.clone()]),
-            GroupTopic::Str(s) => s.to_str(),
-        }
-    }
-}
-
 /// One member entry of the client: (member id, its metadata, its group instance id).
 type Entry<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
 
@@ -100,7 +56,8 @@ type RackList = Vec<(String, i64, Vec<String>)>;
 /// One member's fields, read from the client's objects, its history by the strategy's rule.
 struct Read<'py> {
     id: Bound<'py, PyString>,
-    topics: Vec<Bound<'py, PyString>>,
+    /// Its topics: a range of [`Group::topics`].
+    topics: Range<usize>,
     user_data: Option<Bound<'py, PyBytes>>,
     /// The history: (topic, partitions) groups of the call's [`Histories`], in the order given.
     owned: Range<usize>,
@@ -128,8 +85,7 @@ struct ReadAttrs<'py> {
     owned_partitions: SlotAttr<'py>,
     generation_id: SlotAttr<'py>,
     rack_id: SlotAttr<'py>,
-    entry_topic: SlotAttr<'py>,
-    entry_partitions: SlotAttr<'py>,
+    entry: EntryAttrs<'py>,
 }
 
 impl<'py> ReadAttrs<'py> {
@@ -146,85 +102,9 @@ impl<'py> ReadAttrs<'py> {
             owned_partitions: SlotAttr::new(intern!(py, "owned_partitions")),
             generation_id: SlotAttr::new(intern!(py, "generation_id")),
             rack_id: SlotAttr::new(intern!(py, "rack_id")),
-            entry_topic: SlotAttr::new(intern!(py, "topic")),
-            entry_partitions: SlotAttr::new(intern!(py, "partitions")),
+            entry: EntryAttrs::new(py),
         }
     }
-}
-
-/// Append the partition indexes of one owned entry to `out`, or `Err(message)` when they are
-/// not ints in the int64 range.
-fn partition_list(parts: &Bound<'_, PyAny>, out: &mut Vec<i64>) -> Result<(), String> {
-    if let Ok(list) = parts.cast_exact::<PyList>() {
-        out.reserve(list.len());
-        for p in list.iter() {
-            out.push(partition_index(&p)?);
-        }
-        return Ok(());
-    }
-    let iter = parts
-        .try_iter()
-        .map_err(|_| format!("partitions must be a list of ints, got {}", repr(parts)))?;
-    for p in iter {
-        let p = p.map_err(|e| e.to_string())?;
-        out.push(partition_index(&p)?);
-    }
-    Ok(())
-}
-
-/// One partition index: an int in the int64 range, or `Err(message)`.
-fn partition_index(p: &Bound<'_, PyAny>) -> Result<i64, String> {
-    if !p.is_instance_of::<PyInt>() || p.is_instance_of::<PyBool>() {
-        return Err(format!("partition must be an int, got {}", repr(p)));
-    }
-    p.extract::<i64>()
-        .map_err(|_| format!("partition index {} is out of range", repr(p)))
-}
-
-/// Append the subscription's owned-partitions field (kafka-python) to `out`, or `Err(message)`
-/// when it cannot be read as history (`out` then holds part of it: the caller truncates).
-/// Entries without `topic`/`partitions` are skipped with a warning.
-fn owned_field<'py>(
-    attrs: &mut ReadAttrs<'py>,
-    id: &str,
-    owned: Option<Bound<'py, PyAny>>,
-    out: &mut Histories<'py>,
-    warn: &mut impl FnMut(String) -> PyResult<()>,
-) -> PyResult<Result<(), String>> {
-    let Some(owned) = owned else {
-        return Ok(Ok(()));
-    };
-    if owned.cast_exact::<PyList>().is_ok_and(|l| l.is_empty()) {
-        return Ok(Ok(()));
-    }
-    let Ok(iter) = owned.try_iter() else {
-        return Ok(Err("unreadable owned partitions".into()));
-    };
-    for entry in iter {
-        let entry = entry?;
-        let (topic, parts) = match (
-            attrs.entry_topic.opt_raw(&entry)?,
-            attrs.entry_partitions.opt_raw(&entry)?,
-        ) {
-            (Some(t), Some(p)) => (t, p),
-            _ => {
-                warn(format!(
-                    "member {id}: unreadable owned partitions entry {}",
-                    repr(&entry)
-                ))?;
-                continue;
-            }
-        };
-        let Ok(topic) = topic.cast_into::<PyString>() else {
-            return Ok(Err("topic must be a str".into()));
-        };
-        let start = out.parts.len();
-        if let Err(e) = partition_list(&parts, &mut out.parts) {
-            return Ok(Err(e));
-        }
-        out.groups.push((GroupTopic::Str(topic), start..out.parts.len()));
-    }
-    Ok(Ok(()))
 }
 
 /// The user data as `bytes` (bytearray and memoryview copied), anything else None.
@@ -240,43 +120,50 @@ fn user_data_bytes<'py>(py: Python<'py>, v: Option<Bound<'py, PyAny>>) -> PyResu
     Ok(None)
 }
 
-/// The str items of a topic list (others skipped); a value that is not iterable gives none,
-/// with a warning.
+/// Append the str items of a topic list to `out` (others skipped); a value that is not
+/// iterable gives none, with a warning.
 fn topic_list<'py>(
     id: &str,
     topics: Option<Bound<'py, PyAny>>,
+    out: &mut Vec<Bound<'py, PyString>>,
     warn: &mut impl FnMut(String) -> PyResult<()>,
-) -> PyResult<Vec<Bound<'py, PyString>>> {
-    let Some(topics) = topics else { return Ok(Vec::new()) };
+) -> PyResult<()> {
+    let Some(topics) = topics else { return Ok(()) };
     if let Ok(list) = topics.cast::<PyList>() {
-        return Ok(list.iter().filter_map(|t| t.cast_into::<PyString>().ok()).collect());
+        out.extend(list.iter().filter_map(|t| t.cast_into::<PyString>().ok()));
+        return Ok(());
     }
     match topics.try_iter() {
         Ok(iter) => {
-            let mut out = Vec::new();
             for t in iter {
                 if let Ok(s) = t?.cast_into::<PyString>() {
                     out.push(s);
                 }
             }
-            Ok(out)
+            Ok(())
         }
-        Err(_) => {
-            warn(format!(
-                "member {id}: unreadable topic list {}; treated as subscribing to nothing",
-                repr(&topics)
-            ))?;
-            Ok(Vec::new())
-        }
+        Err(_) => warn(format!(
+            "member {id}: unreadable topic list {}; treated as subscribing to nothing",
+            repr(&topics)
+        )),
     }
+}
+
+/// Every member read from the client's objects ([`read_members`]).
+struct Group<'py> {
+    members: Vec<Read<'py>>,
+    /// Every member's topics, a range of them per member ([`Read::topics`]).
+    topics: Vec<Bound<'py, PyString>>,
+    hist: Histories<'py>,
+    /// The ids (values None) in the members' order, when all are exact str and none repeats: a
+    /// new dict nobody else holds, which becomes the result (its values replaced).
+    keys: Option<Bound<'py, PyDict>>,
 }
 
 /// Read every member of `members` (see the module doc), applying the history rule `kind`. A
 /// member id given twice keeps its first position and its last metadata (as a dict built by
 /// assignment). Warnings go to `warn` as they arise. The user data is read when the rule needs
 /// it or `keep_user_data` asks for it (a Python strategy may read it: failover's priority).
-/// When the ids are exact str, none repeated, also gives a dict of them (values None) in the
-/// members' order, a template for [`dict_for`].
 fn read_members<'py>(
     py: Python<'py>,
     client: Client,
@@ -284,8 +171,9 @@ fn read_members<'py>(
     members: &Bound<'py, PyAny>,
     warn: &Bound<'py, PyAny>,
     keep_user_data: bool,
-) -> PyResult<(Vec<Read<'py>>, Histories<'py>, Option<Bound<'py, PyDict>>)> {
+) -> PyResult<Group<'py>> {
     let mut hist = Histories::default();
+    let mut names: Vec<Bound<'py, PyString>> = Vec::new();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
     let mut attrs = ReadAttrs::new(py, client);
     let entries: Vec<Entry<'py>> = match client {
@@ -321,17 +209,21 @@ fn read_members<'py>(
             Some(md) => (attrs.topics.opt(md)?, None),
             None => (None, None),
         };
-        let topics = topic_list(id_str, topics, &mut emit)?;
+        let first_topic = names.len();
+        topic_list(id_str, topics, &mut names, &mut emit)?;
+        let topics = first_topic..names.len();
         let user_data = user_data_bytes(py, user_data)?;
         let mark = hist.mark();
         let (field, generation, rack) = match (&md, client) {
             (Some(md), Client::KafkaPython) => {
-                // The owned field and the generation are read only when the rule may take them.
-                let (field, generation) = if kind == History::None {
+                // The owned field and the generation are read only when the rule may take them
+                // (sticky's user data wins over them).
+                let ud = user_data.as_ref().map(|b| b.as_bytes());
+                let (field, generation) = if !kind.reads_fields(ud) {
                     (Ok(()), -1)
                 } else {
                     let owned = attrs.owned_partitions.opt(md)?;
-                    let field = owned_field(&mut attrs, id_str, owned, &mut hist, &mut emit)?;
+                    let field = owned_field(&mut attrs.entry, id_str, owned, &mut hist, &mut emit)?;
                     let generation = match attrs.generation_id.opt(md)? {
                         Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
                             g.extract::<i32>().unwrap_or(-1)
@@ -395,11 +287,15 @@ fn read_members<'py>(
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
     if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
-        return Ok((out, hist, None));
+        return Ok(Group {
+            members: out,
+            topics: names,
+            hist,
+            keys: None,
+        });
     }
-    // Exact str ids are found repeated by a dict of them, which hashes each id once with the
-    // hash str caches and the result's dict reuses; without a repeat it is that dict's template
-    // (same keys, same order).
+    // Exact str ids are found repeated by a dict of them, which hashes each id once (str caches
+    // its hash); without a repeat that dict becomes the result.
     if exact {
         let none = py.None();
         let keys = PyDict::new(py);
@@ -407,7 +303,12 @@ fn read_members<'py>(
             keys.set_item(&m.id, &none)?;
         }
         if keys.len() == out.len() {
-            return Ok((out, hist, Some(keys)));
+            return Ok(Group {
+                members: out,
+                topics: names,
+                hist,
+                keys: Some(keys),
+            });
         }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
@@ -432,7 +333,12 @@ fn read_members<'py>(
         }
         out = taken.into_iter().flatten().collect();
     }
-    Ok((out, hist, None))
+    Ok(Group {
+        members: out,
+        topics: names,
+        hist,
+        keys: None,
+    })
 }
 
 /// The drop-in leader step for a Rust strategy: read every member from the client's objects
@@ -454,20 +360,31 @@ fn drop_in_assign<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let strat = Strategy::from_str(strategy)?;
     let client = Client::parse(client)?;
-    let (read, hist, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
-    let template = keys.as_ref().map_or(members, |k| k.as_any());
+    let Group {
+        members: read,
+        topics: names,
+        hist,
+        keys,
+    } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
     let mut all_owned: Vec<(&str, &[i64])> = Vec::with_capacity(read.iter().map(|m| m.owned.len()).sum());
     for m in &read {
-        for t in &m.topics {
+        for t in &names[m.topics.clone()] {
             all_topics.push(t.to_str()?);
         }
         for (t, ps) in hist.groups(&m.owned) {
             all_owned.push((hist.name(t)?, ps));
         }
     }
-    let mut topics = all_topics.clone();
+    // The distinct topics, sorted (a topic repeating the one before it is skipped first: members
+    // mostly subscribe alike).
+    let mut topics: Vec<&str> = Vec::new();
+    for &t in &all_topics {
+        if topics.last() != Some(&t) {
+            topics.push(t);
+        }
+    }
     topics.sort_unstable();
     topics.dedup();
     let any_rack = read.iter().any(|m| m.rack.is_some());
@@ -494,8 +411,18 @@ fn drop_in_assign<'py>(
     let encoded = run_detached(py, move || {
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
-    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    bytes_dict(py, template, &ids, &encoded)
+    match keys {
+        // The ids' own dict (values None, the members' order), which nobody else holds: its
+        // values are replaced in place.
+        Some(keys) => {
+            fill_bytes(py, &keys, read.iter().map(|m| &m.id), &encoded)?;
+            Ok(keys)
+        }
+        None => {
+            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+            bytes_dict(py, members, &ids, &encoded)
+        }
+    }
 }
 
 /// The leader's view of every member as `kassign.Member`s, read from the client's objects with
@@ -511,11 +438,22 @@ fn drop_in_members<'py>(
     warn: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = Client::parse(client)?;
-    let (read, hist, keys) = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
-    let template = keys.as_ref().map_or(members, |k| k.as_any());
-    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-    let out = dict_for(py, template, &ids)?;
+    let Group {
+        members: read,
+        topics: subscribed,
+        hist,
+        keys,
+    } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
+    // The ids' own dict (values None, the members' order) is filled in place.
+    let out = match keys {
+        Some(keys) => keys,
+        None => {
+            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+            dict_for(py, members, &ids)?
+        }
+    };
     for m in read {
+        let mut topics = subscribed[m.topics.clone()].to_vec();
         let mut groups: Vec<(Bound<'py, PyString>, Vec<i64>)> = Vec::with_capacity(m.owned.len());
         for (topic, parts) in hist.groups(&m.owned) {
             let name = match topic {
@@ -524,7 +462,7 @@ fn drop_in_members<'py>(
                 // among a few topics only: no scan that grows with topics x groups).
                 GroupTopic::Name(r) => {
                     let topic = &hist.names[r.clone()];
-                    m.topics[..m.topics.len().min(8)]
+                    topics[..topics.len().min(8)]
                         .iter()
                         .find(|t| t.to_str().is_ok_and(|s| s == topic))
                         .cloned()
@@ -533,7 +471,6 @@ fn drop_in_members<'py>(
             };
             groups.push((name, parts.to_vec()));
         }
-        let mut topics = m.topics;
         let mut names: Vec<&str> = Vec::with_capacity(topics.len());
         topics.sort_by(|a, b| a.to_str().unwrap_or("").cmp(b.to_str().unwrap_or("")));
         topics.dedup_by(|a, b| a.to_str().ok() == b.to_str().ok());

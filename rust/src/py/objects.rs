@@ -144,8 +144,7 @@ impl<'py> TpFactory<'py> {
 }
 
 /// Every member's encoded assignment as a `bytes` object, in a dict keyed like `template` (see
-/// [`super::assign::dict_for`]): one copy per member, straight into a new bytes object (not zeroed
-/// first, as `PyBytes::new_with` would), handing the GIL over now and then.
+/// [`super::assign::dict_for`]), filled by [`fill_bytes`].
 pub(super) fn bytes_dict<'py>(
     py: Python<'py>,
     template: &Bound<'py, PyAny>,
@@ -153,8 +152,21 @@ pub(super) fn bytes_dict<'py>(
     encoded: &crate::wire::Encoded<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let out = dict_for(py, template, ids)?;
+    fill_bytes(py, &out, ids.iter(), encoded)?;
+    Ok(out)
+}
+
+/// Set `out[ids[i]]` to member `i`'s encoded assignment as a `bytes` object: one copy per member,
+/// straight into a new bytes object (not zeroed first, as `PyBytes::new_with` would), handing
+/// the GIL over now and then.
+pub(super) fn fill_bytes<'a, 'py: 'a>(
+    py: Python<'py>,
+    out: &Bound<'py, PyDict>,
+    ids: impl Iterator<Item = &'a Bound<'py, PyString>>,
+    encoded: &crate::wire::Encoded<'_>,
+) -> PyResult<()> {
     let mut gil = GilYield::new();
-    for (i, id) in ids.iter().enumerate() {
+    for (i, id) in ids.enumerate() {
         let len = encoded.byte_len(i);
         // SAFETY: PyBytes_FromStringAndSize(NULL, len) returns a new, unshared bytes object of
         // `len` bytes (or NULL with an exception set); all `len` bytes are written before it is
@@ -171,7 +183,7 @@ pub(super) fn bytes_dict<'py>(
         out.set_item(id, bytes)?;
         gil.tick(py, 1 + len / 64);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A dict to fill with one value per id, in the order of `ids`: a copy of `template` when its

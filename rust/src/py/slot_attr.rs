@@ -5,6 +5,7 @@ use pyo3::exceptions::PyAttributeError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple, PyType};
 
 /// `getattr(obj, name, None)`, with None for a missing attribute or a `None` value.
@@ -15,8 +16,70 @@ fn attr<'py>(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<O
     }
 }
 
-/// A slot (member) descriptor and its `__get__`.
-type SlotDescriptor<'py> = (Bound<'py, PyAny>, ffi::descrgetfunc);
+/// A slot (member) descriptor, its `__get__` and, when it could be confirmed, the offset of the
+/// slot in the instance (see [`slot_offset`]).
+struct SlotDescriptor<'py> {
+    descr: Bound<'py, PyAny>,
+    get: ffi::descrgetfunc,
+    offset: Option<usize>,
+}
+
+/// The head of CPython's `PyMemberDescrObject` (`Include/descrobject.h`, the same from 3.3 to
+/// 3.14): the common descriptor fields, then the slot's `PyMemberDef` (which is in the stable ABI).
+#[repr(C)]
+struct MemberDescrHead {
+    ob_base: ffi::PyObject,
+    d_type: *mut ffi::PyTypeObject,
+    d_name: *mut ffi::PyObject,
+    d_qualname: *mut ffi::PyObject,
+    d_member: *const ffi::PyMemberDef,
+}
+
+/// The offset of the object slot that `descr` (a member descriptor found on `ty`'s MRO for
+/// `name`) reads, when its `PyMemberDef` confirms it: the descriptor's own name is `name`, the
+/// definition's name is `name` too, the slot holds an object (`Py_T_OBJECT_EX`, what
+/// `__slots__` make: unset reads raise AttributeError), at an absolute offset and not audited
+/// (no flag but read-only), and it lies inside the instance (`ty.__basicsize__`). Anything else: None, and the slot is read through
+/// the descriptor's `__get__`.
+fn slot_offset(
+    ty: &Bound<'_, PyType>,
+    name: &Bound<'_, PyString>,
+    descr: &Bound<'_, PyAny>,
+) -> PyResult<Option<usize>> {
+    let py = ty.py();
+    let basic: usize = ty.getattr(intern!(py, "__basicsize__"))?.extract()?;
+    let want = name.to_str()?;
+    // SAFETY: `descr`'s type is `types.MemberDescriptorType` (checked by the caller), whose
+    // instances are `PyMemberDescrObject`s starting with `MemberDescrHead`; `d_name` is checked
+    // to be `name` before `d_member` is followed, and a member definition lives as long as its
+    // type (which `ty` keeps alive).
+    unsafe {
+        let head = descr.as_ptr() as *const MemberDescrHead;
+        let d_name = (*head).d_name;
+        if d_name.is_null() || !Bound::from_borrowed_ptr(py, d_name).eq(name)? {
+            return Ok(None);
+        }
+        let def = (*head).d_member;
+        if def.is_null() || (*def).name.is_null() {
+            return Ok(None);
+        }
+        let def_name = std::ffi::CStr::from_ptr((*def).name);
+        let Ok(offset) = usize::try_from((*def).offset) else {
+            return Ok(None);
+        };
+        let fits = offset >= std::mem::size_of::<ffi::PyObject>()
+            && offset % std::mem::align_of::<*mut ffi::PyObject>() == 0
+            && offset + std::mem::size_of::<*mut ffi::PyObject>() <= basic;
+        if def_name.to_bytes() != want.as_bytes()
+            || (*def).type_code != ffi::Py_T_OBJECT_EX
+            || ((*def).flags & !ffi::Py_READONLY) != 0
+            || !fits
+        {
+            return Ok(None);
+        }
+        Ok(Some(offset))
+    }
+}
 
 /// One attribute of the client's objects, read with `getattr` semantics but without its cost
 /// where that is safe. kafka-python's data containers (`JoinGroupResponseMember`,
@@ -58,10 +121,9 @@ impl<'py> SlotAttr<'py> {
             let Some(found) = class.getattr(intern!(py, "__dict__"))?.get_item(name).ok() else {
                 continue;
             };
-            let member_descriptor = py
-                .import(intern!(py, "types"))?
-                .getattr(intern!(py, "MemberDescriptorType"))?;
-            if !found.get_type().is(&member_descriptor) {
+            static MEMBER_DESCRIPTOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+            let member_descriptor = MEMBER_DESCRIPTOR.import(py, "types", "MemberDescriptorType")?;
+            if !found.get_type().is(member_descriptor) {
                 return Ok(None);
             }
             // SAFETY: `found`'s type is `member_descriptor`, a static type; PyType_GetSlot
@@ -73,28 +135,64 @@ impl<'py> SlotAttr<'py> {
             }
             // SAFETY: the Py_tp_descr_get slot holds a `descrgetfunc`.
             let get: ffi::descrgetfunc = unsafe { std::mem::transmute(get) };
-            return Ok(Some((found, get)));
+            let offset = slot_offset(ty, name, &found)?;
+            return Ok(Some(SlotDescriptor {
+                descr: found,
+                get,
+                offset,
+            }));
         }
         Ok(None)
     }
 
     /// The slot's value when the fast path applies and the slot is set, else None.
+    #[inline]
     fn fast(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = obj.py();
-        let stale = !matches!(&self.seen, Some((seen, _)) if seen.as_type_ptr() == obj.get_type_ptr());
-        if stale {
+        let fresh = matches!(&self.seen, Some((seen, _)) if seen.as_type_ptr() == obj.get_type_ptr());
+        if !fresh {
             let ty = obj.get_type();
-            let descr = Self::slot_descriptor(&ty, &self.name)?;
+            let mut descr = Self::slot_descriptor(&ty, &self.name)?;
+            if let Some(d) = descr.as_mut() {
+                // The offset is used only if it reads what the descriptor reads on this object.
+                if d.offset.is_some() && !same(&Self::direct(obj, d.offset), &Self::through(&ty, d, obj)?) {
+                    d.offset = None;
+                }
+            }
             self.seen = Some((ty, descr));
         }
-        let Some((ty, Some((descr, get)))) = &self.seen else {
-            return Ok(None);
-        };
+        match &self.seen {
+            Some((_, Some(d @ SlotDescriptor { offset: Some(_), .. }))) => Ok(Self::direct(obj, d.offset)),
+            Some((ty, Some(d))) => Self::through(ty, d, obj),
+            _ => Ok(None),
+        }
+    }
+
+    /// The slot at `offset` of `obj` (an instance of the type the offset was found on), None
+    /// when unset.
+    #[inline]
+    fn direct(obj: &Bound<'py, PyAny>, offset: Option<usize>) -> Option<Bound<'py, PyAny>> {
+        let offset = offset?;
+        // SAFETY: `offset` is a `Py_T_OBJECT_EX` slot of `obj`'s type inside its basic size
+        // (`slot_offset`), which holds a borrowed object pointer or NULL when unset; the caller
+        // checked that `obj`'s type is that type.
+        unsafe {
+            let value = *(obj.as_ptr() as *const u8).add(offset).cast::<*mut ffi::PyObject>();
+            Bound::from_borrowed_ptr_or_opt(obj.py(), value)
+        }
+    }
+
+    /// The slot read through the descriptor's `__get__`, None when unset.
+    fn through(
+        ty: &Bound<'py, PyType>,
+        d: &SlotDescriptor<'py>,
+        obj: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = obj.py();
         // SAFETY: `get` is the member descriptor's tp_descr_get, called as Python calls it
         // (descriptor, instance, owner type); `obj` is an instance of `ty`, on whose MRO the
         // descriptor was found. It returns a new reference, or NULL with AttributeError set for
         // an unset slot.
-        let value = unsafe { get(descr.as_ptr(), obj.as_ptr(), ty.as_ptr()) };
+        let value = unsafe { (d.get)(d.descr.as_ptr(), obj.as_ptr(), ty.as_ptr()) };
         if value.is_null() {
             let err = PyErr::fetch(py);
             if !err.is_instance_of::<PyAttributeError>(py) {
@@ -129,5 +227,14 @@ impl<'py> SlotAttr<'py> {
             Some(_) => Ok(None),
             None => attr(obj, &self.name),
         }
+    }
+}
+
+/// The same object, or both absent.
+fn same(a: &Option<Bound<'_, PyAny>>, b: &Option<Bound<'_, PyAny>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.is(b),
+        (None, None) => true,
+        _ => false,
     }
 }
