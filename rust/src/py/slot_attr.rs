@@ -35,6 +35,21 @@ struct MemberDescrHead {
     d_member: *const ffi::PyMemberDef,
 }
 
+/// Whether this interpreter's member descriptors have the head [`MemberDescrHead`] describes:
+/// CPython 3.10 (the abi3 floor) to 3.14. The wheel's abi3 build also loads on later versions and
+/// other implementations; there every slot is read through its descriptor's `__get__` instead.
+fn member_layout_known(py: Python<'_>) -> bool {
+    static KNOWN: PyOnceLock<bool> = PyOnceLock::new();
+    *KNOWN.get_or_init(py, || {
+        let version = py.version_info();
+        let cpython = py
+            .import("sys")
+            .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract::<String>())
+            .is_ok_and(|name| name == "cpython");
+        cpython && version.major == 3 && (10..15).contains(&version.minor)
+    })
+}
+
 /// The offset of the object slot that `descr` (a member descriptor found on `ty`'s MRO for
 /// `name`) reads, when its `PyMemberDef` confirms it: the descriptor's own name is `name`, the
 /// definition's name is `name` too, the slot holds an object (`Py_T_OBJECT_EX`, what
@@ -47,6 +62,9 @@ fn slot_offset(
     descr: &Bound<'_, PyAny>,
 ) -> PyResult<Option<usize>> {
     let py = ty.py();
+    if !member_layout_known(py) {
+        return Ok(None);
+    }
     let basic: usize = ty.getattr(intern!(py, "__basicsize__"))?.extract()?;
     let want = name.to_str()?;
     // SAFETY: `descr`'s type is `types.MemberDescriptorType` (checked by the caller), whose
