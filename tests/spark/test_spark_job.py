@@ -375,8 +375,16 @@ def test_snapshot_from_a_real_broker_round_trips_through_the_job(kafka_broker, s
         )
     )
     _retry(lambda: admin.alter_group_offsets(empty, {KTP(topic, 0): OffsetAndMetadata(40, "", -1)}))
-    members = [_Member(bootstrap, group, topic), _Member(bootstrap, group, topic, instance="static-1")]
+    # One member at a time: the first owns every partition before the second joins, so the group
+    # goes through one rebalance with one leader rather than two joins racing.
+    members = [_Member(bootstrap, group, topic)]
     try:
+        deadline = time.monotonic() + 60
+        while not members[0].assigned:
+            if time.monotonic() > deadline:
+                pytest.fail(f"the first member of {group} got no partitions")
+            time.sleep(0.5)
+        members.append(_Member(bootstrap, group, topic, instance="static-1"))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             desc = admin.describe_groups([group])[group]
