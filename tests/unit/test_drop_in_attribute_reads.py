@@ -2,50 +2,17 @@
 
 kafka-python's data containers keep their fields in ``__slots__`` behind a Python ``__getattr__``
 (defaults for fields outside the decoded version); the Rust reader takes their slots through the
-slot descriptors. These stand-ins have the same shape and check each case where that shortcut
-must not apply or must fall back: an unset slot (``__getattr__``'s default), an overridden
-``__getattribute__``, a property instead of a slot, and objects of several types in one group.
+slot descriptors. The stand-ins (``support.slotted_members``, and the variants here) have the same
+shape; these tests check each case where that shortcut must not apply or must fall back: an unset
+slot (``__getattr__``'s default), an overridden ``__getattribute__``, a property instead of a slot,
+and objects of several types in one group.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kassign import _core
-
-DEFAULTS: dict[str, Any] = {"owned_partitions": [], "generation_id": -1, "rack_id": None, "user_data": None}
-
-
-class Member:
-    __slots__ = ("group_instance_id", "member_id", "metadata")
-
-    def __init__(self, member_id: str, metadata: Any, group_instance_id: str | None = None) -> None:
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.metadata = metadata
-
-
-class Owned:
-    __slots__ = ("partitions", "topic")
-
-    def __init__(self, topic: str, partitions: list[int]) -> None:
-        self.topic = topic
-        self.partitions = partitions
-
-
-class Subscription:
-    """Slots, and a ``__getattr__`` for the unset ones (as kafka-python's DataContainer)."""
-
-    __slots__ = ("generation_id", "owned_partitions", "rack_id", "topics", "user_data")
-
-    def __init__(self, **fields: Any) -> None:
-        for name, value in fields.items():
-            setattr(self, name, value)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in DEFAULTS:
-            return DEFAULTS[name]
-        raise AttributeError(name)
+from support.slotted_members import DEFAULTS, Member, Owned, Subscription, read
 
 
 class RackOverridden(Subscription):
@@ -66,13 +33,6 @@ class TopicsProperty:
     @property
     def topics(self) -> list[str]:
         return ["from-property"]
-
-
-def read(members: list[Member]) -> dict[str, Any]:
-    warnings: list[str] = []
-    out: dict[str, Any] = _core.drop_in_members("cooperative-sticky", "kafka-python", members, warnings.append)
-    assert warnings == []
-    return out
 
 
 def test_set_slots_are_read() -> None:

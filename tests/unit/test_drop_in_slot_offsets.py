@@ -6,35 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kassign import _core
-
-
-class Member:
-    __slots__ = ("group_instance_id", "member_id", "metadata")
-
-    def __init__(self, member_id: str, metadata: Any, group_instance_id: str | None = None) -> None:
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.metadata = metadata
-
-
-class Owned:
-    __slots__ = ("partitions", "topic")
-
-    def __init__(self, topic: str, partitions: list[int]) -> None:
-        self.topic = topic
-        self.partitions = partitions
-
-
-class Subscription:
-    __slots__ = ("generation_id", "owned_partitions", "rack_id", "topics", "user_data")
-
-    def __init__(self, **fields: Any) -> None:
-        for name, value in fields.items():
-            setattr(self, name, value)
-
-    def __getattr__(self, name: str) -> Any:  # unset slots: kafka-python's defaults
-        return {"owned_partitions": [], "generation_id": -1, "rack_id": None, "user_data": None}[name]
+from support.slotted_members import Member, Owned, Subscription, read
 
 
 class Shifted:
@@ -46,13 +18,6 @@ class Shifted:
         self.a, self.b, self.c = "x", "y", "z"
         for name, value in fields.items():
             setattr(self, name, value)
-
-
-def read(members: list[Member]) -> dict[str, Any]:
-    warnings: list[str] = []
-    out: dict[str, Any] = _core.drop_in_members("cooperative-sticky", "kafka-python", members, warnings.append)
-    assert warnings == []
-    return out
 
 
 def test_a_first_object_with_unset_slots_does_not_hide_later_values() -> None:

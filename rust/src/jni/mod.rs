@@ -4,8 +4,8 @@
 //!
 //! Only conversion happens here: the arrays are copied into Rust, handed to
 //! [`crate::server::kassign::assign_flat`] (which checks them), and the owners copied back. The
-//! counts-first path adds two calls of the same kind: [`members_to_read`] (whose current target
-//! Java must read) and [`assign_flat_counted`]. An
+//! counts-first path asks [`members_to_read`] (whose current target Java must read), then calls
+//! the same entry point with the members' counts, which goes to [`assign_flat_counted`] instead. An
 //! input error or a panic becomes a Java
 //! `org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException`; nothing unwinds
 //! into the JVM. There is no global state: concurrent calls from several coordinator threads
@@ -130,46 +130,6 @@ impl Arrays {
     }
 }
 
-/// The group arguments shared by `assign0` and `assignCounted0`, in their order.
-struct GroupArgs<'local> {
-    member_id_chars: JCharArray<'local>,
-    member_id_ends: JIntArray<'local>,
-    member_racks: JIntArray<'local>,
-    rack_name_chars: JCharArray<'local>,
-    rack_name_ends: JIntArray<'local>,
-    topic_chars: JCharArray<'local>,
-    topic_ends: JIntArray<'local>,
-    partition_counts: JIntArray<'local>,
-    sub_offsets: JIntArray<'local>,
-    sub_topics: JIntArray<'local>,
-    owned_offsets: JIntArray<'local>,
-    owned_topics: JIntArray<'local>,
-    owned_partitions: JIntArray<'local>,
-    partition_rack_offsets: JIntArray<'local>,
-    partition_racks: JIntArray<'local>,
-    assignable: JByteArray<'local>,
-}
-
-impl GroupArgs<'_> {
-    fn copy(&self, env: &mut JNIEnv<'_>) -> Result<Arrays, Failure> {
-        Ok(Arrays {
-            member_ids: strings(env, "memberIds", &self.member_id_chars, &self.member_id_ends)?,
-            member_racks: ints(env, &self.member_racks)?,
-            rack_names: strings(env, "rackNames", &self.rack_name_chars, &self.rack_name_ends)?,
-            topics: strings(env, "topics", &self.topic_chars, &self.topic_ends)?,
-            partition_counts: ints(env, &self.partition_counts)?,
-            sub_offsets: ints(env, &self.sub_offsets)?,
-            sub_topics: ints(env, &self.sub_topics)?,
-            owned_offsets: ints(env, &self.owned_offsets)?,
-            owned_topics: ints(env, &self.owned_topics)?,
-            owned_partitions: ints(env, &self.owned_partitions)?,
-            partition_rack_offsets: ints(env, &self.partition_rack_offsets)?,
-            partition_racks: ints(env, &self.partition_racks)?,
-            assignable: bytes(env, &self.assignable)?,
-        })
-    }
-}
-
 /// Run `body`, turning an error or a panic into a pending `PartitionAssignorException` (and a
 /// null return).
 fn guarded<'local, T>(
@@ -203,8 +163,14 @@ fn int_array(env: &mut JNIEnv<'_>, values: &[i32]) -> Result<jintArray, Failure>
 /// int[] memberRacks, char[] rackNameChars, int[] rackNameEnds, char[] topicChars, int[] topicEnds,
 /// int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] ownedOffsets,
 /// int[] ownedTopics, int[] ownedPartitions, int[] partitionRackOffsets, int[] partitionRacks,
-/// byte[] assignable)`; the arrays as [`FlatGroup`] documents them (null = empty), each string
-/// array as its characters and end offsets (`NativeAssignor.assign` joins them).
+/// byte[] assignable, int[] memberCounts, int[] free)`: the group's arrays as [`FlatGroup`]
+/// documents them (null = empty), each string array as its characters and end offsets
+/// (`NativeAssignor.assign` joins them).
+///
+/// `memberCounts` and `free` choose the call, both null or both given:
+/// * null: the full read, [`assign_flat`]'s owner of every partition;
+/// * given: the counts-first path, [`assign_flat_counted`]'s answer (k partitions, then their k
+///   owners), or null when every member must be read after all (then call again without them).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
@@ -226,29 +192,43 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
     partition_rack_offsets: JIntArray<'local>,
     partition_racks: JIntArray<'local>,
     assignable: JByteArray<'local>,
+    member_counts: JIntArray<'local>,
+    free: JIntArray<'local>,
 ) -> jintArray {
-    let args = GroupArgs {
-        member_id_chars,
-        member_id_ends,
-        member_racks,
-        rack_name_chars,
-        rack_name_ends,
-        topic_chars,
-        topic_ends,
-        partition_counts,
-        sub_offsets,
-        sub_topics,
-        owned_offsets,
-        owned_topics,
-        owned_partitions,
-        partition_rack_offsets,
-        partition_racks,
-        assignable,
-    };
     guarded(&mut env, |env| {
-        let mut arrays = args.copy(env)?;
-        let owners = assign_flat(arrays.group()).map_err(|e| Failure(format!("kassign: {e}")))?;
-        int_array(env, &owners)
+        let counted = match (member_counts.is_null(), free.is_null()) {
+            (true, true) => None,
+            (false, false) => Some((ints(env, &member_counts)?, ints(env, &free)?)),
+            _ => {
+                return Err(Failure(
+                    "kassign: memberCounts and free go together: both null (the full read) or both given".into(),
+                ))
+            }
+        };
+        let mut arrays = Arrays {
+            member_ids: strings(env, "memberIds", &member_id_chars, &member_id_ends)?,
+            member_racks: ints(env, &member_racks)?,
+            rack_names: strings(env, "rackNames", &rack_name_chars, &rack_name_ends)?,
+            topics: strings(env, "topics", &topic_chars, &topic_ends)?,
+            partition_counts: ints(env, &partition_counts)?,
+            sub_offsets: ints(env, &sub_offsets)?,
+            sub_topics: ints(env, &sub_topics)?,
+            owned_offsets: ints(env, &owned_offsets)?,
+            owned_topics: ints(env, &owned_topics)?,
+            owned_partitions: ints(env, &owned_partitions)?,
+            partition_rack_offsets: ints(env, &partition_rack_offsets)?,
+            partition_racks: ints(env, &partition_racks)?,
+            assignable: bytes(env, &assignable)?,
+        };
+        let failure = |e| Failure(format!("kassign: {e}"));
+        let owners = match counted {
+            None => Some(assign_flat(arrays.group()).map_err(failure)?),
+            Some((counts, free)) => assign_flat_counted(arrays.group(), &counts, &free).map_err(failure)?,
+        };
+        match owners {
+            None => Ok(std::ptr::null_mut()),
+            Some(owners) => int_array(env, &owners),
+        }
     })
 }
 
@@ -278,64 +258,6 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>
                 let flags: Vec<u8> = read.iter().map(|&r| r as u8).collect();
                 Ok(env.byte_array_from_slice(&flags)?.into_raw())
             }
-        }
-    })
-}
-
-/// `private static native int[] assignCounted0(...)`: `assign0`'s arguments, then
-/// `int[] memberCounts, int[] free`: [`assign_flat_counted`]'s answer (k partitions, then their k
-/// owners), or null when every member must be read after all (then call `assign0`).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub extern "system" fn Java_kassign_broker_NativeAssignor_assignCounted0<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    member_id_chars: JCharArray<'local>,
-    member_id_ends: JIntArray<'local>,
-    member_racks: JIntArray<'local>,
-    rack_name_chars: JCharArray<'local>,
-    rack_name_ends: JIntArray<'local>,
-    topic_chars: JCharArray<'local>,
-    topic_ends: JIntArray<'local>,
-    partition_counts: JIntArray<'local>,
-    sub_offsets: JIntArray<'local>,
-    sub_topics: JIntArray<'local>,
-    owned_offsets: JIntArray<'local>,
-    owned_topics: JIntArray<'local>,
-    owned_partitions: JIntArray<'local>,
-    partition_rack_offsets: JIntArray<'local>,
-    partition_racks: JIntArray<'local>,
-    assignable: JByteArray<'local>,
-    member_counts: JIntArray<'local>,
-    free: JIntArray<'local>,
-) -> jintArray {
-    let args = GroupArgs {
-        member_id_chars,
-        member_id_ends,
-        member_racks,
-        rack_name_chars,
-        rack_name_ends,
-        topic_chars,
-        topic_ends,
-        partition_counts,
-        sub_offsets,
-        sub_topics,
-        owned_offsets,
-        owned_topics,
-        owned_partitions,
-        partition_rack_offsets,
-        partition_racks,
-        assignable,
-    };
-    guarded(&mut env, |env| {
-        let mut arrays = args.copy(env)?;
-        let counts = ints(env, &member_counts)?;
-        let free = ints(env, &free)?;
-        let owners =
-            assign_flat_counted(arrays.group(), &counts, &free).map_err(|e| Failure(format!("kassign: {e}")))?;
-        match owners {
-            None => Ok(std::ptr::null_mut()),
-            Some(owners) => int_array(env, &owners),
         }
     })
 }

@@ -224,27 +224,27 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
         int[] owners = null;
         Current cur = null;
         boolean[] counted = new boolean[m];
-        if (read != null) {
-            cur = Current.read(currentMaps, read, topicIndex, partitionCounts, topicBase, total);
-            int[] answer = NativeAssignor.assignCounted(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+        // The native call: counts first when the rule judged some members by size; the full read
+        // when it did not, or when the counts-first call answers null (its counts do not add up).
+        for (byte[] only = read; owners == null; only = null) {
+            boolean counting = only != null;
+            cur = Current.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
+            int[] answer = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
-                in.memberCounts, scan.free);
-            if (answer != null) {
+                assignable, counting ? in.memberCounts : null, counting ? scan.free : null);
+            if (counting) {
+                if (answer == null) continue;
                 int half = answer.length / 2;
                 at = Arrays.copyOfRange(answer, 0, half);
                 owners = Arrays.copyOfRange(answer, half, answer.length);
                 checkAnswer(at, owners, total, m);
                 for (int i = 0; i < m; i++) counted[i] = read[i] == 0;
-            }
-        }
-        if (owners == null) {
-            cur = Current.read(currentMaps, null, topicIndex, partitionCounts, topicBase, total);
-            owners = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
-                subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
-                assignable);
-            if (owners == null || owners.length != total) {
-                throw new PartitionAssignorException("kassign: the native library returned "
-                    + (owners == null ? "nothing" : owners.length + " owners for " + total + " partitions"));
+            } else {
+                if (answer == null || answer.length != total) {
+                    throw new PartitionAssignorException("kassign: the native library returned "
+                        + (answer == null ? "nothing" : answer.length + " owners for " + total + " partitions"));
+                }
+                owners = answer;
             }
         }
         return result(memberIds, topics, topicBase, currentMaps, cur, counted, at, owners, subOffsets, subTopics);

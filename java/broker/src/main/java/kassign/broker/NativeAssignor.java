@@ -12,8 +12,19 @@ final class NativeAssignor {
 
     /**
      * One assignment, all arrays flat (see {@code rust/src/server/kassign.rs}, {@code FlatGroup};
-     * an empty {@code subOffsets}: every member subscribes to all of {@code subTopics}):
-     * returns the owner of every partition in topic order (member index or -1).
+     * an empty {@code subOffsets}: every member subscribes to all of {@code subTopics}).
+     *
+     * <p>{@code memberCounts} and {@code free} choose the call, both null or both given:
+     * <ul>
+     *   <li>null, the full read ({@code assign_flat}): returns the owner of every partition in topic
+     *       order (member index or -1);
+     *   <li>given, the counts-first path ({@code assign_flat_counted}): the owned arrays list only
+     *       the members {@link #membersToRead} said to read; {@code memberCounts[i]} is member i's
+     *       current target size (or -1), {@code free} lists (ascending flat indexes) the partitions
+     *       in no member's current target. Returns the owners of every partition but those the
+     *       counted members keep: k partitions (ascending), then their k owners; or null when the
+     *       counts do not add up (then read every member and call again with both null).
+     * </ul>
      *
      * @throws org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException on bad
      *     input or an internal error (a Rust panic never reaches the JVM)
@@ -31,7 +42,9 @@ final class NativeAssignor {
         int[] ownedPartitions,
         int[] partitionRackOffsets,
         int[] partitionRacks,
-        byte[] assignable) {
+        byte[] assignable,
+        int[] memberCounts,
+        int[] free) {
         // Each string array crosses as one char[] and the end offset of every string, so the native
         // side copies it with one call instead of two JNI calls per string.
         int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
@@ -40,7 +53,7 @@ final class NativeAssignor {
         return assign0(chars("memberIds", memberIds, memberEnds), memberEnds, memberRacks,
             chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
             partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
-            partitionRackOffsets, partitionRacks, assignable);
+            partitionRackOffsets, partitionRacks, assignable, memberCounts, free);
     }
 
     /**
@@ -50,37 +63,6 @@ final class NativeAssignor {
      */
     static byte[] membersToRead(int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts) {
         return membersToRead0(partitionCounts, subOffsets, subTopics, memberCounts);
-    }
-
-    /**
-     * {@link #assign} on the counts-first path ({@code assign_flat_counted}): the owned arrays list
-     * only the members {@link #membersToRead} said to read; {@code free} lists (ascending flat
-     * indexes) the partitions in no member's current target. Returns the owners of every partition
-     * but those the counted members keep: k partitions (ascending), then their k owners; or null
-     * when the counts do not add up (then read every member and call {@link #assign}).
-     */
-    static int[] assignCounted(
-        String[] memberIds,
-        int[] memberRacks,
-        String[] rackNames,
-        String[] topics,
-        int[] partitionCounts,
-        int[] subOffsets,
-        int[] subTopics,
-        int[] ownedOffsets,
-        int[] ownedTopics,
-        int[] ownedPartitions,
-        int[] partitionRackOffsets,
-        int[] partitionRacks,
-        int[] memberCounts,
-        int[] free) {
-        int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
-        int[] rackEnds = rackNames == null ? null : new int[rackNames.length];
-        int[] topicEnds = topics == null ? null : new int[topics.length];
-        return assignCounted0(chars("memberIds", memberIds, memberEnds), memberEnds, memberRacks,
-            chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
-            partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
-            partitionRackOffsets, partitionRacks, null, memberCounts, free);
     }
 
     /** The strings' characters back to back; {@code ends[i]} receives where string i ends. */
@@ -119,30 +101,12 @@ final class NativeAssignor {
         int[] ownedPartitions,
         int[] partitionRackOffsets,
         int[] partitionRacks,
-        byte[] assignable);
-
-    private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets, int[] subTopics,
-        int[] memberCounts);
-
-    private static native int[] assignCounted0(
-        char[] memberIdChars,
-        int[] memberIdEnds,
-        int[] memberRacks,
-        char[] rackNameChars,
-        int[] rackNameEnds,
-        char[] topicChars,
-        int[] topicEnds,
-        int[] partitionCounts,
-        int[] subOffsets,
-        int[] subTopics,
-        int[] ownedOffsets,
-        int[] ownedTopics,
-        int[] ownedPartitions,
-        int[] partitionRackOffsets,
-        int[] partitionRacks,
         byte[] assignable,
         int[] memberCounts,
         int[] free);
+
+    private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets, int[] subTopics,
+        int[] memberCounts);
 
     /** The version of the crate the library was built from. */
     static native String version();
