@@ -21,11 +21,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
 use super::assign::{mapping_items, read_topics};
-use super::drop_in_owned::{owned_field, EntryAttrs, GroupTopic, Histories};
+use super::drop_in_fast::{self, ReadAttrs};
+use super::drop_in_owned::{owned_field, GroupTopic, Histories};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
 use super::objects::{bytes_dict, dict_for, fill_bytes, GilYield};
-use super::slot_attr::SlotAttr;
 use crate::model::FastMap;
 use crate::strategy::Strategy;
 use crate::wire::{self, DecodedMember, History, HistoryFrom};
@@ -72,38 +72,6 @@ fn nonempty_str<'py>(v: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyString
     match s.to_str() {
         Ok("") | Err(_) => None,
         Ok(_) => Some(s),
-    }
-}
-
-/// The attributes read from the client's objects, each found once per type.
-struct ReadAttrs<'py> {
-    member_id: SlotAttr<'py>,
-    metadata: SlotAttr<'py>,
-    group_instance_id: SlotAttr<'py>,
-    topics: SlotAttr<'py>,
-    user_data: SlotAttr<'py>,
-    owned_partitions: SlotAttr<'py>,
-    generation_id: SlotAttr<'py>,
-    rack_id: SlotAttr<'py>,
-    entry: EntryAttrs<'py>,
-}
-
-impl<'py> ReadAttrs<'py> {
-    fn new(py: Python<'py>, client: Client) -> Self {
-        ReadAttrs {
-            member_id: SlotAttr::new(intern!(py, "member_id")),
-            metadata: SlotAttr::new(intern!(py, "metadata")),
-            group_instance_id: SlotAttr::new(intern!(py, "group_instance_id")),
-            topics: SlotAttr::new(match client {
-                Client::KafkaPython => intern!(py, "topics"),
-                Client::Aiokafka => intern!(py, "subscription"),
-            }),
-            user_data: SlotAttr::new(intern!(py, "user_data")),
-            owned_partitions: SlotAttr::new(intern!(py, "owned_partitions")),
-            generation_id: SlotAttr::new(intern!(py, "generation_id")),
-            rack_id: SlotAttr::new(intern!(py, "rack_id")),
-            entry: EntryAttrs::new(py),
-        }
     }
 }
 
@@ -175,7 +143,13 @@ fn read_members<'py>(
     let mut hist = Histories::default();
     let mut names: Vec<Bound<'py, PyString>> = Vec::new();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
-    let mut attrs = ReadAttrs::new(py, client);
+    let mut attrs = ReadAttrs::new(
+        py,
+        match client {
+            Client::KafkaPython => intern!(py, "topics"),
+            Client::Aiokafka => intern!(py, "subscription"),
+        },
+    );
     let entries: Vec<Entry<'py>> = match client {
         Client::KafkaPython => {
             let mut out = Vec::new();
@@ -204,43 +178,58 @@ fn read_members<'py>(
             ))
         })?;
         let id_str = id.to_str()?;
-        let (topics, user_data) = match &md {
-            Some(md) if keep_user_data || kind != History::None => (attrs.topics.opt(md)?, attrs.user_data.opt(md)?),
-            Some(md) => (attrs.topics.opt(md)?, None),
-            None => (None, None),
-        };
         let first_topic = names.len();
-        topic_list(id_str, topics, &mut names, &mut emit)?;
-        let topics = first_topic..names.len();
-        let user_data = user_data_bytes(py, user_data)?;
         let mark = hist.mark();
-        let (field, generation, rack) = match (&md, client) {
-            (Some(md), Client::KafkaPython) => {
-                // The owned field and the generation are read only when the rule may take them
-                // (sticky's user data wins over them).
-                let ud = user_data.as_ref().map(|b| b.as_bytes());
-                let (field, generation) = if !kind.reads_fields(ud) {
-                    (Ok(()), -1)
-                } else {
-                    let owned = attrs.owned_partitions.opt(md)?;
-                    let field = owned_field(&mut attrs.entry, id_str, owned, &mut hist, &mut emit)?;
-                    let generation = match attrs.generation_id.opt(md)? {
-                        Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
-                            g.extract::<i32>().unwrap_or(-1)
-                        }
-                        _ => -1,
-                    };
-                    (field, generation)
-                };
-                (field, generation, nonempty_str(attrs.rack_id.opt(md)?))
-            }
-            _ => (Ok(()), -1, None),
+        // The common case without Python calls (drop_in_fast), else the general read.
+        let fast = match (&md, client) {
+            (Some(md), Client::KafkaPython) => drop_in_fast::read(&attrs, md, kind, &mut names, &mut hist),
+            _ => None,
         };
+        let copied: Option<Bound<'py, PyBytes>>;
+        let (user_data, field, generation, rack) = match fast {
+            Some(f) => (f.user_data, Ok(()), f.generation, f.rack),
+            None => {
+                let (topics, user_data) = match &md {
+                    Some(md) if keep_user_data || kind != History::None => {
+                        (attrs.topics.opt(md)?, attrs.user_data.opt(md)?)
+                    }
+                    Some(md) => (attrs.topics.opt(md)?, None),
+                    None => (None, None),
+                };
+                topic_list(id_str, topics, &mut names, &mut emit)?;
+                copied = user_data_bytes(py, user_data)?;
+                let user_data = copied.as_ref().map(|b| b.as_borrowed());
+                let (field, generation, rack) = match (&md, client) {
+                    (Some(md), Client::KafkaPython) => {
+                        // The owned field and the generation are read only when the rule may
+                        // take them (sticky's user data wins over them).
+                        let ud = user_data.as_ref().map(|b| b.as_bytes());
+                        let (field, generation) = if !kind.reads_fields(ud) {
+                            (Ok(()), -1)
+                        } else {
+                            let owned = attrs.owned_partitions.opt(md)?;
+                            let field = owned_field(&mut attrs.entry, id_str, owned, &mut hist, &mut emit)?;
+                            let generation = match attrs.generation_id.opt(md)? {
+                                Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
+                                    g.extract::<i32>().unwrap_or(-1)
+                                }
+                                _ => -1,
+                            };
+                            (field, generation)
+                        };
+                        (field, generation, nonempty_str(attrs.rack_id.opt(md)?))
+                    }
+                    _ => (Ok(()), -1, None),
+                };
+                (user_data, field, generation, rack)
+            }
+        };
+        let topics = first_topic..names.len();
+        let ud = user_data.as_ref().map(|b| b.as_bytes());
         let generation = match field {
             Ok(()) => {
                 // The field's partitions are those appended since `mark`.
                 let has_partitions = hist.parts.len() > mark.1;
-                let ud = user_data.as_ref().map(|b| b.as_bytes());
                 let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
                 match from {
                     HistoryFrom::Field => {}
@@ -265,6 +254,12 @@ fn read_members<'py>(
                 ));
                 -1
             }
+        };
+        // Kept (as a new reference) before any warning runs Python code.
+        let user_data = if keep_user_data {
+            user_data.map(Borrowed::to_owned)
+        } else {
+            None
         };
         let owned = mark.2..hist.groups.len();
         let n_owned = hist.parts.len() - mark.1;

@@ -222,6 +222,30 @@ impl<'py> SlotAttr<'py> {
         Ok(Some(unsafe { Bound::from_owned_ptr(py, value) }))
     }
 
+    /// The slot's raw value on `obj` when the direct read applies to `obj`'s type (the type this
+    /// attribute last resolved on, with a confirmed offset): `Some(null)` for an unset slot, else
+    /// a borrowed pointer, valid while the slot keeps it. `None`: read with [`Self::get`] or
+    /// [`Self::opt`], which also resolve a new type. Runs no Python code.
+    ///
+    /// # Safety
+    /// `obj` is a live object (the GIL held).
+    #[inline]
+    pub(super) unsafe fn peek(&self, obj: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
+        match &self.seen {
+            Some((
+                ty,
+                Some(SlotDescriptor {
+                    offset: Some(offset), ..
+                }),
+            )) if ty.as_type_ptr() == unsafe { ffi::Py_TYPE(obj) } => {
+                // SAFETY: as in `direct`: `offset` is an object slot of this exact type, and `obj`
+                // is live.
+                Some(unsafe { *(obj as *const u8).add(*offset).cast::<*mut ffi::PyObject>() })
+            }
+            _ => None,
+        }
+    }
+
     /// `getattr(obj, name)`.
     pub(super) fn get(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         match self.fast(obj)? {
