@@ -168,6 +168,10 @@ fn read_members<'py>(
             .collect(),
     };
     let mut out: Vec<Read<'py>> = Vec::with_capacity(entries.len());
+    // Members mostly subscribe to one topic and hold one history group.
+    names.reserve(entries.len());
+    hist.groups.reserve(entries.len());
+    hist.parts.reserve(entries.len());
     let mut gil = GilYield::new();
     let mut warnings = Vec::new();
     for (id, md, instance) in entries {
