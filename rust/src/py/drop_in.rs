@@ -25,7 +25,7 @@ use super::drop_in_fast::{self, ReadAttrs};
 use super::drop_in_owned::{owned_field, GroupTopic, Histories};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
-use super::objects::{bytes_dict, dict_for, fill_bytes, GilYield};
+use super::objects::{bytes_dict, dict_for, GilYield};
 use crate::model::FastMap;
 use crate::strategy::Strategy;
 use crate::wire::{self, DecodedMember, History, HistoryFrom};
@@ -123,9 +123,6 @@ struct Group<'py> {
     /// Every member's topics, a range of them per member ([`Read::topics`]).
     topics: Vec<Bound<'py, PyString>>,
     hist: Histories<'py>,
-    /// The ids (values None) in the members' order, when all are exact str and none repeats: a
-    /// new dict nobody else holds, which becomes the result (its values replaced).
-    keys: Option<Bound<'py, PyDict>>,
 }
 
 /// Read every member of `members` (see the module doc), applying the history rule `kind`. A
@@ -285,30 +282,26 @@ fn read_members<'py>(
     // A repeated id: dict semantics (first position, last value). None is possible when the
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
-    if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
+    // Exact str ids whose hashes (which str caches, and the result dict needs) all differ do not
+    // repeat; equal hashes are compared by value below.
+    let distinct = exact && {
+        let mut hashes: FastMap<isize, ()> = FastMap::default();
+        hashes.reserve(out.len());
+        let mut all = true;
+        for m in &out {
+            if hashes.insert(m.id.hash()?, ()).is_some() {
+                all = false;
+                break;
+            }
+        }
+        all
+    };
+    if distinct || (client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact) {
         return Ok(Group {
             members: out,
             topics: names,
             hist,
-            keys: None,
         });
-    }
-    // Exact str ids are found repeated by a dict of them, which hashes each id once (str caches
-    // its hash); without a repeat that dict becomes the result.
-    if exact {
-        let none = py.None();
-        let keys = PyDict::new(py);
-        for m in &out {
-            keys.set_item(&m.id, &none)?;
-        }
-        if keys.len() == out.len() {
-            return Ok(Group {
-                members: out,
-                topics: names,
-                hist,
-                keys: Some(keys),
-            });
-        }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
     first.reserve(out.len());
@@ -336,7 +329,6 @@ fn read_members<'py>(
         members: out,
         topics: names,
         hist,
-        keys: None,
     })
 }
 
@@ -363,7 +355,6 @@ fn drop_in_assign<'py>(
         members: read,
         topics: names,
         hist,
-        keys,
     } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
@@ -410,18 +401,8 @@ fn drop_in_assign<'py>(
     let encoded = run_detached(py, move || {
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
-    match keys {
-        // The ids' own dict (values None, the members' order), which nobody else holds: its
-        // values are replaced in place.
-        Some(keys) => {
-            fill_bytes(py, &keys, read.iter().map(|m| &m.id), &encoded)?;
-            Ok(keys)
-        }
-        None => {
-            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-            bytes_dict(py, members, &ids, &encoded)
-        }
-    }
+    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+    bytes_dict(py, members, &ids, &encoded)
 }
 
 /// The leader's view of every member as `kassign.Member`s, read from the client's objects with
@@ -441,16 +422,9 @@ fn drop_in_members<'py>(
         members: read,
         topics: subscribed,
         hist,
-        keys,
     } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
-    // The ids' own dict (values None, the members' order) is filled in place.
-    let out = match keys {
-        Some(keys) => keys,
-        None => {
-            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-            dict_for(py, members, &ids)?
-        }
-    };
+    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+    let out = dict_for(py, members, &ids)?;
     for m in read {
         let mut topics = subscribed[m.topics.clone()].to_vec();
         let mut groups: Vec<(Bound<'py, PyString>, Vec<i64>)> = Vec::with_capacity(m.owned.len());
