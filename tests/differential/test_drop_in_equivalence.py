@@ -370,3 +370,40 @@ def test_the_common_case_read_equals_the_general_read(strategy: str, seed: int, 
     new = _outcome(lambda: fast[2].assign(fast[0], fast[1]), _sent)
     old = _outcome(lambda: general[2].assign(general[0], general[1]), _sent)
     assert new == old
+
+
+def _odd_aiokafka_group(seed: int, size: int, strategy: str, general: bool) -> tuple[Cluster, dict[str, Any], Any]:
+    rng = random.Random(seed)
+    cluster = Cluster(rng)
+    raws = [_subscription(rng, strategy, "aiokafka") for _ in range(size)]
+    members = _aiokafka_members(raws, rng)
+    for md in members.values():
+        fields = md.__dict__
+        for field, odd in (
+            ("subscription", lambda v: rng.choice([tuple(v or ()), [_Str(t) for t in v or ()], [*(v or ()), 5], ["tö"]])),
+            ("user_data", lambda v: rng.choice([bytearray(v or b""), memoryview(v or b""), "text", b""])),
+        ):
+            roll = rng.random()
+            if roll < 0.05:
+                fields.pop(field, None)
+            elif roll < 0.1:
+                fields[field] = None
+            elif roll < 0.2:
+                fields[field] = odd(fields.get(field))
+        if general and isinstance(fields.get("subscription"), list):
+            fields["subscription"] = tuple(fields["subscription"])
+    return cluster, members, _leader(kaio, strategy, rng)
+
+
+@pytest.mark.parametrize("strategy", list(CLASSES))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 9))
+def test_the_common_case_read_equals_the_general_read_for_aiokafka(strategy: str, seed: int, size: int) -> None:
+    """aiokafka's member metadata is read from the instance dict without Python calls when both
+    entries are there and of exact builtin types, else the general way: the same group with its
+    subscription lists made tuples (the general way) is the reference, as for kafka-python."""
+    fast = _odd_aiokafka_group(seed, size, strategy, general=False)
+    general = _odd_aiokafka_group(seed, size, strategy, general=True)
+    new = _outcome(lambda: fast[2].assign(fast[0], fast[1]), _sent)
+    old = _outcome(lambda: general[2].assign(general[0], general[1]), _sent)
+    assert new == old

@@ -184,6 +184,7 @@ fn read_members<'py>(
         // The common case without Python calls (drop_in_fast), else the general read.
         let fast = match (&md, client) {
             (Some(md), Client::KafkaPython) => drop_in_fast::read(&attrs, md, kind, &mut names, &mut hist),
+            (Some(md), Client::Aiokafka) => drop_in_fast::read_dict(&attrs, md, &mut names),
             _ => None,
         };
         let copied: Option<Bound<'py, PyBytes>>;
@@ -283,20 +284,22 @@ fn read_members<'py>(
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
     // Exact str ids whose hashes (which str caches, and the result dict needs) all differ do not
-    // repeat; equal hashes are compared by value below.
-    let distinct = exact && {
-        let mut hashes: FastMap<isize, ()> = FastMap::default();
-        hashes.reserve(out.len());
-        let mut all = true;
-        for m in &out {
-            if hashes.insert(m.id.hash()?, ()).is_some() {
-                all = false;
-                break;
+    // repeat; equal hashes are compared by value below. A dict's exact str keys never repeat.
+    let keys_of_a_dict = client == Client::Aiokafka && members.is_instance_of::<PyDict>();
+    let distinct = exact
+        && (keys_of_a_dict || {
+            let mut hashes: FastMap<isize, ()> = FastMap::default();
+            hashes.reserve(out.len());
+            let mut all = true;
+            for m in &out {
+                if hashes.insert(m.id.hash()?, ()).is_some() {
+                    all = false;
+                    break;
+                }
             }
-        }
-        all
-    };
-    if distinct || (client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact) {
+            all
+        });
+    if distinct {
         return Ok(Group {
             members: out,
             topics: names,

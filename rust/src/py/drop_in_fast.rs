@@ -81,6 +81,90 @@ pub(super) fn read<'a, 'py>(
     fields
 }
 
+/// [`read`] for an aiokafka member metadata struct, whose `subscription` and `user_data` are
+/// instance dict entries (resolved so on its type): `None` when either is missing or not of the
+/// common case, with `names` as it was.
+pub(super) fn read_dict<'a, 'py>(
+    attrs: &ReadAttrs<'py>,
+    md: &'a Bound<'py, PyAny>,
+    names: &mut Vec<Bound<'py, PyString>>,
+) -> Option<Fields<'a, 'py>> {
+    if !attrs.topics.in_dict(md) || !attrs.user_data.in_dict(md) {
+        return None;
+    }
+    let mark = names.len();
+    // SAFETY: `md` is live and the GIL is held. The dict look-ups are the only calls that can
+    // run Python code (a key's `__eq__` on equal hashes): the first value is held as a new
+    // reference across the second; after the second nothing runs Python code.
+    let fields = unsafe {
+        let py = md.py();
+        let dict = ffi::PyObject_GenericGetDict(md.as_ptr(), std::ptr::null_mut());
+        if dict.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let dict = Bound::from_owned_ptr(py, dict);
+        let topics = ffi::PyDict_GetItemWithError(dict.as_ptr(), attrs.topics.name().as_ptr());
+        if topics.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let topics = Bound::from_borrowed_ptr(py, topics);
+        let user_data = ffi::PyDict_GetItemWithError(dict.as_ptr(), attrs.user_data.name().as_ptr());
+        if user_data.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        read_common(py, topics.as_ptr(), user_data, names)
+    };
+    if fields.is_none() {
+        names.truncate(mark);
+    }
+    fields
+}
+
+/// The topics (appended to `names`) and user data of the common case; the rest is left to the
+/// caller (generation -1, no rack). `None` outside the common case (`names` then holds part).
+///
+/// # Safety
+/// Both pointers are live objects that stay live while the result is used, and the GIL is held;
+/// runs no Python code.
+#[inline]
+unsafe fn read_common<'a, 'py>(
+    py: Python<'py>,
+    topics: *mut ffi::PyObject,
+    user_data: *mut ffi::PyObject,
+    names: &mut Vec<Bound<'py, PyString>>,
+) -> Option<Fields<'a, 'py>> {
+    unsafe {
+        let none = ffi::Py_None();
+        if topics != none {
+            if !is_exact(topics, &raw mut ffi::PyList_Type) {
+                return None;
+            }
+            for i in 0..ffi::PyList_Size(topics) {
+                let t = ffi::PyList_GetItem(topics, i);
+                if t.is_null() || !is_exact(t, &raw mut ffi::PyUnicode_Type) {
+                    return None;
+                }
+                names.push(Bound::from_borrowed_ptr(py, t).cast_into_unchecked());
+            }
+        }
+        let user_data: Option<Borrowed<'a, 'py, PyBytes>> = if user_data == none {
+            None
+        } else if is_exact(user_data, &raw mut ffi::PyBytes_Type) {
+            Some(Borrowed::from_ptr(py, user_data).cast_unchecked())
+        } else {
+            return None;
+        };
+        Some(Fields {
+            user_data,
+            generation: -1,
+            rack: None,
+        })
+    }
+}
+
 /// Whether `obj` is exactly of type `ty`.
 #[inline]
 unsafe fn is_exact(obj: *mut ffi::PyObject, ty: *mut ffi::PyTypeObject) -> bool {
@@ -144,25 +228,7 @@ unsafe fn read_unchecked<'a, 'py>(
         if topics.is_null() || user_data.is_null() || rack.is_null() {
             return None;
         }
-        if topics != none {
-            if !is_exact(topics, list_type) {
-                return None;
-            }
-            for i in 0..ffi::PyList_Size(topics) {
-                let t = ffi::PyList_GetItem(topics, i);
-                if t.is_null() || !is_exact(t, str_type) {
-                    return None;
-                }
-                names.push(Bound::from_borrowed_ptr(py, t).cast_into_unchecked());
-            }
-        }
-        let user_data: Option<Borrowed<'a, 'py, PyBytes>> = if user_data == none {
-            None
-        } else if is_exact(user_data, &raw mut ffi::PyBytes_Type) {
-            Some(Borrowed::from_ptr(py, user_data).cast_unchecked())
-        } else {
-            return None;
-        };
+        let Fields { user_data, .. } = read_common(py, topics, user_data, names)?;
         let rack = if rack == none {
             None
         } else if is_exact(rack, str_type) {

@@ -301,6 +301,16 @@ impl<'py> SlotAttr<'py> {
         }
     }
 
+    /// Whether this attribute was resolved to the instance dict ([`Way::Dict`]) on `obj`'s type.
+    pub(super) fn in_dict(&self, obj: &Bound<'py, PyAny>) -> bool {
+        matches!(&self.seen, Some((ty, Way::Dict)) if ty.as_type_ptr() == obj.get_type_ptr())
+    }
+
+    /// The attribute's name.
+    pub(super) fn name(&self) -> &Bound<'py, PyString> {
+        &self.name
+    }
+
     /// `getattr(obj, name)`.
     pub(super) fn get(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         match self.fast(obj)? {
