@@ -380,7 +380,7 @@ def _odd_aiokafka_group(seed: int, size: int, strategy: str, general: bool) -> t
     for md in members.values():
         fields = md.__dict__
         for field, odd in (
-            ("subscription", lambda v: rng.choice([tuple(v or ()), [_Str(t) for t in v or ()], [*(v or ()), 5], ["tö"]])),
+            ("subscription", lambda v: rng.choice([tuple(v or ()), [_Str(t) for t in v or ()], [*(v or ()), 5]])),
             ("user_data", lambda v: rng.choice([bytearray(v or b""), memoryview(v or b""), "text", b""])),
         ):
             roll = rng.random()
