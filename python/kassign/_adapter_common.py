@@ -287,13 +287,14 @@ def partitions_per_topic(cluster: Any, topics: Iterable[str]) -> dict[str, int]:
             if parts is None:
                 log.warning("no partition metadata for topic %s; it is not assigned this round", topic)
             continue
-        count = max(parts) + 1
-        if count != len(parts):
+        ids = sorted(parts)  # one ordered run for the clients' sets of ints: faster than max()
+        count = ids[-1] + 1
+        if count != len(ids):
             log.warning(
-                "topic %s: partition ids %s are not contiguous; assigning the %d known ones",
+                "topic %s: partition ids %s are not contiguous; assigning partitions 0 to %d",
                 topic,
-                sorted(parts),
-                len(parts),
+                ids,
+                count - 1,
             )
         out[topic] = count
     return out

@@ -329,6 +329,20 @@ impl<'p, 'a> Encoder<'p, 'a> {
         }
     }
 
+    /// Make room for `members` more assignments holding `parts` partitions in all, each of one
+    /// topic group (more groups grow the buffer as they come): one allocation, not a doubling
+    /// series of copies.
+    fn reserve(&mut self, members: usize, parts: usize) {
+        let longest = self.spans.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+        let per_member = PREFIX.len() + 4 + longest + 4 + SUFFIX.len();
+        self.out.bytes.reserve(
+            members
+                .saturating_mul(per_member)
+                .saturating_add(parts.saturating_mul(4)),
+        );
+        self.out.answers.reserve(members);
+    }
+
     /// Append one member's assignment; `parts` are sorted flat ids. On an error the buffer holds
     /// a partial member and must be dropped (every caller fails as a whole).
     fn push(&mut self, parts: &[PartId]) -> Result<(), EncodeError> {
@@ -694,6 +708,7 @@ fn run<'a>(
     let kept = unchanged(&problem, &assignment, canonical);
     let (starts, parts) = grouped_except(&problem, &assignment, &kept);
     let mut out = Encoder::new(&problem.topics, &problem.topic_base);
+    out.reserve(kept.len(), parts.len());
     for (pos, raw) in kept.into_iter().enumerate() {
         match raw {
             Some(raw) => out.out.keep(raw),
@@ -782,6 +797,7 @@ pub fn assign_decoded(
     let assignment = strategy.run(&problem);
     let (starts, parts) = assignment.grouped(problem.members.len());
     let mut out = Encoder::new(&problem.topics, &problem.topic_base);
+    out.reserve(problem.input_order.len(), parts.len());
     for &m in &problem.input_order {
         let m = m as usize;
         out.push(&parts[starts[m]..starts[m + 1]])

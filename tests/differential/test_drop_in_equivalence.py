@@ -286,3 +286,124 @@ def test_an_unused_owned_field_is_not_read() -> None:
     unread = [line for line in old_lines if "unreadable owned partitions entry" in line[2]]
     assert len(unread) == 2 and all("member m0" in line[2] for line in unread)
     assert new_lines == [line for line in old_lines if line not in unread]
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def _odd(rng: random.Random, field: str, value: Any) -> Any:
+    """An unusual but possible value for a kafka-python subscription field (or ``_UNSET``)."""
+    roll = rng.randrange(8)
+    if roll == 0:
+        return _UNSET
+    if roll == 1:
+        return None
+    if field == "topics":
+        return rng.choice([tuple(value or ()), [_Str(t) for t in value or ()], [*(value or ()), 5], ["tö", "t\ud800"]])
+    if field == "user_data":
+        return rng.choice([bytearray(value or b""), memoryview(value or b""), "text", b""])
+    if field == "generation_id":
+        return rng.choice([True, _Int(3), 2**40, -(2**70), "3", 4])
+    if field == "rack_id":
+        return rng.choice([_Str("r1"), "", 5, "räck", "r\ud800", "r0"])
+    entry = JoinGroupResponse.JoinGroupResponseMember  # any slotted type without topic/partitions
+    return rng.choice(
+        [
+            tuple(value or ()),
+            [entry(member_id="x", group_instance_id=None, metadata=None)],
+            [_Entry(rng.choice(["t0", _Str("t1"), 3, "t\ud800"]), rng.choice(_PARTITIONS)) for _ in range(2)],
+        ]
+    )
+
+
+_UNSET = object()
+_PARTITIONS: list[Any] = [[0, 1], (2,), [True], [_Int(2)], [2**70], [-1, 3], [], None, ["1"]]
+
+
+class _Entry:
+    __slots__ = ("partitions", "topic")
+
+    def __init__(self, topic: Any, partitions: Any) -> None:
+        self.topic, self.partitions = topic, partitions
+
+
+def _odd_group(seed: int, size: int, strategy: str, general: bool) -> tuple[Cluster, list[Any], Any]:
+    rng = random.Random(seed)
+    cluster = Cluster(rng)
+    raws = [_subscription(rng, strategy, "kafka-python") for _ in range(size)]
+    members = _kafka_python_members(rng, raws)
+    for m in members:
+        sub = m.metadata
+        for field in ("topics", "user_data", "owned_partitions", "generation_id", "rack_id"):
+            if rng.random() < 0.15:
+                value = _odd(rng, field, getattr(sub, field))
+                if value is _UNSET:
+                    if hasattr(type(sub), field):
+                        try:
+                            delattr(sub, field)
+                        except AttributeError:
+                            pass
+                else:
+                    setattr(sub, field, value)
+        if general and isinstance(getattr(sub, "topics", None), list):
+            sub.topics = tuple(sub.topics)
+    return cluster, members, _leader(kp, strategy, rng)
+
+
+@pytest.mark.parametrize("strategy", list(CLASSES))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 9))
+def test_the_common_case_read_equals_the_general_read(strategy: str, seed: int, size: int) -> None:
+    """kafka-python members are read without Python calls when every field is a set slot of an
+    exact builtin type (``rust/src/py/drop_in_fast.rs``), else the general way. A topic list given
+    as a tuple takes the general way and reads the same, so the same group with its lists made
+    tuples is the reference: fields made odd at random (unset slots, None, subclasses, tuples,
+    bytearrays, bools, out-of-range ints, lone surrogates, entries of other types) must give the
+    same bytes, errors and log lines both ways."""
+    fast = _odd_group(seed, size, strategy, general=False)
+    general = _odd_group(seed, size, strategy, general=True)
+    new = _outcome(lambda: fast[2].assign(fast[0], fast[1]), _sent)
+    old = _outcome(lambda: general[2].assign(general[0], general[1]), _sent)
+    assert new == old
+
+
+def _odd_aiokafka_group(seed: int, size: int, strategy: str, general: bool) -> tuple[Cluster, dict[str, Any], Any]:
+    rng = random.Random(seed)
+    cluster = Cluster(rng)
+    raws = [_subscription(rng, strategy, "aiokafka") for _ in range(size)]
+    members = _aiokafka_members(raws, rng)
+    for md in members.values():
+        fields = md.__dict__
+        for field, odd in (
+            ("subscription", lambda v: rng.choice([tuple(v or ()), [_Str(t) for t in v or ()], [*(v or ()), 5]])),
+            ("user_data", lambda v: rng.choice([bytearray(v or b""), memoryview(v or b""), "text", b""])),
+        ):
+            roll = rng.random()
+            if roll < 0.05:
+                fields.pop(field, None)
+            elif roll < 0.1:
+                fields[field] = None
+            elif roll < 0.2:
+                fields[field] = odd(fields.get(field))
+        if general and isinstance(fields.get("subscription"), list):
+            fields["subscription"] = tuple(fields["subscription"])
+    return cluster, members, _leader(kaio, strategy, rng)
+
+
+@pytest.mark.parametrize("strategy", list(CLASSES))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 9))
+def test_the_common_case_read_equals_the_general_read_for_aiokafka(strategy: str, seed: int, size: int) -> None:
+    """aiokafka's member metadata is read from the instance dict without Python calls when both
+    entries are there and of exact builtin types, else the general way: the same group with its
+    subscription lists made tuples (the general way) is the reference, as for kafka-python."""
+    fast = _odd_aiokafka_group(seed, size, strategy, general=False)
+    general = _odd_aiokafka_group(seed, size, strategy, general=True)
+    new = _outcome(lambda: fast[2].assign(fast[0], fast[1]), _sent)
+    old = _outcome(lambda: general[2].assign(general[0], general[1]), _sent)
+    assert new == old

@@ -21,11 +21,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
 use super::assign::{mapping_items, read_topics};
-use super::drop_in_owned::{owned_field, EntryAttrs, GroupTopic, Histories};
+use super::drop_in_fast::{self, ReadAttrs};
+use super::drop_in_owned::{owned_field, GroupTopic, Histories};
 use super::errors::run_detached;
 use super::member::{hash_names, repr, Member, OwnedGroup};
-use super::objects::{bytes_dict, dict_for, fill_bytes, GilYield};
-use super::slot_attr::SlotAttr;
+use super::objects::{bytes_dict, dict_for, GilYield};
 use crate::model::FastMap;
 use crate::strategy::Strategy;
 use crate::wire::{self, DecodedMember, History, HistoryFrom};
@@ -72,38 +72,6 @@ fn nonempty_str<'py>(v: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyString
     match s.to_str() {
         Ok("") | Err(_) => None,
         Ok(_) => Some(s),
-    }
-}
-
-/// The attributes read from the client's objects, each found once per type.
-struct ReadAttrs<'py> {
-    member_id: SlotAttr<'py>,
-    metadata: SlotAttr<'py>,
-    group_instance_id: SlotAttr<'py>,
-    topics: SlotAttr<'py>,
-    user_data: SlotAttr<'py>,
-    owned_partitions: SlotAttr<'py>,
-    generation_id: SlotAttr<'py>,
-    rack_id: SlotAttr<'py>,
-    entry: EntryAttrs<'py>,
-}
-
-impl<'py> ReadAttrs<'py> {
-    fn new(py: Python<'py>, client: Client) -> Self {
-        ReadAttrs {
-            member_id: SlotAttr::new(intern!(py, "member_id")),
-            metadata: SlotAttr::new(intern!(py, "metadata")),
-            group_instance_id: SlotAttr::new(intern!(py, "group_instance_id")),
-            topics: SlotAttr::new(match client {
-                Client::KafkaPython => intern!(py, "topics"),
-                Client::Aiokafka => intern!(py, "subscription"),
-            }),
-            user_data: SlotAttr::new(intern!(py, "user_data")),
-            owned_partitions: SlotAttr::new(intern!(py, "owned_partitions")),
-            generation_id: SlotAttr::new(intern!(py, "generation_id")),
-            rack_id: SlotAttr::new(intern!(py, "rack_id")),
-            entry: EntryAttrs::new(py),
-        }
     }
 }
 
@@ -155,9 +123,6 @@ struct Group<'py> {
     /// Every member's topics, a range of them per member ([`Read::topics`]).
     topics: Vec<Bound<'py, PyString>>,
     hist: Histories<'py>,
-    /// The ids (values None) in the members' order, when all are exact str and none repeats: a
-    /// new dict nobody else holds, which becomes the result (its values replaced).
-    keys: Option<Bound<'py, PyDict>>,
 }
 
 /// Read every member of `members` (see the module doc), applying the history rule `kind`. A
@@ -175,7 +140,13 @@ fn read_members<'py>(
     let mut hist = Histories::default();
     let mut names: Vec<Bound<'py, PyString>> = Vec::new();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
-    let mut attrs = ReadAttrs::new(py, client);
+    let mut attrs = ReadAttrs::new(
+        py,
+        match client {
+            Client::KafkaPython => intern!(py, "topics"),
+            Client::Aiokafka => intern!(py, "subscription"),
+        },
+    );
     let entries: Vec<Entry<'py>> = match client {
         Client::KafkaPython => {
             let mut out = Vec::new();
@@ -194,6 +165,10 @@ fn read_members<'py>(
             .collect(),
     };
     let mut out: Vec<Read<'py>> = Vec::with_capacity(entries.len());
+    // Members mostly subscribe to one topic and hold one history group.
+    names.reserve(entries.len());
+    hist.groups.reserve(entries.len());
+    hist.parts.reserve(entries.len());
     let mut gil = GilYield::new();
     let mut warnings = Vec::new();
     for (id, md, instance) in entries {
@@ -204,43 +179,59 @@ fn read_members<'py>(
             ))
         })?;
         let id_str = id.to_str()?;
-        let (topics, user_data) = match &md {
-            Some(md) if keep_user_data || kind != History::None => (attrs.topics.opt(md)?, attrs.user_data.opt(md)?),
-            Some(md) => (attrs.topics.opt(md)?, None),
-            None => (None, None),
-        };
         let first_topic = names.len();
-        topic_list(id_str, topics, &mut names, &mut emit)?;
-        let topics = first_topic..names.len();
-        let user_data = user_data_bytes(py, user_data)?;
         let mark = hist.mark();
-        let (field, generation, rack) = match (&md, client) {
-            (Some(md), Client::KafkaPython) => {
-                // The owned field and the generation are read only when the rule may take them
-                // (sticky's user data wins over them).
-                let ud = user_data.as_ref().map(|b| b.as_bytes());
-                let (field, generation) = if !kind.reads_fields(ud) {
-                    (Ok(()), -1)
-                } else {
-                    let owned = attrs.owned_partitions.opt(md)?;
-                    let field = owned_field(&mut attrs.entry, id_str, owned, &mut hist, &mut emit)?;
-                    let generation = match attrs.generation_id.opt(md)? {
-                        Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
-                            g.extract::<i32>().unwrap_or(-1)
-                        }
-                        _ => -1,
-                    };
-                    (field, generation)
-                };
-                (field, generation, nonempty_str(attrs.rack_id.opt(md)?))
-            }
-            _ => (Ok(()), -1, None),
+        // The common case without Python calls (drop_in_fast), else the general read.
+        let fast = match (&md, client) {
+            (Some(md), Client::KafkaPython) => drop_in_fast::read(&attrs, md, kind, &mut names, &mut hist),
+            (Some(md), Client::Aiokafka) => drop_in_fast::read_dict(&attrs, md, &mut names),
+            _ => None,
         };
+        let copied: Option<Bound<'py, PyBytes>>;
+        let (user_data, field, generation, rack) = match fast {
+            Some(f) => (f.user_data, Ok(()), f.generation, f.rack),
+            None => {
+                let (topics, user_data) = match &md {
+                    Some(md) if keep_user_data || kind != History::None => {
+                        (attrs.topics.opt(md)?, attrs.user_data.opt(md)?)
+                    }
+                    Some(md) => (attrs.topics.opt(md)?, None),
+                    None => (None, None),
+                };
+                topic_list(id_str, topics, &mut names, &mut emit)?;
+                copied = user_data_bytes(py, user_data)?;
+                let user_data = copied.as_ref().map(|b| b.as_borrowed());
+                let (field, generation, rack) = match (&md, client) {
+                    (Some(md), Client::KafkaPython) => {
+                        // The owned field and the generation are read only when the rule may
+                        // take them (sticky's user data wins over them).
+                        let ud = user_data.as_ref().map(|b| b.as_bytes());
+                        let (field, generation) = if !kind.reads_fields(ud) {
+                            (Ok(()), -1)
+                        } else {
+                            let owned = attrs.owned_partitions.opt(md)?;
+                            let field = owned_field(&mut attrs.entry, id_str, owned, &mut hist, &mut emit)?;
+                            let generation = match attrs.generation_id.opt(md)? {
+                                Some(g) if g.is_instance_of::<PyInt>() && !g.is_instance_of::<PyBool>() => {
+                                    g.extract::<i32>().unwrap_or(-1)
+                                }
+                                _ => -1,
+                            };
+                            (field, generation)
+                        };
+                        (field, generation, nonempty_str(attrs.rack_id.opt(md)?))
+                    }
+                    _ => (Ok(()), -1, None),
+                };
+                (user_data, field, generation, rack)
+            }
+        };
+        let topics = first_topic..names.len();
+        let ud = user_data.as_ref().map(|b| b.as_bytes());
         let generation = match field {
             Ok(()) => {
                 // The field's partitions are those appended since `mark`.
                 let has_partitions = hist.parts.len() > mark.1;
-                let ud = user_data.as_ref().map(|b| b.as_bytes());
                 let (from, generation) = wire::history(id_str, kind, ud, has_partitions, generation, &mut warnings);
                 match from {
                     HistoryFrom::Field => {}
@@ -266,6 +257,12 @@ fn read_members<'py>(
                 -1
             }
         };
+        // Kept (as a new reference) before any warning runs Python code.
+        let user_data = if keep_user_data {
+            user_data.map(Borrowed::to_owned)
+        } else {
+            None
+        };
         let owned = mark.2..hist.groups.len();
         let n_owned = hist.parts.len() - mark.1;
         for w in warnings.drain(..) {
@@ -286,30 +283,28 @@ fn read_members<'py>(
     // A repeated id: dict semantics (first position, last value). None is possible when the
     // ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
-    if client == Client::Aiokafka && members.is_instance_of::<PyDict>() && exact {
+    // Exact str ids whose hashes (which str caches, and the result dict needs) all differ do not
+    // repeat; equal hashes are compared by value below. A dict's exact str keys never repeat.
+    let keys_of_a_dict = client == Client::Aiokafka && members.is_instance_of::<PyDict>();
+    let distinct = exact
+        && (keys_of_a_dict || {
+            let mut hashes: FastMap<isize, ()> = FastMap::default();
+            hashes.reserve(out.len());
+            let mut all = true;
+            for m in &out {
+                if hashes.insert(m.id.hash()?, ()).is_some() {
+                    all = false;
+                    break;
+                }
+            }
+            all
+        });
+    if distinct {
         return Ok(Group {
             members: out,
             topics: names,
             hist,
-            keys: None,
         });
-    }
-    // Exact str ids are found repeated by a dict of them, which hashes each id once (str caches
-    // its hash); without a repeat that dict becomes the result.
-    if exact {
-        let none = py.None();
-        let keys = PyDict::new(py);
-        for m in &out {
-            keys.set_item(&m.id, &none)?;
-        }
-        if keys.len() == out.len() {
-            return Ok(Group {
-                members: out,
-                topics: names,
-                hist,
-                keys: Some(keys),
-            });
-        }
     }
     let mut first: FastMap<&str, usize> = FastMap::default();
     first.reserve(out.len());
@@ -337,7 +332,6 @@ fn read_members<'py>(
         members: out,
         topics: names,
         hist,
-        keys: None,
     })
 }
 
@@ -364,7 +358,6 @@ fn drop_in_assign<'py>(
         members: read,
         topics: names,
         hist,
-        keys,
     } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, false)?;
     // Every member's topics and history in one buffer each, sliced per member.
     let mut all_topics: Vec<&str> = Vec::with_capacity(read.iter().map(|m| m.topics.len()).sum());
@@ -411,18 +404,8 @@ fn drop_in_assign<'py>(
     let encoded = run_detached(py, move || {
         wire::assign_decoded(strat, &decoded, counts, has_racks, &racks)
     })??;
-    match keys {
-        // The ids' own dict (values None, the members' order), which nobody else holds: its
-        // values are replaced in place.
-        Some(keys) => {
-            fill_bytes(py, &keys, read.iter().map(|m| &m.id), &encoded)?;
-            Ok(keys)
-        }
-        None => {
-            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-            bytes_dict(py, members, &ids, &encoded)
-        }
-    }
+    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+    bytes_dict(py, members, &ids, &encoded)
 }
 
 /// The leader's view of every member as `kassign.Member`s, read from the client's objects with
@@ -442,16 +425,9 @@ fn drop_in_members<'py>(
         members: read,
         topics: subscribed,
         hist,
-        keys,
     } = read_members(py, client, History::of_drop_in(protocol_name), members, warn, true)?;
-    // The ids' own dict (values None, the members' order) is filled in place.
-    let out = match keys {
-        Some(keys) => keys,
-        None => {
-            let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
-            dict_for(py, members, &ids)?
-        }
-    };
+    let ids: Vec<Bound<'py, PyString>> = read.iter().map(|m| m.id.clone()).collect();
+    let out = dict_for(py, members, &ids)?;
     for m in read {
         let mut topics = subscribed[m.topics.clone()].to_vec();
         let mut groups: Vec<(Bound<'py, PyString>, Vec<i64>)> = Vec::with_capacity(m.owned.len());

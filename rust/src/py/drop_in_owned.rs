@@ -14,8 +14,8 @@ use super::slot_attr::SlotAttr;
 /// The attributes of an owned-partitions entry (kafka-python's `TopicPartition`), each found
 /// once per type.
 pub(super) struct EntryAttrs<'py> {
-    topic: SlotAttr<'py>,
-    partitions: SlotAttr<'py>,
+    pub(super) topic: SlotAttr<'py>,
+    pub(super) partitions: SlotAttr<'py>,
 }
 
 impl<'py> EntryAttrs<'py> {

@@ -19,6 +19,7 @@ mod assign;
 mod churn;
 mod claims;
 mod drop_in;
+mod drop_in_fast;
 mod drop_in_owned;
 mod errors;
 pub(crate) mod fleet;

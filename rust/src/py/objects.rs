@@ -159,7 +159,7 @@ pub(super) fn bytes_dict<'py>(
 /// Set `out[ids[i]]` to member `i`'s encoded assignment as a `bytes` object: one copy per member,
 /// straight into a new bytes object (not zeroed first, as `PyBytes::new_with` would), handing
 /// the GIL over now and then.
-pub(super) fn fill_bytes<'a, 'py: 'a>(
+fn fill_bytes<'a, 'py: 'a>(
     py: Python<'py>,
     out: &Bound<'py, PyDict>,
     ids: impl Iterator<Item = &'a Bound<'py, PyString>>,

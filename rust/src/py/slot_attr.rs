@@ -109,11 +109,25 @@ fn slot_offset(
 /// read through that descriptor directly: the same value. An unset slot, and any other type,
 /// take the ordinary `getattr`, which calls `__getattr__` as before. The descriptor is found
 /// once per type.
+///
+/// aiokafka's structs keep their fields in the instance dict, and no class on their MRO has an
+/// attribute of that name: `getattr` then returns the instance dict's entry, which is read
+/// directly; a missing entry takes the ordinary `getattr` (AttributeError or `__getattr__`).
 pub(super) struct SlotAttr<'py> {
     name: Bound<'py, PyString>,
-    /// The type last seen and, if the fast path applies to it, its slot descriptor and that
-    /// descriptor's `__get__`.
-    seen: Option<(Bound<'py, PyType>, Option<SlotDescriptor<'py>>)>,
+    /// The type last seen and how the attribute is read on it.
+    seen: Option<(Bound<'py, PyType>, Way<'py>)>,
+}
+
+/// How an attribute is read on one type.
+enum Way<'py> {
+    /// Through its slot descriptor (or at the slot's offset, when confirmed).
+    Slot(SlotDescriptor<'py>),
+    /// From the instance dict: no class on the MRO has the attribute, and the type uses
+    /// `object.__getattribute__`.
+    Dict,
+    /// By the ordinary `getattr`.
+    Getattr,
 }
 
 impl<'py> SlotAttr<'py> {
@@ -124,17 +138,32 @@ impl<'py> SlotAttr<'py> {
         }
     }
 
-    /// The slot descriptor `name` resolves to on `ty`, when reading it directly gives what
-    /// `getattr` gives.
-    fn slot_descriptor(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Option<SlotDescriptor<'py>>> {
+    /// How `name` is read on `ty` with what `getattr` gives (see [`Way`]).
+    fn resolve(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Way<'py>> {
         let py = ty.py();
         let object = py.get_type::<PyAny>();
         if !ty
             .getattr(intern!(py, "__getattribute__"))?
             .is(&object.getattr(intern!(py, "__getattribute__"))?)
         {
-            return Ok(None);
+            return Ok(Way::Getattr);
         }
+        Ok(match Self::slot_descriptor(ty, name)? {
+            Some(Some(d)) => Way::Slot(d),
+            Some(None) => Way::Getattr,
+            None if ty.getattr(intern!(py, "__dictoffset__"))?.extract::<isize>()? != 0 => Way::Dict,
+            None => Way::Getattr,
+        })
+    }
+
+    /// What `name` is on `ty`'s MRO: `None` when no class has it, `Some(Some(d))` for a slot
+    /// descriptor, `Some(None)` for anything else.
+    #[allow(clippy::option_option)]
+    fn slot_descriptor(
+        ty: &Bound<'py, PyType>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Option<SlotDescriptor<'py>>>> {
+        let py = ty.py();
         for class in ty.getattr(intern!(py, "__mro__"))?.cast_into::<PyTuple>()?.iter() {
             let Some(found) = class.getattr(intern!(py, "__dict__"))?.get_item(name).ok() else {
                 continue;
@@ -142,46 +171,72 @@ impl<'py> SlotAttr<'py> {
             static MEMBER_DESCRIPTOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
             let member_descriptor = MEMBER_DESCRIPTOR.import(py, "types", "MemberDescriptorType")?;
             if !found.get_type().is(member_descriptor) {
-                return Ok(None);
+                return Ok(Some(None));
             }
             // SAFETY: `found`'s type is `member_descriptor`, a static type; PyType_GetSlot
             // accepts static types from Python 3.10 (the abi3 floor) and returns its
             // tp_descr_get, which member descriptors always have.
             let get = unsafe { ffi::PyType_GetSlot(found.get_type().as_type_ptr(), ffi::Py_tp_descr_get) };
             if get.is_null() {
-                return Ok(None);
+                return Ok(Some(None));
             }
             // SAFETY: the Py_tp_descr_get slot holds a `descrgetfunc`.
             let get: ffi::descrgetfunc = unsafe { std::mem::transmute(get) };
             let offset = slot_offset(ty, name, &found)?;
-            return Ok(Some(SlotDescriptor {
+            return Ok(Some(Some(SlotDescriptor {
                 descr: found,
                 get,
                 offset,
-            }));
+            })));
         }
         Ok(None)
     }
 
-    /// The slot's value when the fast path applies and the slot is set, else None.
+    /// The attribute's value when a fast way applies and finds it (a set slot, an instance dict
+    /// entry), else None.
     #[inline]
     fn fast(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let fresh = matches!(&self.seen, Some((seen, _)) if seen.as_type_ptr() == obj.get_type_ptr());
         if !fresh {
             let ty = obj.get_type();
-            let mut descr = Self::slot_descriptor(&ty, &self.name)?;
-            if let Some(d) = descr.as_mut() {
+            let mut way = Self::resolve(&ty, &self.name)?;
+            if let Way::Slot(d) = &mut way {
                 // The offset is used only if it reads what the descriptor reads on this object.
                 if d.offset.is_some() && !same(&Self::direct(obj, d.offset), &Self::through(&ty, d, obj)?) {
                     d.offset = None;
                 }
             }
-            self.seen = Some((ty, descr));
+            self.seen = Some((ty, way));
         }
         match &self.seen {
-            Some((_, Some(d @ SlotDescriptor { offset: Some(_), .. }))) => Ok(Self::direct(obj, d.offset)),
-            Some((ty, Some(d))) => Self::through(ty, d, obj),
+            Some((_, Way::Slot(d @ SlotDescriptor { offset: Some(_), .. }))) => Ok(Self::direct(obj, d.offset)),
+            Some((ty, Way::Slot(d))) => Self::through(ty, d, obj),
+            Some((_, Way::Dict)) => Self::from_dict(obj, &self.name),
             _ => Ok(None),
+        }
+    }
+
+    /// The instance dict's entry for `name`, None when missing (or when `obj` has no dict).
+    fn from_dict(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = obj.py();
+        // SAFETY: PyObject_GenericGetDict returns a new reference to the instance dict (the
+        // dict the generic `getattr` reads), or NULL with an exception set;
+        // PyDict_GetItemWithError returns a borrowed reference, taken at once.
+        unsafe {
+            let dict = ffi::PyObject_GenericGetDict(obj.as_ptr(), std::ptr::null_mut());
+            if dict.is_null() {
+                ffi::PyErr_Clear();
+                return Ok(None);
+            }
+            let dict = Bound::from_owned_ptr(py, dict);
+            let value = ffi::PyDict_GetItemWithError(dict.as_ptr(), name.as_ptr());
+            if value.is_null() {
+                return match PyErr::take(py) {
+                    Some(err) => Err(err),
+                    None => Ok(None),
+                };
+            }
+            Ok(Some(Bound::from_borrowed_ptr(py, value)))
         }
     }
 
@@ -220,6 +275,40 @@ impl<'py> SlotAttr<'py> {
         }
         // SAFETY: a new, non-null reference.
         Ok(Some(unsafe { Bound::from_owned_ptr(py, value) }))
+    }
+
+    /// The slot's raw value on `obj` when the direct read applies to `obj`'s type (the type this
+    /// attribute last resolved on, with a confirmed offset): `Some(null)` for an unset slot, else
+    /// a borrowed pointer, valid while the slot keeps it. `None`: read with [`Self::get`] or
+    /// [`Self::opt`], which also resolve a new type. Runs no Python code.
+    ///
+    /// # Safety
+    /// `obj` is a live object (the GIL held).
+    #[inline]
+    pub(super) unsafe fn peek(&self, obj: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
+        match &self.seen {
+            Some((
+                ty,
+                Way::Slot(SlotDescriptor {
+                    offset: Some(offset), ..
+                }),
+            )) if ty.as_type_ptr() == unsafe { ffi::Py_TYPE(obj) } => {
+                // SAFETY: as in `direct`: `offset` is an object slot of this exact type, and `obj`
+                // is live.
+                Some(unsafe { *(obj as *const u8).add(*offset).cast::<*mut ffi::PyObject>() })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether this attribute was resolved to the instance dict ([`Way::Dict`]) on `obj`'s type.
+    pub(super) fn in_dict(&self, obj: &Bound<'py, PyAny>) -> bool {
+        matches!(&self.seen, Some((ty, Way::Dict)) if ty.as_type_ptr() == obj.get_type_ptr())
+    }
+
+    /// The attribute's name.
+    pub(super) fn name(&self) -> &Bound<'py, PyString> {
+        &self.name
     }
 
     /// `getattr(obj, name)`.
