@@ -191,6 +191,8 @@ fn read_members<'py>(
         let (user_data, field, generation, rack) = match fast {
             Some(f) => (f.user_data, Ok(()), f.generation, f.rack),
             None => {
+                names.truncate(first_topic);
+                hist.truncate(mark);
                 let (topics, user_data) = match &md {
                     Some(md) if keep_user_data || kind != History::None => {
                         (attrs.topics.opt(md)?, attrs.user_data.opt(md)?)

@@ -59,31 +59,9 @@ pub(super) struct Fields<'a, 'py> {
     pub(super) rack: Option<Bound<'py, PyString>>,
 }
 
-/// Read a kafka-python subscription `md` (a `ConsumerProtocolSubscription`) the way the general
-/// path does, when every field is in the common case (module doc): its topics appended to
-/// `names`, its owned-partitions field (read when `kind` takes it) appended to `hist`, the rest
-/// returned. `None` when the member is not in the common case; `names` and `hist` are then as
-/// they were.
-pub(super) fn read<'a, 'py>(
-    attrs: &ReadAttrs<'py>,
-    md: &'a Bound<'py, PyAny>,
-    kind: History,
-    names: &mut Vec<Bound<'py, PyString>>,
-    hist: &mut Histories<'py>,
-) -> Option<Fields<'a, 'py>> {
-    let (names_mark, hist_mark) = (names.len(), hist.mark());
-    // SAFETY: `md` is live and the GIL is held; `read_unchecked` runs no Python code.
-    let fields = unsafe { read_unchecked(attrs, md, kind, names, hist) };
-    if fields.is_none() {
-        names.truncate(names_mark);
-        hist.truncate(hist_mark);
-    }
-    fields
-}
-
 /// [`read`] for an aiokafka member metadata struct, whose `subscription` and `user_data` are
 /// instance dict entries (resolved so on its type): `None` when either is missing or not of the
-/// common case, with `names` as it was.
+/// common case (`names` may then hold part of it, which the caller truncates).
 pub(super) fn read_dict<'a, 'py>(
     attrs: &ReadAttrs<'py>,
     md: &'a Bound<'py, PyAny>,
@@ -92,11 +70,10 @@ pub(super) fn read_dict<'a, 'py>(
     if !attrs.topics.in_dict(md) || !attrs.user_data.in_dict(md) {
         return None;
     }
-    let mark = names.len();
     // SAFETY: `md` is live and the GIL is held. The dict look-ups are the only calls that can
     // run Python code (a key's `__eq__` on equal hashes): the first value is held as a new
     // reference across the second; after the second nothing runs Python code.
-    let fields = unsafe {
+    unsafe {
         let py = md.py();
         let dict = ffi::PyObject_GenericGetDict(md.as_ptr(), std::ptr::null_mut());
         if dict.is_null() {
@@ -116,11 +93,7 @@ pub(super) fn read_dict<'a, 'py>(
             return None;
         }
         read_common(py, topics.as_ptr(), user_data, names)
-    };
-    if fields.is_none() {
-        names.truncate(mark);
     }
-    fields
 }
 
 /// The topics (appended to `names`) and user data of the common case; the rest is left to the
@@ -201,18 +174,20 @@ unsafe fn int64(i: *mut ffi::PyObject) -> Option<i64> {
     }
 }
 
-/// [`read`] without the roll-back.
-///
-/// # Safety
-/// `md` is live and the GIL is held. Every pointer below is borrowed from a slot or a list of
-/// `md`'s object graph, which nothing changes while this runs: it calls no Python code.
-unsafe fn read_unchecked<'a, 'py>(
+/// Read a kafka-python subscription `md` (a `ConsumerProtocolSubscription`) the way the general
+/// path does, when every field is in the common case (module doc): its topics appended to
+/// `names`, its owned-partitions field (read when `kind` takes it) appended to `hist`, the rest
+/// returned. `None` when the member is not in the common case; `names` and `hist` may then hold
+/// part of it, which the caller truncates.
+pub(super) fn read<'a, 'py>(
     attrs: &ReadAttrs<'py>,
     md: &'a Bound<'py, PyAny>,
     kind: History,
     names: &mut Vec<Bound<'py, PyString>>,
     hist: &mut Histories<'py>,
 ) -> Option<Fields<'a, 'py>> {
+    // SAFETY: `md` is live and the GIL is held. Every pointer below is borrowed from a slot or a
+    // list of `md`'s object graph, which nothing changes while this runs: it calls no Python code.
     let py = md.py();
     unsafe {
         let none = ffi::Py_None();
