@@ -661,7 +661,6 @@ def run_child(
     # reach first, so that collection walks only what earlier calls left, not the whole heap: a
     # collection of a large heap just before a sub-millisecond call would flush the caches the call
     # reads and make its time a measure of that. The call's own collections still run in it.
-    result = None
     gc.collect()
     gc.freeze()
     # min_time counts the loop's wall time (the gc.collect() before each call included), so short
