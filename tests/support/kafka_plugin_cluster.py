@@ -76,6 +76,13 @@ def plugin_jar() -> Path:
     return jar
 
 
+def java_uuid_string(librdkafka_form: str) -> str:
+    """A topic id as Java's ``Uuid.toString()`` spells it (URL-safe base64: ``-`` and ``_``) from
+    librdkafka's spelling (standard base64: ``+`` and ``/``). The plugin orders topics by Java's
+    spelling, and the two alphabets sort differently."""
+    return librdkafka_form.replace("+", "-").replace("/", "_")
+
+
 class PluginCluster:
     def __init__(self, libs: Path, jar: Path, work_dir: Path) -> None:
         self.libs = libs
@@ -213,7 +220,7 @@ class PluginCluster:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         out = {}
         for name, fut in admin.describe_topics(TopicCollection(names)).items():
-            out[name] = str(fut.result(30).topic_id)
+            out[name] = java_uuid_string(str(fut.result(30).topic_id))
         return out
 
     def server_logs(self) -> str:
