@@ -30,7 +30,7 @@ use jni::sys::{jbyteArray, jintArray, jlong, jstring};
 use jni::JNIEnv;
 
 use crate::server::kassign::{
-    assign_flat_counted, assign_flat_until, members_to_read, partition_total, FlatGroup, Lengths,
+    assign_flat_counted, assign_flat_until, members_to_read, native_bound, partition_total, FlatGroup, Lengths,
 };
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
@@ -293,7 +293,19 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         };
         lengths.check()?;
         let counts = ints(env, &partition_counts)?;
-        lengths.check_with_total(partition_total(&counts)?)?;
+        let total = partition_total(&counts)?;
+        lengths.check_with_total(total)?;
+        // The whole call's native memory, reserved fallibly once up front: where the process
+        // cannot map that much (an address-space limit, strict overcommit), the group is refused
+        // here rather than by an allocation failure later, which would abort.
+        let mut probe: Vec<u8> = Vec::new();
+        probe.try_reserve_exact(native_bound(&lengths, total)).map_err(|_| {
+            Failure(format!(
+                "kassign: cannot reserve the {} bytes of native memory this group needs",
+                native_bound(&lengths, total)
+            ))
+        })?;
+        drop(probe);
         let counted = if counting {
             Some((ints(env, &member_counts)?, ints(env, &free)?))
         } else {

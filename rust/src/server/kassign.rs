@@ -51,19 +51,19 @@ pub fn assign_within(problem: &Problem, budget: u64, deadline: Option<Instant>) 
 /// The largest group one broker call accepts: the caps bound the native memory of a call
 /// (docs/broker.md, "Native memory"). [`Lengths::check`] applies them to the Java arrays' lengths
 /// before anything is copied.
-pub const BROKER_MAX_MEMBERS: usize = 1_000_000;
+pub const BROKER_MAX_MEMBERS: usize = 500_000;
 /// Topics one group subscribes to.
-pub const BROKER_MAX_TOPICS: usize = 1_000_000;
+pub const BROKER_MAX_TOPICS: usize = 100_000;
 /// Partitions of the subscribed topics, in total.
-pub const BROKER_MAX_PARTITIONS: usize = 4_000_000;
+pub const BROKER_MAX_PARTITIONS: usize = 2_000_000;
 /// Distinct rack names (members' and replicas').
 pub const BROKER_MAX_RACKS: usize = 65_536;
 /// Characters per string on average, for each kind of string (member ids, topic ids, racks).
-pub const BROKER_MAX_CHARS_PER_STRING: usize = 256;
+pub const BROKER_MAX_CHARS_PER_STRING: usize = 64;
 /// Subscription entries (topic indexes over all members' lists).
-pub const BROKER_MAX_SUBSCRIPTION_ENTRIES: usize = 16_000_000;
+pub const BROKER_MAX_SUBSCRIPTION_ENTRIES: usize = 8_000_000;
 /// Replica racks per partition, on average.
-pub const BROKER_MAX_RACKS_PER_PARTITION: usize = 8;
+pub const BROKER_MAX_RACKS_PER_PARTITION: usize = 4;
 
 /// The lengths of one broker call's arrays (`rust/src/jni/`, `assign0`'s parameters; a null
 /// array has length 0), judged before anything is copied into native memory.
@@ -192,8 +192,60 @@ impl Lengths {
         if self.assignable != 0 {
             exactly("assignable", self.assignable, total)?;
         }
-        over("free", self.free.unwrap_or(0), total)
+        over("free", self.free.unwrap_or(0), total)?;
+        over(
+            "native memory bytes",
+            native_bound(self, total),
+            BROKER_MAX_NATIVE_BYTES,
+        )
     }
+}
+
+/// Native bytes that interning and assigning one group may use at their peak, beyond the copied
+/// input arrays ([`working_bound`], checked on the benchmark's kinds of group by
+/// rust/tests/native_memory.rs): per member, per partition, per array entry (subscription entry,
+/// current target pair or replica rack) and per character of the ids and names.
+pub const WORKING_BYTES_PER_MEMBER: usize = 160;
+pub const WORKING_BYTES_PER_PARTITION: usize = 64;
+pub const WORKING_BYTES_PER_ENTRY: usize = 32;
+pub const WORKING_BYTES_PER_CHAR: usize = 4;
+
+/// The most native memory one broker call may use, all of it: a group whose [`native_bound`] is
+/// larger is refused before anything is copied (docs/broker.md, "Native memory").
+pub const BROKER_MAX_NATIVE_BYTES: usize = 512 << 20;
+
+/// The working set of interning and assigning a group with these lengths (the copied inputs not
+/// included): the per-member, per-partition, per-entry and per-character rates above, plus 64 KiB.
+pub fn working_bound(l: &Lengths, total: usize) -> usize {
+    let entries = l.sub_topics + l.owned_topics + l.partition_racks;
+    let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
+    WORKING_BYTES_PER_MEMBER * l.member_ids
+        + WORKING_BYTES_PER_PARTITION * total
+        + WORKING_BYTES_PER_ENTRY * entries
+        + WORKING_BYTES_PER_CHAR * chars
+        + (64 << 10)
+}
+
+/// All the native memory of one call: [`working_bound`], the input arrays as copied (4 bytes an
+/// int, 2 a UTF-16 character, 1 a flag), the strings made from them (at most 3 bytes of UTF-8 per
+/// UTF-16 character) and the owners returned (at most two ints per partition).
+pub fn native_bound(l: &Lengths, total: usize) -> usize {
+    let ints = l.member_ids
+        + l.member_racks
+        + l.rack_names
+        + l.topics
+        + l.partition_counts
+        + l.sub_offsets
+        + l.sub_topics
+        + l.owned_offsets
+        + l.owned_topics
+        + l.owned_partitions
+        + l.partition_rack_offsets
+        + l.partition_racks
+        + l.member_counts.unwrap_or(0)
+        + l.free.unwrap_or(0);
+    let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
+    working_bound(l, total) + 4 * ints + 5 * chars + l.assignable + 8 * total
 }
 
 /// The partitions of a group in total (negative counts count as 0; the model builder refuses

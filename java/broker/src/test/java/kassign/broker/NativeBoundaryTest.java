@@ -63,34 +63,34 @@ class NativeBoundaryTest {
     void groupsOverTheCapsAreRefusedBeforeTheirArraysAreCopied() {
         // Members over the cap: judged from the arrays' lengths, nothing copied.
         Call c = new Call();
-        int m = 1_000_001;
+        int m = 500_001;
         c.memberIds = new String[m];
         Arrays.fill(c.memberIds, "m");
         c.memberRacks = new int[m];
         c.ownedOffsets = new int[m + 1];
-        assertEquals(0, refused(c, "members: 1000001 exceeds the broker's maximum"));
+        assertEquals(0, refused(c, "members: 500001 exceeds the broker's maximum"));
         // A member id longer than the cap allows on average.
         c = new Call();
         c.memberIds = new String[] {"m".repeat(600)};
         c.memberRacks = new int[1];
         c.ownedOffsets = new int[2];
         assertEquals(0, refused(c, "member id characters"));
-        // 6M partitions (over the 4M cap) with a current target of 3.9M pairs, within the pairs' own
+        // 3M partitions (over the 2M cap) with a current target of 1.9M pairs, within the pairs' own
         // cap: only the two partition counts are copied before the total is refused, never the
-        // 7.8M elements of the current target.
+        // 3.8M elements of the current target.
         c = new Call();
         c.topics = new String[] {"a", "b"};
-        c.partitionCounts = new int[] {3_000_000, 3_000_000};
+        c.partitionCounts = new int[] {1_500_000, 1_500_000};
         c.subTopics = new int[] {0, 1};
-        c.ownedTopics = new int[3_900_000];
-        c.ownedPartitions = new int[3_900_000];
-        c.ownedOffsets = new int[] {0, 3_900_000, 3_900_000};
-        assertEquals(2, refused(c, "partitions: 6000000 exceeds the broker's maximum of 4000000"));
-        // Replica racks beyond 8 per partition on average: refused after the counts only.
+        c.ownedTopics = new int[1_900_000];
+        c.ownedPartitions = new int[1_900_000];
+        c.ownedOffsets = new int[] {0, 1_900_000, 1_900_000};
+        assertEquals(2, refused(c, "partitions: 3000000 exceeds the broker's maximum of 2000000"));
+        // Replica racks beyond 4 per partition on average: refused after the counts only.
         c = new Call();
         c.rackNames = new String[] {"r"};
-        c.partitionRackOffsets = new int[] {0, 0, 0, 0, 40};
-        c.partitionRacks = new int[40];
+        c.partitionRackOffsets = new int[] {0, 0, 0, 0, 20};
+        c.partitionRacks = new int[20];
         assertEquals(1, refused(c, "replica racks"));
         stillAssigns();
     }
