@@ -1,6 +1,9 @@
 //! The working set of one broker call stays within `server::kassign::working_bound`, the rates
 //! docs/broker.md states ("Native memory"): a counting allocator measures the peak of
-//! `assign_flat_until` beyond the input arrays, on the broker benchmark's kinds of group.
+//! `assign_flat_until` beyond the input arrays, on the broker benchmark's kinds of group. Not
+//! built with the `python` feature, whose mimalloc is the library's global allocator (the broker
+//! library, `jni`, uses the system allocator measured here).
+#![cfg(not(feature = "python"))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
