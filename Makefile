@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-soak test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -51,6 +51,12 @@ test-python: develop broker-plugin
 # All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
 # property, broker, Spark).
 test: test-rust test-python
+
+# The broker soak and crash test (tests/broker/test_broker_soak.py; figures in out/soak.json and
+# RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS (default 50) and
+# KASSIGN_SOAK_SECONDS (default 600) size it; .ci/run runs a smaller one.
+test-soak: develop broker-plugin
+	$(PY) -m pytest -q -s -m soak tests/broker/test_broker_soak.py
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
 # broker tests by the fixtures they use), 10 hypothesis cases per property.

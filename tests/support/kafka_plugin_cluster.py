@@ -149,16 +149,32 @@ class PluginCluster:
                 )
             if fmt.returncode != 0:
                 raise RuntimeError(f"StorageTool format failed for node {node}; see {d / 'logs'}")
-            with open(d / "logs" / "stdout.log", "wb") as out:
-                self.procs.append(
-                    subprocess.Popen(
-                        self._java(node, "kafka.Kafka", str(props)),
-                        stdout=out,
-                        stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL,
-                        start_new_session=True,
-                    )
-                )
+            self.procs.append(self._launch(node))
+        self._wait_ready(time.monotonic() + START_TIMEOUT * 2)
+
+    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+        d = self.work_dir / f"node{node}"
+        with open(d / "logs" / "stdout.log", "ab") as out:
+            return subprocess.Popen(
+                self._java(node, "kafka.Kafka", str(d / "server.properties")),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL every broker (a crash: no controlled shutdown, nothing flushed by Kafka)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+        for proc in self.procs:
+            proc.wait(STOP_TIMEOUT)
+
+    def restart(self) -> None:
+        """Start the three brokers again on their data directories (after :meth:`kill`)."""
+        assert all(proc.poll() is not None for proc in self.procs), "restart() after kill()"
+        self.procs = [self._launch(node) for node in (1, 2, 3)]
         self._wait_ready(time.monotonic() + START_TIMEOUT * 2)
 
     def _wait_ready(self, deadline: float) -> None:

@@ -1,0 +1,115 @@
+"""Many confluent-kafka consumers in one process, for the broker soak test (tests/broker/test_broker_soak.py).
+
+    python tests/support/soak_worker.py --bootstrap 127.0.0.1:PORT --topics a,b \
+        --members g1:w1,g2:w1 --assignor kassign --events w1.jsonl
+
+Each ``GROUP:NAME`` pair is one consumer (``group.protocol=consumer``,
+``group.remote.assignor=ASSIGNOR``, ``client.id=NAME``) subscribed to ``--topics``. One thread
+polls them all in turn, so a process of fifty members costs one Python thread plus librdkafka's own.
+Events go to ``--events`` as JSON lines, flushed line by line before offsets are committed (a SIGKILL
+never loses a consumed value from the log):
+
+* ``records``: ``{"g": group, "m": name, "v": [values]}``, the numbered values one poll returned;
+* ``assign`` / ``revoke`` / ``lost``: a rebalance callback and how many partitions it carried;
+* ``closed``: every consumer closed after SIGTERM (each left its group).
+
+The process stops on SIGTERM (every consumer closes, which leaves its group) or after
+``--max-runtime`` seconds; SIGKILL is the members' crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+_STOP = threading.Event()
+
+
+class Events:
+    def __init__(self, path: str) -> None:
+        self.fh = open(path, "a", buffering=1)
+        self.lock = threading.Lock()
+
+    def write(self, ev: str, **fields: Any) -> None:
+        line = json.dumps({"ev": ev, "t": time.time(), **fields}, separators=(",", ":"))
+        with self.lock:
+            self.fh.write(line + "\n")
+            self.fh.flush()
+
+
+def _consumer(args: argparse.Namespace, events: Events, group: str, name: str) -> Any:
+    from confluent_kafka import Consumer
+
+    def callback(ev: str) -> Any:
+        return lambda _consumer, parts: events.write(ev, g=group, m=name, n=len(parts))
+
+    c = Consumer(
+        {
+            "bootstrap.servers": args.bootstrap,
+            "group.id": group,
+            "client.id": name,
+            "group.protocol": "consumer",
+            "group.remote.assignor": args.assignor,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            # Small fetch queues: many consumers share one process.
+            "queued.max.messages.kbytes": 256,
+            "queued.min.messages": 500,
+            "fetch.max.bytes": 262144,
+            "topic.metadata.refresh.interval.ms": 5000,
+        }
+    )
+    c.subscribe(
+        args.topics.split(","), on_assign=callback("assign"), on_revoke=callback("revoke"), on_lost=callback("lost")
+    )
+    return c
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bootstrap", required=True)
+    p.add_argument("--topics", required=True, help="comma-separated")
+    p.add_argument("--members", required=True, help="GROUP:NAME pairs, comma-separated")
+    p.add_argument("--assignor", default="kassign")
+    p.add_argument("--events", required=True)
+    p.add_argument("--max-runtime", type=float, default=3600.0)
+    args = p.parse_args(argv)
+    events = Events(args.events)
+    signal.signal(signal.SIGTERM, lambda *_: _STOP.set())
+    signal.signal(signal.SIGINT, lambda *_: _STOP.set())
+    members = [tuple(pair.split(":", 1)) for pair in args.members.split(",")]
+    consumers = [(g, n, _consumer(args, events, g, n)) for g, n in members]
+    events.write("start", members=len(consumers))
+    deadline = time.monotonic() + args.max_runtime
+    while not _STOP.is_set() and time.monotonic() < deadline:
+        got = 0
+        for group, name, c in consumers:
+            msgs = c.consume(500, 0)
+            values = []
+            for msg in msgs:
+                if msg.error() is None:
+                    values.append(int(msg.value()))
+            if values:
+                events.write("records", g=group, m=name, v=values)
+                got += len(values)
+                try:
+                    c.commit(asynchronous=True)
+                except Exception as exc:  # at least once: an uncommitted value is consumed again
+                    events.write("commit-failed", g=group, m=name, error=str(exc))
+        if not got:
+            time.sleep(0.05)
+    # Leave every group (in parallel: a close waits for the coordinator's answer).
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda gnc: gnc[2].close(), consumers))
+    events.write("closed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
