@@ -54,6 +54,10 @@ CHURN_EVERY = 8.0  # seconds between churn events
 MAX_CHURN = 3  # churn processes alive at once
 SETTLE_TIMEOUT = 240.0
 CONSUME_TIMEOUT = 240.0
+#: The brokers' heap committed and touched from the start (Xms = Xmx, AlwaysPreTouch), so that the
+#: resident memory beyond it (``native``) is everything else: metaspace, code cache, thread stacks,
+#: and the plugin's native allocations.
+JVM_OPTIONS = ["-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
 WORKER = REPO / "tests" / "support" / "soak_worker.py"
 MIB = 1024 * 1024
 
@@ -80,6 +84,9 @@ class Worker:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
+
+    def log_tail(self) -> str:
+        return (self.events.parent / f"{self.name}.log").read_text(errors="replace")[-2000:]
 
     def leave(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -156,9 +163,9 @@ class Producer(threading.Thread):
 
 
 def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]]) -> dict[str, str]:
-    """Group -> why it is not stable yet (empty when every group is): the expected clients are its
-    members, each has reconciled to a non-empty target, the targets are disjoint and cover all
-    partitions."""
+    """Group -> why it is not stable yet (empty when every group is): the broker reports the
+    assignor ``kassign``, the expected clients are its members, each has reconciled to a non-empty
+    target, the targets are disjoint and cover all partitions."""
     from confluent_kafka import ConsumerGroupState, KafkaException
 
     everything = {(t, p) for t, n in TOPICS.items() for p in range(n)}
@@ -168,6 +175,9 @@ def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]]) -> di
             d = fut.result()
         except KafkaException as exc:
             out[group] = f"describe: {exc}"
+            continue
+        if d.partition_assignor != "kassign":
+            out[group] = f"assignor {d.partition_assignor!r}"
             continue
         members = {m.client_id for m in d.members}
         if d.state != ConsumerGroupState.STABLE or members != clients[group] or len(d.members) != len(members):
@@ -192,7 +202,7 @@ def wait_settled(admin: Any, groups: list[str], clients: dict[str, set[str]], al
     ok_before = False
     while True:
         for w in alive:
-            assert w.proc.poll() is None, f"worker {w.name} exited with {w.proc.returncode}"
+            assert w.proc.poll() is None, f"worker {w.name} exited with {w.proc.returncode}: {w.log_tail()}"
         bad = unsettled(admin, groups, clients)
         if not bad and ok_before:
             return time.monotonic() - started
@@ -222,14 +232,14 @@ def broker_memory(cluster: PluginCluster) -> list[dict[str, int]]:
         lines = subprocess.run(
             [jstat, "-gc", str(proc.pid)], check=True, capture_output=True, text=True, timeout=60
         ).stdout.split("\n")
-        gc = dict(zip(lines[0].split(), (float(v) for v in lines[1].split()), strict=True))
+        gc = dict(zip(lines[0].split(), lines[1].split(), strict=True))  # KiB; "-" where a column does not apply
         status = {
             k: int(v.split()[0]) * 1024
             for k, v in (line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines())
             if k in ("VmRSS", "RssAnon", "RssFile")
         }
-        used = int(sum(gc[k] for k in ("S0U", "S1U", "EU", "OU")) * 1024)
-        committed = int(sum(gc[k] for k in ("S0C", "S1C", "EC", "OC")) * 1024)
+        used = int(sum(float(gc[k]) for k in ("S0U", "S1U", "EU", "OU")) * 1024)
+        committed = int(sum(float(gc[k]) for k in ("S0C", "S1C", "EC", "OC")) * 1024)
         out.append(
             {
                 "heap_used": used,
@@ -245,7 +255,7 @@ def broker_memory(cluster: PluginCluster) -> list[dict[str, int]]:
 
 @pytest.fixture
 def soak_cluster(tmp_path):
-    cluster = PluginCluster(broker_libs(), plugin_jar(), tmp_path / "cluster")
+    cluster = PluginCluster(broker_libs(), plugin_jar(), tmp_path / "cluster", JVM_OPTIONS)
     sys.stderr.write(f"\n[soak] starting three brokers; logs in {cluster.work_dir}\n")
     try:
         cluster.start()

@@ -8,6 +8,9 @@ builds (``dist/kassign-broker-<version>.jar``) is on every broker's class path a
 docs/broker.md tells users to configure it. Consumer-group session and heartbeat intervals are
 short so that a killed member leaves within seconds.
 
+:meth:`PluginCluster.kill` and :meth:`PluginCluster.restart` crash the three brokers (SIGKILL) and
+start them again on the same data directories.
+
 :meth:`PluginCluster.create_topic` places partition ``p`` on broker ``p % 3 + 1`` (replication
 factor 1), so partition ``p``'s only replica is on rack ``"abc"[p % 3]``.
 """
@@ -84,8 +87,9 @@ def java_uuid_string(librdkafka_form: str) -> str:
 
 
 class PluginCluster:
-    def __init__(self, libs: Path, jar: Path, work_dir: Path) -> None:
+    def __init__(self, libs: Path, jar: Path, work_dir: Path, jvm_options: list[str] | None = None) -> None:
         self.libs = libs
+        self.jvm_options = JVM_OPTIONS if jvm_options is None else jvm_options
         self.jar = jar
         self.work_dir = work_dir
         ports: set[int] = set()
@@ -102,7 +106,7 @@ class PluginCluster:
         log_dir = self.work_dir / f"node{node}" / "logs"
         return [
             require_tool("java"),
-            *JVM_OPTIONS,
+            *self.jvm_options,
             f"-Dlog4j2.configurationFile={self.work_dir / f'node{node}' / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={log_dir}",
             "-cp",

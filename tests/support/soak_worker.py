@@ -61,7 +61,6 @@ def _consumer(args: argparse.Namespace, events: Events, group: str, name: str) -
             # Small fetch queues: many consumers share one process.
             "queued.max.messages.kbytes": 256,
             "queued.min.messages": 500,
-            "fetch.max.bytes": 262144,
             "topic.metadata.refresh.interval.ms": 5000,
         }
     )
