@@ -11,9 +11,11 @@ CHROOT_SRC=/opt/kassign-src
 CHROOT_WORK=/opt/kassign-work
 CHROOT_WHEELS=/opt/kassign-wheels
 
-# The interpreters of the matrix (KASSIGN_INTERPRETERS narrows them): CPython 3.11, the suite's own,
-# runs the whole suite in the project's .venv (`make test`) and is not set up here.
+# The interpreters of the matrix (KASSIGN_INTERPRETERS narrows them). CPython 3.11, the suite's own,
+# runs the whole suite in the project's .venv (`make test`); here it gets a venv with the wheel alone,
+# for the digest every other interpreter is compared with (scripts/interpreters/digest.py).
 MATRIX_VERSIONS="3.10 3.12 3.13 3.14 3.15"
+REFERENCE_VERSION=3.11
 matrix_versions() {
     local v
     for v in ${KASSIGN_INTERPRETERS:-$MATRIX_VERSIONS}; do
@@ -37,6 +39,11 @@ pyenv_python() {
     local d
     d="$(find "$PYENV_ROOT/versions" -maxdepth 1 -name "$1.*" 2>/dev/null | grep -E "/$1\.[0-9]+$" | sort -V | tail -n 1)"
     [ -n "$d" ] && [ -x "$d/bin/python$1" ] && echo "$d/bin/python$1"
+}
+
+# CPython $REFERENCE_VERSION: pyenv's, else python3.11 on PATH, or fail.
+reference_python() {
+    pyenv_python "$REFERENCE_VERSION" || command -v "python$REFERENCE_VERSION"
 }
 
 # The venv of interpreter $1, as seen from the host.
