@@ -95,10 +95,10 @@ def canonical(value: Any) -> str:
     return json.dumps(plain(value), separators=(",", ":"), ensure_ascii=True)
 
 
-def attempt(call: Any) -> Any:
+def attempt(call: Any, *args: Any, **kwargs: Any) -> Any:
     """The call's result, or its error's type and message (the errors are results too)."""
     try:
-        return call()
+        return call(*args, **kwargs)
     except Exception as exc:  # every error is recorded and compared, not hidden
         return {"error": type(exc).__name__, "message": str(exc)}
 
@@ -130,9 +130,7 @@ def lines(n_groups: int) -> list[str]:
         members = {mid: Member(m["topics"], m["owned"], m["generation"], m["rack"]) for mid, m in g["members"].items()}
         for strategy in kassign.STRATEGIES:
             kw: dict[str, Any] = {"lags": g["lags"]} if strategy == "lag-aware" else {}
-            result = attempt(
-                lambda s=strategy, kw=kw: kassign.assign(s, members, g["topics"], partition_racks=g["racks"], **kw)
-            )
+            result = attempt(kassign.assign, strategy, members, g["topics"], partition_racks=g["racks"], **kw)
             out.append(canonical(["assign", seed, strategy, result]))
         subscriptions = {}
         for mid, m in g["members"].items():
@@ -145,9 +143,7 @@ def lines(n_groups: int) -> list[str]:
         for strategy in kassign.STRATEGIES:
             kw = {"lags": g["lags"]} if strategy == "lag-aware" else {}
             result = attempt(
-                lambda s=strategy, kw=kw: protocol.assign_wire(
-                    s, subscriptions, g["topics"], partition_racks=g["racks"], **kw
-                )
+                protocol.assign_wire, strategy, subscriptions, g["topics"], partition_racks=g["racks"], **kw
             )
             out.append(canonical(["assign_wire", seed, strategy, result]))
             if isinstance(result, dict):
