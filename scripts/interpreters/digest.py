@@ -11,7 +11,8 @@ text (one line per result), so two runs can be diffed. The seeded inputs come fr
 generator of this file (not the ``random`` module), so every interpreter sees the same groups.
 
 What each group goes through:
-  - ``kassign.assign`` with every strategy of ``kassign.STRATEGIES`` (racks and lags included);
+  - ``kassign.assign`` with every strategy of ``kassign.STRATEGIES`` (racks and lags included),
+    and how many of the results meet the equal plain tuples in a set;
   - the wire path: every member's subscription encoded (``protocol.encode_subscription``), then
     ``protocol.assign_wire`` (bytes in, bytes out) with every strategy;
   - the decoders: ``decode_subscription`` / ``decode_assignment`` / ``decode_sticky_user_data`` /
@@ -95,6 +96,16 @@ def canonical(value: Any) -> str:
     return json.dumps(plain(value), separators=(",", ":"), ensure_ascii=True)
 
 
+def met(result: Any, topics: dict[str, int]) -> Any:
+    """How many of an assignment's partitions meet the equal plain tuples in a set, and how many
+    the plain tuples meet in a set of them (every one, wherever kassign's objects hash as tuples)."""
+    if not isinstance(result, dict):
+        return None
+    plain = {(t, p) for t, n in topics.items() for p in range(n)}
+    got = {tp for tps in result.values() for tp in tps}
+    return [sum(1 for tp in got if tp in plain), sum(1 for t in plain if t in got)]
+
+
 def attempt(call: Any, *args: Any, **kwargs: Any) -> Any:
     """The call's result, or its error's type and message (the errors are results too)."""
     try:
@@ -131,7 +142,7 @@ def lines(n_groups: int) -> list[str]:
         for strategy in kassign.STRATEGIES:
             kw: dict[str, Any] = {"lags": g["lags"]} if strategy == "lag-aware" else {}
             result = attempt(kassign.assign, strategy, members, g["topics"], partition_racks=g["racks"], **kw)
-            out.append(canonical(["assign", seed, strategy, result]))
+            out.append(canonical(["assign", seed, strategy, result, met(result, g["topics"])]))
         subscriptions = {}
         for mid, m in g["members"].items():
             user_data = protocol.encode_sticky_user_data(m["owned"], m["generation"]) if rng.chance(50) else None
