@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -49,8 +49,15 @@ test-python: develop broker-plugin
 	$(PY) -m pytest -q
 
 # All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
-# property, broker, Spark).
-test: test-rust test-python
+# property, broker, Spark), then the interpreter matrix.
+test: test-rust test-python test-interpreters
+
+# The interpreter matrix (docs/interpreters.md): the abi3 wheel on CPython 3.10, 3.12, 3.13 (pyenv)
+# and 3.14, 3.15 (a Debian sid chroot): the boundary tests on each, and the same seeded groups'
+# digest on each and on 3.11. Environments cached in ${KASSIGN_CACHE:-~/.cache/kassign}/interpreters.
+test-interpreters: $(VENV)/.tools
+	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin DIST_TARGET_DIR=$(DIST_TARGET_DIR) \
+		scripts/interpreters/run
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
 # broker tests by the fixtures they use), 10 hypothesis cases per property.
