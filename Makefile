@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-fast test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-fast test-pypy test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -64,6 +64,12 @@ test-interpreters: $(VENV)/.tools
 FAST_MARKERS := not broker and not spark and not slow
 test-fast: develop
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-fast} $(PY) -m pytest -q -m "$(FAST_MARKERS)"
+
+# PyPy 3.11 (Debian trixie's pypy3, in a debootstrap root kept under ${KASSIGN_CACHE:-~/.cache/kassign}):
+# builds the pp311 wheel and runs the boundary tests there (scripts/pypy-test; docs/cpython-layout.md).
+# Needs root (debootstrap, chroot). Not part of `make test`.
+test-pypy: $(VENV)/.deps
+	scripts/pypy-test
 
 # The long reliability run (RELIABILITY.md): the property suite under the `long` hypothesis profile
 # (>= 100k cases in total). Case counts per test are appended to out/cases-long.jsonl.

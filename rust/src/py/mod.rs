@@ -51,7 +51,13 @@ fn rust_strategies() -> Vec<&'static str> {
     crate::strategy::names()
 }
 
-#[pymodule]
+/// `gil_used = true`: on a free-threaded CPython, importing the module turns the GIL back on (with a
+/// RuntimeWarning) unless the user forces it off (`PYTHON_GIL=0`, `-X gil=0`). PyO3 0.30 defaults
+/// to `false`, which would be untrue here: the drop-in leader step reads the client's objects
+/// through borrowed references (list items, instance dict entries, `__slots__` read at their
+/// offsets: `drop_in_fast`, `slot_attr`) that another thread could replace and free without the
+/// GIL, and `objects::TpFactory` fills tuples in place. docs/cpython-layout.md, "Free-threaded CPython".
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;

@@ -161,12 +161,17 @@ impl<'py> TpFactory<'py> {
                 "tp_class: expected a tuple subclass",
             ));
         }
-        let no_dict = cls.getattr("__dictoffset__")?.extract::<isize>()? == 0;
-        let plain_alloc =
-            cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
+        // The layout attributes are read only where the direct path can apply: PyPy's types have
+        // no `__dictoffset__` or `__itemsize__`.
+        let plain_layout = || -> PyResult<bool> {
+            let no_dict = cls.getattr("__dictoffset__")?.extract::<isize>()? == 0;
+            let plain_alloc =
+                cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
+            Ok(no_dict && plain_alloc)
+        };
         let (direct, hash_cache) = match tuple_hash_cache(py)? {
-            TupleHashCache::Absent => (no_dict && plain_alloc, None),
-            TupleHashCache::At(offset) => (no_dict && plain_alloc, Some(offset)),
+            TupleHashCache::Absent => (plain_layout()?, None),
+            TupleHashCache::At(offset) => (plain_layout()?, Some(offset)),
             TupleHashCache::Unproven => (false, None),
         };
         let n = if direct { longest_topic.min(MAX_SHARED_INTS) } else { 0 };
