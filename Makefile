@@ -163,7 +163,7 @@ dist: $(VENV)/.tools
 	$(if $(filter aarch64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_AARCH64_TARGET_DIR) \
 		$(DIST_MATURIN) --compatibility manylinux2014 --zig --target aarch64-unknown-linux-gnu)
 	$(if $(filter win_amd64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_WINDOWS_TARGET_DIR) \
-		$(DIST_MATURIN) --target x86_64-pc-windows-gnu --features windows-import-lib)
+		$(DIST_MATURIN) --target x86_64-pc-windows-gnu --features python,windows-import-lib)
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
