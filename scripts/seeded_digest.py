@@ -53,9 +53,7 @@ def run(strategy: str, g: dict[str, Any], owned: dict[str, list[Any]], generatio
 def record(result: Any) -> Any:
     if isinstance(result, str):
         return result
-    return {
-        m: [[[t, p] for t, p in tps], protocol.encode_assignment(tps).hex()] for m, tps in sorted(result.items())
-    }
+    return {m: [[[t, p] for t, p in tps], protocol.encode_assignment(tps).hex()] for m, tps in sorted(result.items())}
 
 
 def main() -> None:
