@@ -10,6 +10,13 @@ Prints a Markdown table of medians, wall and CPU time (BENCHMARKS.md, "The broke
 
     python benches/broker_plugin.py            # needs `make broker-plugin` first
     python benches/broker_plugin.py --shapes np-1000/fresh
+    python benches/broker_plugin.py --shapes java-large-uniform/leave java-large-uniform/join
+
+Besides ``fresh`` and ``round2`` (peers/scenarios.py), two rounds are derived here from a shape's
+round 2, where every member but member 0 holds its round-1 partitions: ``leave`` (member 0 is gone:
+the others hold everything but its share, which is free) and ``join`` (member 0 holds its share
+too, and one new member without history joins). The coordinator sees membership change on most
+rebalances.
 """
 
 from __future__ import annotations
@@ -33,6 +40,37 @@ SHAPES = [
     for rnd in ("fresh", "round2")
 ]
 STRATEGIES = ("server-uniform", "server-kassign")
+
+
+def derived_path(name: str) -> Path:
+    """The scenario file of ``<shape>/<round>``: peers/scenarios.py's, or a ``leave``/``join`` round
+    derived from its round 2 (written once next to it)."""
+    shape, rnd = name.split("/")
+    if rnd not in ("leave", "join"):
+        return scenarios.scenario_path(name)
+    round2 = scenarios.scenario_path(f"{shape}/round2")
+    path = round2.with_name(f"{shape}.{rnd}.json")
+    if not path.exists():
+        doc = json.loads(round2.read_text())
+        fresh = json.loads(round2.with_name(f"{shape}.fresh.json").read_text())
+        members = doc["members"]
+        first = next(iter(members))  # member 0: no history in round 2
+        if rnd == "leave":
+            del members[first]
+        else:
+            plan = scenarios.round1_plan(
+                doc["topics"], list(fresh["members"]), [m["topics"] for m in fresh["members"].values()]
+            )
+            members[first] = {
+                "topics": members[first]["topics"],
+                "owned": [[t, p] for t, p in plan[0]],
+                "generation": 1,
+            }
+            members["consumer-bench-joining"] = {"topics": list(members[first]["topics"])}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, separators=(",", ":")))
+        tmp.replace(path)
+    return path
 
 
 def time_one(strategy: str, scenario: Path, budget: float) -> tuple[float, float]:
@@ -75,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     rows = []
     for name in args.shapes:
-        path = scenarios.scenario_path(name)
+        path = derived_path(name)
         uw, uc = time_one("server-uniform", path, args.budget)
         kw, kc = time_one("server-kassign", path, args.budget)
         rows.append({"scenario": name, "uniform_wall": uw, "kassign_wall": kw, "uniform_cpu": uc, "kassign_cpu": kc})

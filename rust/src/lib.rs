@@ -20,6 +20,11 @@ pub mod sticky;
 pub mod strategy;
 pub mod wire;
 
+// The Python boundary turns a panic into a Python exception through PyO3's unwinding; with
+// panic = "abort" a panic would kill the interpreter.
+#[cfg(all(feature = "python", not(panic = "unwind")))]
+compile_error!("the Python extension needs panic = \"unwind\": a panic must become a Python exception");
+
 #[cfg(feature = "python")]
 mod py;
 

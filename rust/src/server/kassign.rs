@@ -19,6 +19,8 @@
 //! (`rust/src/jni/`), including the coordinator's `isPartitionAssignable` (a partition that is
 //! not assignable is left out of the problem and stays unassigned).
 
+use std::time::Instant;
+
 use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
 
 /// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
@@ -29,19 +31,229 @@ pub const WORK_BUDGET: u64 = 400_000_000;
 
 /// Run `server-kassign` on an interned problem, within [`WORK_BUDGET`].
 pub fn assign(problem: &Problem) -> Assignment {
-    assign_within(problem, WORK_BUDGET).0
+    assign_within(problem, WORK_BUDGET, None).0
 }
 
-/// Run `server-kassign` within `budget` units of work. When the optimiser runs out (only
-/// possible on heterogeneous subscriptions; the homogeneous path has no iterative part), the
-/// result is `server-uniform`'s for the same inputs (valid, and as balanced and as sticky as the
-/// broker's own `uniform`) and the flag is `true`.
-pub fn assign_within(problem: &Problem, budget: u64) -> (Assignment, bool) {
-    let mut work = crate::sticky::Work::new(budget);
+/// Run `server-kassign` within `budget` units of work and, when given, until `deadline` (wall
+/// time). When the heterogeneous optimiser runs out of either, the result is `server-uniform`'s
+/// for the same inputs (valid, and as balanced and as sticky as the broker's own `uniform`) and
+/// the flag is `true`. On homogeneous subscriptions (one linear pass, nothing iterative) the
+/// deadline stops the KIP-881 rack matching where it is, and the rest of the deal places the
+/// partitions it left (as balanced and as sticky; fewer rack matches); the flag stays `false`.
+pub fn assign_within(problem: &Problem, budget: u64, deadline: Option<Instant>) -> (Assignment, bool) {
+    let mut work = crate::sticky::Work::until(budget, deadline);
     match crate::sticky::assign_from_owners(problem, super::current_owners(problem), &mut work) {
         Ok(plan) => (plan, false),
         Err(crate::sticky::OutOfWork) => (super::uniform::assign(problem), true),
     }
+}
+
+/// The largest group one broker call accepts: the caps bound the native memory of a call
+/// (docs/broker.md, "Native memory"). [`Lengths::check`] applies them to the Java arrays' lengths
+/// before anything is copied.
+pub const BROKER_MAX_MEMBERS: usize = 500_000;
+/// Topics one group subscribes to.
+pub const BROKER_MAX_TOPICS: usize = 100_000;
+/// Partitions of the subscribed topics, in total.
+pub const BROKER_MAX_PARTITIONS: usize = 2_000_000;
+/// Distinct rack names (members' and replicas').
+pub const BROKER_MAX_RACKS: usize = 65_536;
+/// Characters per string on average, for each kind of string (member ids, topic ids, racks).
+pub const BROKER_MAX_CHARS_PER_STRING: usize = 64;
+/// Subscription entries (topic indexes over all members' lists).
+pub const BROKER_MAX_SUBSCRIPTION_ENTRIES: usize = 8_000_000;
+/// Replica racks per partition, on average.
+pub const BROKER_MAX_RACKS_PER_PARTITION: usize = 4;
+
+/// The lengths of one broker call's arrays (`rust/src/jni/`, `assign0`'s parameters; a null
+/// array has length 0), judged before anything is copied into native memory.
+#[derive(Clone, Debug, Default)]
+pub struct Lengths {
+    pub member_ids: usize,
+    pub member_id_chars: usize,
+    pub member_racks: usize,
+    pub rack_names: usize,
+    pub rack_name_chars: usize,
+    pub topics: usize,
+    pub topic_chars: usize,
+    pub partition_counts: usize,
+    pub sub_offsets: usize,
+    pub sub_topics: usize,
+    pub owned_offsets: usize,
+    pub owned_topics: usize,
+    pub owned_partitions: usize,
+    pub partition_rack_offsets: usize,
+    pub partition_racks: usize,
+    pub assignable: usize,
+    /// `None` on the full read.
+    pub member_counts: Option<usize>,
+    pub free: Option<usize>,
+}
+
+fn over(what: &str, n: usize, cap: usize) -> Result<(), InputError> {
+    if n > cap {
+        Err(invalid(format!(
+            "{what}: {n} exceeds the broker's maximum of {cap} (docs/broker.md, Native memory)"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+fn exactly(what: &str, n: usize, want: usize) -> Result<(), InputError> {
+    if n != want {
+        Err(invalid(format!("{what}: expected {want} entries, got {n}")))
+    } else {
+        Ok(())
+    }
+}
+
+impl Lengths {
+    /// The lengths of `membersToRead0`'s arrays, as a call's.
+    pub fn counts_rule(
+        partition_counts: usize,
+        sub_offsets: usize,
+        sub_topics: usize,
+        member_counts: usize,
+    ) -> Lengths {
+        Lengths {
+            member_ids: member_counts,
+            member_racks: member_counts,
+            topics: partition_counts,
+            partition_counts,
+            sub_offsets,
+            sub_topics,
+            owned_offsets: member_counts + 1,
+            member_counts: Some(member_counts),
+            ..Lengths::default()
+        }
+    }
+
+    /// Every check that needs only the lengths: the caps, and the lengths fixed by the member and
+    /// topic counts. Passing it, a call's arrays hold at most a fixed multiple of the caps.
+    pub fn check(&self) -> Result<(), InputError> {
+        let (m, t) = (self.member_ids, self.topics);
+        over("members", m, BROKER_MAX_MEMBERS)?;
+        over("topics", t, BROKER_MAX_TOPICS)?;
+        over("racks", self.rack_names, BROKER_MAX_RACKS)?;
+        over(
+            "member id characters",
+            self.member_id_chars,
+            m.max(1) * BROKER_MAX_CHARS_PER_STRING,
+        )?;
+        over(
+            "topic characters",
+            self.topic_chars,
+            t.max(1) * BROKER_MAX_CHARS_PER_STRING,
+        )?;
+        over(
+            "rack name characters",
+            self.rack_name_chars,
+            self.rack_names.max(1) * BROKER_MAX_CHARS_PER_STRING,
+        )?;
+        exactly("member_racks", self.member_racks, m)?;
+        exactly("partition_counts", self.partition_counts, t)?;
+        if self.sub_offsets != 0 {
+            exactly("sub_offsets", self.sub_offsets, m + 1)?;
+        }
+        over("subscription entries", self.sub_topics, BROKER_MAX_SUBSCRIPTION_ENTRIES)?;
+        exactly("owned_offsets", self.owned_offsets, m + 1)?;
+        exactly("owned_partitions", self.owned_partitions, self.owned_topics)?;
+        over("current target partitions", self.owned_topics, BROKER_MAX_PARTITIONS)?;
+        over(
+            "partition_rack_offsets",
+            self.partition_rack_offsets,
+            BROKER_MAX_PARTITIONS + 1,
+        )?;
+        over(
+            "replica racks",
+            self.partition_racks,
+            BROKER_MAX_PARTITIONS * BROKER_MAX_RACKS_PER_PARTITION,
+        )?;
+        over("assignable", self.assignable, BROKER_MAX_PARTITIONS)?;
+        if let Some(n) = self.member_counts {
+            exactly("member_counts", n, m)?;
+        }
+        over("free", self.free.unwrap_or(0), BROKER_MAX_PARTITIONS)?;
+        Ok(())
+    }
+
+    /// The checks that need the partition total too ([`partition_total`] of the counts, which
+    /// are copied after [`Lengths::check`]: at most [`BROKER_MAX_TOPICS`] of them).
+    pub fn check_with_total(&self, total: usize) -> Result<(), InputError> {
+        if self.partition_rack_offsets != 0 {
+            exactly("partition_rack_offsets", self.partition_rack_offsets, total + 1)?;
+        }
+        over(
+            "replica racks",
+            self.partition_racks,
+            total.max(1) * BROKER_MAX_RACKS_PER_PARTITION,
+        )?;
+        if self.assignable != 0 {
+            exactly("assignable", self.assignable, total)?;
+        }
+        over("free", self.free.unwrap_or(0), total)?;
+        over(
+            "native memory bytes",
+            native_bound(self, total),
+            BROKER_MAX_NATIVE_BYTES,
+        )
+    }
+}
+
+/// Native bytes that interning and assigning one group may use at their peak, beyond the copied
+/// input arrays ([`working_bound`], checked on the benchmark's kinds of group by
+/// rust/tests/native_memory.rs): per member, per partition, per array entry (subscription entry,
+/// current target pair or replica rack) and per character of the ids and names.
+pub const WORKING_BYTES_PER_MEMBER: usize = 160;
+pub const WORKING_BYTES_PER_PARTITION: usize = 64;
+pub const WORKING_BYTES_PER_ENTRY: usize = 32;
+pub const WORKING_BYTES_PER_CHAR: usize = 4;
+
+/// The most native memory one broker call may use, all of it: a group whose [`native_bound`] is
+/// larger is refused before anything is copied (docs/broker.md, "Native memory").
+pub const BROKER_MAX_NATIVE_BYTES: usize = 512 << 20;
+
+/// The working set of interning and assigning a group with these lengths (the copied inputs not
+/// included): the per-member, per-partition, per-entry and per-character rates above, plus 64 KiB.
+pub fn working_bound(l: &Lengths, total: usize) -> usize {
+    let entries = l.sub_topics + l.owned_topics + l.partition_racks;
+    let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
+    WORKING_BYTES_PER_MEMBER * l.member_ids
+        + WORKING_BYTES_PER_PARTITION * total
+        + WORKING_BYTES_PER_ENTRY * entries
+        + WORKING_BYTES_PER_CHAR * chars
+        + (64 << 10)
+}
+
+/// All the native memory of one call: [`working_bound`], the input arrays as copied (4 bytes an
+/// int, 2 a UTF-16 character, 1 a flag), the strings made from them (at most 3 bytes of UTF-8 per
+/// UTF-16 character) and the owners returned (at most two ints per partition).
+pub fn native_bound(l: &Lengths, total: usize) -> usize {
+    let ints = l.member_ids
+        + l.member_racks
+        + l.rack_names
+        + l.topics
+        + l.partition_counts
+        + l.sub_offsets
+        + l.sub_topics
+        + l.owned_offsets
+        + l.owned_topics
+        + l.owned_partitions
+        + l.partition_rack_offsets
+        + l.partition_racks
+        + l.member_counts.unwrap_or(0)
+        + l.free.unwrap_or(0);
+    let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
+    working_bound(l, total) + 4 * ints + 5 * chars + l.assignable + 8 * total
+}
+
+/// The partitions of a group in total (negative counts count as 0; the model builder refuses
+/// them), refused beyond [`BROKER_MAX_PARTITIONS`].
+pub fn partition_total(partition_counts: &[i32]) -> Result<usize, InputError> {
+    let total: u64 = partition_counts.iter().map(|&n| n.max(0) as u64).sum();
+    over("partitions", total as usize, BROKER_MAX_PARTITIONS)?;
+    Ok(total as usize)
 }
 
 /// A group as flat arrays, in the caller's order. Topics are identified by a string (the broker
@@ -173,9 +385,14 @@ fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
 /// Bad shapes and indexes are clear errors ([`check_shapes`]), never a panic.
 /// The group is taken by value: the member ids move into the problem (no copy per member).
 pub fn assign_flat(g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
+    assign_flat_until(g, None)
+}
+
+/// [`assign_flat`] with a deadline ([`assign_within`]).
+pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<Vec<i32>, InputError> {
     let total = check_shapes(&g)?;
     let built = Built::new(g, total)?;
-    let plan = assign(&built.problem);
+    let plan = assign_within(&built.problem, WORK_BUDGET, deadline).0;
     Ok(built.owners(&plan.owner))
 }
 
@@ -253,6 +470,7 @@ pub fn assign_flat_counted(
     g: FlatGroup<'_>,
     member_counts: &[i32],
     free: &[i32],
+    deadline: Option<Instant>,
 ) -> Result<Option<Vec<i32>>, InputError> {
     let total = check_shapes(&g)?;
     let m = g.member_ids.len();
@@ -318,7 +536,8 @@ pub fn assign_flat_counted(
         count: &count,
         taken: &taken,
     };
-    let plan = crate::sticky::assign_from_owners_held(problem, win, &held);
+    let mut work = crate::sticky::Work::until(WORK_BUDGET, deadline);
+    let plan = crate::sticky::assign_from_owners_held(problem, win, &held, &mut work);
     let caller = built.caller();
     let (mut at, mut owners) = (Vec::new(), Vec::new());
     for (ti, &n) in built.g.partition_counts.iter().enumerate() {
@@ -722,12 +941,12 @@ mod tests {
     #[test]
     fn out_of_work_falls_back_to_uniform() {
         let p = heterogeneous(12, 9, 7);
-        let (plan, fell_back) = assign_within(&p, WORK_BUDGET);
+        let (plan, fell_back) = assign_within(&p, WORK_BUDGET, None);
         assert!(!fell_back);
         let uniform = super::super::uniform::assign(&p);
         assert!(sum_of_squares(&p, &plan) <= sum_of_squares(&p, &uniform));
         // A budget too small for even one balancing round: uniform's plan, exactly.
-        let (fallback, fell_back) = assign_within(&p, 10);
+        let (fallback, fell_back) = assign_within(&p, 10, None);
         assert!(fell_back);
         assert_eq!(fallback.owner, uniform.owner);
         // Homogeneous subscriptions have no iterative step: no budget needed.
@@ -743,15 +962,154 @@ mod tests {
             })
             .collect();
         let q = Problem::build(topics, same, vec![]).unwrap();
-        assert_eq!(assign_within(&q, 0).0.owner, assign(&q).owner);
-        assert!(!assign_within(&q, 0).1);
+        assert_eq!(assign_within(&q, 0, None).0.owner, assign(&q).owner);
+        assert!(!assign_within(&q, 0, None).1);
+    }
+
+    #[test]
+    fn a_deadline_past_gives_the_fast_balanced_path() {
+        // Heterogeneous: uniform's plan, exactly, however small the group.
+        let p = heterogeneous(12, 9, 7);
+        let (plan, fell_back) = assign_within(&p, WORK_BUDGET, Some(Instant::now()));
+        assert!(fell_back);
+        assert_eq!(plan.owner, super::super::uniform::assign(&p).owner);
+        // Homogeneous with racks: the rack pass stops, the deal stays as balanced and as sticky.
+        let topics = vec![("t".to_string(), 5000)];
+        let members: Vec<crate::model::MemberInput> = (0..7)
+            .map(|i| crate::model::MemberInput {
+                id: format!("c{i}"),
+                topics: vec!["t".into()],
+                owned: (0..300).map(|p| ("t".to_string(), i * 300 + p)).collect(),
+                generation: 1,
+                rack: Some(format!("r{}", i % 3)),
+                group_instance_id: None,
+            })
+            .collect();
+        let racks = (0..5000)
+            .map(|p| ("t".to_string(), p, vec![format!("r{}", p % 3)]))
+            .collect();
+        let q = Problem::build(topics, members, racks).unwrap();
+        let (late, fell_back) = assign_within(&q, WORK_BUDGET, Some(Instant::now()));
+        let (on_time, _) = assign_within(&q, WORK_BUDGET, None);
+        assert!(!fell_back);
+        let loads = |a: &Assignment| -> Vec<usize> {
+            let mut v: Vec<usize> = a.per_member(7).iter().map(|v| v.len()).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(loads(&late), loads(&on_time));
+        assert!(*loads(&late).last().unwrap() - loads(&late)[0] <= 1);
+        let kept = |a: &Assignment| {
+            (0..7u32)
+                .map(|m| {
+                    q.members[m as usize]
+                        .owned
+                        .iter()
+                        .filter(|&&p| a.owner[p as usize] == m)
+                        .count()
+                })
+                .sum::<usize>()
+        };
+        assert_eq!(kept(&late), kept(&on_time));
+        let matched = |a: &Assignment| {
+            (0..q.num_partitions() as usize)
+                .filter(|&p| {
+                    let m = a.owner[p] as usize;
+                    q.members[m].rack.is_some_and(|r| q.partition_racks[p].contains(&r))
+                })
+                .count()
+        };
+        assert!(matched(&late) < matched(&on_time), "the rack pass did not stop");
+    }
+
+    #[test]
+    fn lengths_over_the_caps_are_refused() {
+        let ok = Lengths {
+            member_ids: 2,
+            member_id_chars: 4,
+            member_racks: 2,
+            topics: 1,
+            topic_chars: 22,
+            partition_counts: 1,
+            owned_offsets: 3,
+            ..Lengths::default()
+        };
+        ok.check().unwrap();
+        ok.check_with_total(10).unwrap();
+        let refused = |l: Lengths, what: &str| {
+            let e = l.check().unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        };
+        let m = BROKER_MAX_MEMBERS + 1;
+        refused(
+            Lengths {
+                member_ids: m,
+                member_racks: m,
+                owned_offsets: m + 1,
+                ..ok.clone()
+            },
+            "members",
+        );
+        refused(
+            Lengths {
+                member_id_chars: 2 * BROKER_MAX_CHARS_PER_STRING + 1,
+                ..ok.clone()
+            },
+            "member id characters",
+        );
+        refused(
+            Lengths {
+                owned_topics: BROKER_MAX_PARTITIONS + 1,
+                owned_partitions: BROKER_MAX_PARTITIONS + 1,
+                ..ok.clone()
+            },
+            "current target",
+        );
+        refused(
+            Lengths {
+                owned_partitions: 1,
+                ..ok.clone()
+            },
+            "owned_partitions",
+        );
+        refused(
+            Lengths {
+                member_racks: 1,
+                ..ok.clone()
+            },
+            "member_racks",
+        );
+        refused(
+            Lengths {
+                sub_offsets: 2,
+                ..ok.clone()
+            },
+            "sub_offsets",
+        );
+        let e = Lengths {
+            assignable: 9,
+            ..ok.clone()
+        }
+        .check_with_total(10)
+        .unwrap_err();
+        assert!(e.to_string().contains("assignable"), "{e}");
+        let e = Lengths {
+            free: Some(11),
+            member_counts: Some(2),
+            ..ok.clone()
+        }
+        .check_with_total(10);
+        assert!(e.unwrap_err().to_string().contains("free"));
+        assert!(partition_total(&[BROKER_MAX_PARTITIONS as i32, -5]).is_ok());
+        let e = partition_total(&[BROKER_MAX_PARTITIONS as i32, 1]).unwrap_err();
+        assert!(e.to_string().contains("partitions"), "{e}");
     }
 
     #[test]
     fn a_large_heterogeneous_group_stays_within_the_budget() {
         // 300 members over 60 topics of 50 partitions (3,000 partitions), many classes.
         let p = heterogeneous(300, 60, 50);
-        assert!(!assign_within(&p, WORK_BUDGET).1);
+        assert!(!assign_within(&p, WORK_BUDGET, None).1);
     }
 
     #[test]
@@ -968,6 +1326,7 @@ mod tests {
                 r.group(&sub_offsets, &sub_topics, &offsets, &topics, &partitions),
                 &member_counts,
                 &free,
+                None,
             )
             .unwrap();
             let Some(pairs) = counted else {

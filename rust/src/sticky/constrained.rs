@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::rack::{self, Slots};
-use super::{keep_order, Claims, Placer};
+use super::{keep_order, Claims, Placer, Work};
 use crate::model::{MemberIdx, PartId, Problem, NO_OWNER};
 
 struct Quota<'p, 'a> {
@@ -42,13 +42,20 @@ pub(crate) struct Held<'a> {
 
 /// Quotas q = P div N and q + 1 for P mod N members; keep claims up to quota (extra slots to the
 /// members, in index order, that hold more than q), then deal the pool in (topic, partition)
-/// order round-robin over members below q, then one each to the exactly-q queue.
-pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool) -> Vec<u32> {
-    assign_held(problem, claims, cooperative, None)
+/// order round-robin over members below q, then one each to the exactly-q queue. Only the rack
+/// pass looks at `work` (its deadline, [`Work::expired`]); the rest is linear.
+pub(crate) fn assign(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -> Vec<u32> {
+    assign_held(problem, claims, cooperative, None, work)
 }
 
 /// [`assign`], with some members' kept partitions given as [`Held`] counts instead of claims.
-pub(crate) fn assign_held(problem: &Problem, claims: &Claims, cooperative: bool, held: Option<&Held<'_>>) -> Vec<u32> {
+pub(crate) fn assign_held(
+    problem: &Problem,
+    claims: &Claims,
+    cooperative: bool,
+    held: Option<&Held<'_>>,
+    work: &mut Work,
+) -> Vec<u32> {
     let n = problem.members.len() as u32;
     let mut place = Placer::new(problem, claims, cooperative);
     if n == 0 {
@@ -100,7 +107,7 @@ pub(crate) fn assign_held(problem: &Problem, claims: &Claims, cooperative: bool,
             q,
             extra,
         };
-        rack::pass(problem, &pool, &all, &mut quota, &mut placed);
+        rack::pass(problem, &pool, &all, &mut quota, &mut placed, work);
         pool.retain(|&p| !placed[p as usize]);
     }
     let mut under: Vec<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] < q).collect();

@@ -745,7 +745,7 @@ pub(crate) fn assign(
                 room: &mut room,
                 given: &mut given,
             };
-            rack::pass(problem, &pool, &ms, &mut r, &mut placed);
+            rack::pass(problem, &pool, &ms, &mut r, &mut placed, work);
             pool.retain(|&p| !placed[p as usize]);
             ms.retain(|&m| room[m as usize] > 0);
         }

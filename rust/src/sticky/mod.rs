@@ -74,10 +74,21 @@ pub(crate) fn keep_order(problem: &Problem, m: MemberIdx, parts: &mut [PartId], 
 
 /// A budget of elementary steps (a member, class or edge visited) for the optimiser's iterative
 /// parts ([`general`], steps A and B), whose number of rounds depends on the shape of the group
-/// rather than on its size alone. Everything else is linear or `n log n` in the input.
+/// rather than on its size alone, and optionally a deadline in wall time. Everything else is
+/// linear or `n log n` in the input.
+///
+/// The deadline is read every [`CLOCK_EVERY`] units spent, and by [`Work::expired`], which the
+/// KIP-881 rack pass of both paths asks as it goes (past the deadline it stops matching racks, and
+/// the rest of the deal places the partitions it left: still valid, balanced and sticky).
 pub(crate) struct Work {
     left: u64,
+    deadline: Option<std::time::Instant>,
+    /// Units spent since the clock was last read.
+    since_clock: u64,
 }
+
+/// How many units of work pass between two readings of the clock.
+const CLOCK_EVERY: u64 = 1 << 16;
 
 /// The optimiser ran out of its [`Work`] budget.
 #[derive(Debug, PartialEq, Eq)]
@@ -85,7 +96,26 @@ pub(crate) struct OutOfWork;
 
 impl Work {
     pub fn new(budget: u64) -> Work {
-        Work { left: budget }
+        // The first unit spent reads the clock: a deadline already past stops the optimiser at
+        // once, however small the group.
+        Work {
+            left: budget,
+            deadline: None,
+            since_clock: CLOCK_EVERY,
+        }
+    }
+
+    /// `budget` units, and out of work once `deadline` has passed.
+    pub fn until(budget: u64, deadline: Option<std::time::Instant>) -> Work {
+        Work {
+            deadline,
+            ..Work::new(budget)
+        }
+    }
+
+    /// Whether the deadline has passed (false without one).
+    pub fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| std::time::Instant::now() >= d)
     }
 
     /// No limit (the client-side strategies, which run in the application's own process).
@@ -96,6 +126,13 @@ impl Work {
     #[inline]
     pub fn spend(&mut self, n: u64) -> Result<(), OutOfWork> {
         self.left = self.left.checked_sub(n).ok_or(OutOfWork)?;
+        self.since_clock += n;
+        if self.since_clock >= CLOCK_EVERY {
+            self.since_clock = 0;
+            if self.expired() {
+                return Err(OutOfWork);
+            }
+        }
         Ok(())
     }
 }
@@ -115,16 +152,21 @@ pub(crate) fn assign_from_owners(problem: &Problem, win: Vec<u32>, work: &mut Wo
 
 /// [`assign_from_owners`] on uniform subscriptions (the constrained path), with some members'
 /// kept partitions only counted ([`constrained::Held`]).
-pub(crate) fn assign_from_owners_held(problem: &Problem, win: Vec<u32>, held: &constrained::Held<'_>) -> Assignment {
+pub(crate) fn assign_from_owners_held(
+    problem: &Problem,
+    win: Vec<u32>,
+    held: &constrained::Held<'_>,
+    work: &mut Work,
+) -> Assignment {
     debug_assert!(problem.uniform_subscriptions());
-    let owner = constrained::assign_held(problem, &Claims::eager(win), false, Some(held));
+    let owner = constrained::assign_held(problem, &Claims::eager(win), false, Some(held), work);
     Assignment { owner }
 }
 
 /// The constrained path when every member subscribes to the same topics, the general one otherwise.
 fn run(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -> Result<Assignment, OutOfWork> {
     let owner = if problem.uniform_subscriptions() {
-        constrained::assign(problem, claims, cooperative)
+        constrained::assign(problem, claims, cooperative, work)
     } else {
         general::assign(problem, claims, cooperative, work)?
     };

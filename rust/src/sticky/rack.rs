@@ -15,13 +15,15 @@ pub(crate) trait Slots {
 
 /// Give pool partitions to members on a rack hosting a replica: scarcest partitions first (fewest
 /// replica racks, then flat id), each to the matching member with the smallest (key, index).
-/// Marks placed partitions in `placed`.
+/// Marks placed partitions in `placed`. Stops early once `work`'s deadline has passed (read every
+/// 1024 partitions): the caller deals the partitions left in the pool.
 pub(crate) fn pass<S: Slots>(
     problem: &Problem,
     pool: &[PartId],
     eligible: &[MemberIdx],
     slots: &mut S,
     placed: &mut [bool],
+    work: &super::Work,
 ) {
     let prs = &problem.partition_racks;
     let mut heaps: Vec<BinaryHeap<Reverse<(u32, MemberIdx)>>> = vec![BinaryHeap::new(); problem.racks.len()];
@@ -32,7 +34,10 @@ pub(crate) fn pass<S: Slots>(
     }
     let mut order: Vec<PartId> = pool.iter().copied().filter(|&p| !prs[p as usize].is_empty()).collect();
     order.sort_unstable_by_key(|&p| (prs[p as usize].len(), p));
-    for p in order {
+    for (i, p) in order.into_iter().enumerate() {
+        if i % 1024 == 1023 && work.expired() {
+            return;
+        }
         let mut best: Option<(u32, MemberIdx)> = None;
         for &r in &prs[p as usize] {
             let h = &mut heaps[r as usize];

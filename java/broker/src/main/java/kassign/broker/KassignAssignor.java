@@ -10,7 +10,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
@@ -40,14 +42,50 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  * The constructor loads the native library, so a broker that cannot load it fails at start-up with
  * a message saying what to do ({@link NativeLibrary}).
  */
-public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
+public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Configurable {
 
     /** The assignor's name, as clients give it in {@code group.remote.assignor}. */
     public static final String NAME = "kassign";
 
+    /**
+     * Broker setting: the time budget of one assignment in milliseconds (0: none). The broker
+     * hands its whole configuration to {@link #configure} when it creates the assignors of
+     * {@code group.consumer.assignors}. Past the budget the core takes its fast balanced path
+     * (docs/broker.md, "Time budget").
+     */
+    public static final String BUDGET_MS_CONFIG = "kassign.assignment.budget.ms";
+
+    /** {@value #BUDGET_MS_CONFIG} when the broker does not set it. */
+    public static final long BUDGET_MS_DEFAULT = 1000;
+
+    private volatile long budgetNanos = BUDGET_MS_DEFAULT * 1_000_000L;
+
     /** Loads the native library now (not on a group's first rebalance). */
     public KassignAssignor() {
         NativeLibrary.load();
+    }
+
+    /** Reads {@value #BUDGET_MS_CONFIG} (a whole number of milliseconds, 0 for no budget). */
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Object v = configs.get(BUDGET_MS_CONFIG);
+        if (v == null) return;
+        long ms;
+        try {
+            ms = v instanceof Number n ? n.longValue() : Long.parseLong(v.toString().trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException(BUDGET_MS_CONFIG, v, "must be a whole number of milliseconds (0: no budget)");
+        }
+        if (ms < 0 || ms > Long.MAX_VALUE / 1_000_000L) {
+            throw new ConfigException(BUDGET_MS_CONFIG, v, "must be between 0 (no budget) and "
+                + Long.MAX_VALUE / 1_000_000L);
+        }
+        budgetNanos = ms == 0 ? -1 : ms * 1_000_000L;
+    }
+
+    /** The time budget of one assignment in nanoseconds, or -1 for none. */
+    long budgetNanos() {
+        return budgetNanos;
     }
 
     @Override
@@ -59,7 +97,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
     public GroupAssignment assign(GroupSpec groupSpec, SubscribedTopicDescriber describer)
             throws PartitionAssignorException {
         try {
-            return compute(groupSpec, describer, true);
+            long budget = budgetNanos;
+            long deadline = budget < 0 ? 0 : System.nanoTime() + budget;
+            return compute(groupSpec, describer, true, budget < 0 ? null : deadline);
         } catch (PartitionAssignorException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -176,9 +216,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
      * The assignment; {@code countsFirst} lets the core skip reading the elements of current
      * targets it can judge from their sizes ({@code members_to_read} in
      * rust/src/server/kassign.rs). Without it every current target is read (the tests compare the
-     * two).
+     * two). {@code deadline}: the {@link System#nanoTime()} the assignment is due by, or null.
      */
-    static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst) {
+    static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst,
+            Long deadline) {
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
         Members in = new Members(groupSpec, describer, memberIds, countsFirst);
@@ -231,7 +272,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor {
             cur = Current.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
             int[] answer = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
-                assignable, counting ? in.memberCounts : null, counting ? scan.free : null);
+                assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
+                deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
             if (counting) {
                 if (answer == null) continue;
                 int half = answer.length / 2;

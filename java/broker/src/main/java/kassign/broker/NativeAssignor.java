@@ -26,6 +26,9 @@ final class NativeAssignor {
      *       counts do not add up (then read every member and call again with both null).
      * </ul>
      *
+     * <p>{@code budgetNanos}: the time left for this assignment, or negative for no deadline. Past
+     * it the core takes its fast balanced path (docs/broker.md, "Time budget").
+     *
      * @throws org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException on bad
      *     input or an internal error (a Rust panic never reaches the JVM)
      */
@@ -44,7 +47,8 @@ final class NativeAssignor {
         int[] partitionRacks,
         byte[] assignable,
         int[] memberCounts,
-        int[] free) {
+        int[] free,
+        long budgetNanos) {
         // Each string array crosses as one char[] and the end offset of every string, so the native
         // side copies it with one call instead of two JNI calls per string.
         int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
@@ -53,7 +57,7 @@ final class NativeAssignor {
         return assign0(chars("memberIds", memberIds, memberEnds), memberEnds, memberRacks,
             chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
             partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
-            partitionRackOffsets, partitionRacks, assignable, memberCounts, free);
+            partitionRackOffsets, partitionRacks, assignable, memberCounts, free, budgetNanos);
     }
 
     /**
@@ -103,10 +107,18 @@ final class NativeAssignor {
         int[] partitionRacks,
         byte[] assignable,
         int[] memberCounts,
-        int[] free);
+        int[] free,
+        long budgetNanos);
 
     private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets, int[] subTopics,
         int[] memberCounts);
+
+    /**
+     * Array elements copied from Java into native memory since the library was loaded, over all
+     * calls (a diagnostic: the tests prove with it that a group over the caps is refused before
+     * anything is copied).
+     */
+    static native long copiedElements();
 
     /** The version of the crate the library was built from. */
     static native String version();

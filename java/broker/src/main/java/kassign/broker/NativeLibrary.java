@@ -32,6 +32,12 @@ public final class NativeLibrary {
 
     private static boolean loaded;
 
+    /**
+     * The first failure to load, remembered: a later {@link #load()} rethrows it and never loads a
+     * second copy of the library (fixing the cause takes a broker restart).
+     */
+    private static IllegalStateException failure;
+
     private NativeLibrary() {}
 
     /** This jar's version (Cargo.toml's, through Maven). */
@@ -98,9 +104,23 @@ public final class NativeLibrary {
             + " group.consumer.assignors (docs/broker.md, Rollback).";
     }
 
-    /** Load the library (once); throws {@link IllegalStateException} saying what to do if it cannot. */
+    /**
+     * Load the library (once); throws {@link IllegalStateException} saying what to do if it cannot,
+     * and the same failure on every later call.
+     */
     public static synchronized void load() {
         if (loaded) return;
+        if (failure != null) throw new IllegalStateException(failure.getMessage(), failure);
+        try {
+            loadOnce();
+        } catch (IllegalStateException e) {
+            failure = e;
+            throw e;
+        }
+        loaded = true;
+    }
+
+    private static void loadOnce() {
         String override = System.getProperty(LIBRARY_PROPERTY);
         String what;
         try {
@@ -134,7 +154,6 @@ public final class NativeLibrary {
             throw new IllegalStateException("kassign: the native library is version " + nativeVersion
                 + " but this jar is " + jar + " (" + what + "); use the library built with this jar");
         }
-        loaded = true;
     }
 
     private static void loadBundled() throws IOException {

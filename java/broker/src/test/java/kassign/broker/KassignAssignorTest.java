@@ -177,18 +177,18 @@ class KassignAssignorTest {
     void badNativeInputIsAnAssignorException() {
         PartitionAssignorException e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
-            new int[] {0, 5}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null));
+            new int[] {0, 5}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m", "m"}, new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[] {0, 1, 2}, new int[] {0, 0}, new int[] {0, 0, 0}, new int[0], new int[0], null, null, null,
-            null, null));
+            null, null, -1));
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {-3},
-            new int[] {0, 1}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null));
+            new int[] {0, 1}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {null}, new int[] {-1}, new String[0], new String[0], new int[0],
-            new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null));
+            new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         // The counts-first calls check their arrays too.
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.membersToRead(
             new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
@@ -196,19 +196,19 @@ class KassignAssignorTest {
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
-            null, new int[] {1}, new int[] {1, 1}));
+            null, new int[] {1}, new int[] {1, 1}, -1));
         assertTrue(e.getMessage().contains("free"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
-            null, new int[] {1, 1}, new int[] {1}));
+            null, new int[] {1, 1}, new int[] {1}, -1));
         assertTrue(e.getMessage().contains("member_counts"), e.getMessage());
         // memberCounts and free choose the call together: one of them alone is an error.
         for (int[][] pair : new int[][][] {{new int[] {1}, null}, {null, new int[0]}}) {
             e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
                 new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
                 new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
-                null, pair[0], pair[1]));
+                null, pair[0], pair[1], -1));
             assertTrue(e.getMessage().contains("go together"), e.getMessage());
         }
     }
@@ -267,8 +267,8 @@ class KassignAssignorTest {
                     default -> g.notAssignable.add(ts[0] + ":0");
                 }
             }
-            GroupAssignment full = KassignAssignor.compute(g, g, false);
-            GroupAssignment counted = KassignAssignor.compute(g, g, true);
+            GroupAssignment full = KassignAssignor.compute(g, g, false, null);
+            GroupAssignment counted = KassignAssignor.compute(g, g, true, null);
             assertEquals(full, counted, "group " + k);
             g.assertValid(counted);
         }

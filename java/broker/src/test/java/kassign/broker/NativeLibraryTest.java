@@ -65,18 +65,38 @@ class NativeLibraryTest {
         assertTrue(msg.contains("(" + other + ")"), msg);
     }
 
+    @Test
+    void aFailedLoadIsRememberedAndNeverRetried() throws Exception {
+        // The first load fails (no library for riscv64); on the same classes, a second load on
+        // this JVM's own platform, which would succeed, must give the first failure again and load
+        // no second copy.
+        ClassLoader loader = new KassignFirst(NativeLibraryTest.class.getClassLoader());
+        String first = constructOn("Linux", "riscv64", loader).getMessage();
+        assertTrue(first.contains("no native library for linux-riscv64"), first);
+        Class<?> c = Class.forName(KassignAssignor.class.getName(), true, loader);
+        InvocationTargetException t = assertThrows(InvocationTargetException.class,
+            () -> c.getConstructor().newInstance());
+        IllegalStateException again = assertInstanceOf(IllegalStateException.class, t.getCause());
+        assertEquals(first, again.getMessage());
+    }
+
     /**
      * Constructs a {@link KassignAssignor} with kassign's classes in a fresh class loader (so the
      * library is not yet loaded for them) while the JVM reports the given platform; returns the
      * constructor's failure.
      */
     private static IllegalStateException constructOn(String osName, String osArch) throws Exception {
+        return constructOn(osName, osArch, new KassignFirst(NativeLibraryTest.class.getClassLoader()));
+    }
+
+    /** {@link #constructOn(String, String)} with kassign's classes from {@code loader}. */
+    private static IllegalStateException constructOn(String osName, String osArch, ClassLoader loader)
+            throws Exception {
         String name = System.getProperty("os.name"), arch = System.getProperty("os.arch");
         System.setProperty("os.name", osName);
         System.setProperty("os.arch", osArch);
         try {
-            Class<?> c = Class.forName(KassignAssignor.class.getName(), true,
-                new KassignFirst(NativeLibraryTest.class.getClassLoader()));
+            Class<?> c = Class.forName(KassignAssignor.class.getName(), true, loader);
             InvocationTargetException t = assertThrows(InvocationTargetException.class,
                 () -> c.getConstructor().newInstance());
             return assertInstanceOf(IllegalStateException.class, t.getCause());
