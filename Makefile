@@ -144,8 +144,9 @@ clean:
 # abi3 wheels for CPython >= 3.10 and an sdist, into dist/ (docs/platforms.md):
 # - manylinux2014 (glibc >= 2.17) x86_64 and aarch64: zig (the ziglang package) links against glibc
 #   2.17 symbols, so no manylinux container is needed;
-# - win_amd64: Rust's x86_64-pc-windows-gnu target linked by Debian's MinGW-w64 GCC, with PyO3's
-#   generate-import-lib (the `windows-import-lib` feature) writing python3.dll's import library.
+# - win_amd64: Rust's x86_64-pc-windows-gnu target linked by Debian's MinGW-w64 GCC; maturin writes
+#   the import library of python3.dll (the stable ABI's DLL) for an abi3 build, so no Windows Python
+#   is needed.
 # DIST_PLATFORMS chooses the wheels (e.g. `make dist DIST_PLATFORMS=x86_64`). Each target has its own
 # cargo target directory, so no build invalidates another's (or `make develop`'s).
 DIST_PLATFORMS ?= x86_64 aarch64 win_amd64
@@ -163,7 +164,7 @@ dist: $(VENV)/.tools
 	$(if $(filter aarch64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_AARCH64_TARGET_DIR) \
 		$(DIST_MATURIN) --compatibility manylinux2014 --zig --target aarch64-unknown-linux-gnu)
 	$(if $(filter win_amd64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_WINDOWS_TARGET_DIR) \
-		$(DIST_MATURIN) --target x86_64-pc-windows-gnu --features python,windows-import-lib)
+		$(DIST_MATURIN) --target x86_64-pc-windows-gnu)
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
