@@ -272,3 +272,46 @@ def lag_improve(
 ) -> tuple[list[int], list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
     loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not describe a placement."""
+
+# kassign.quality's metrics (rust/src/fleet/metrics.rs; python/kassign/quality.py documents them)
+IMBALANCE_THRESHOLD: float
+
+def quality_counts(assignment: Mapping[str, Sequence[tuple[str, int]]]) -> list[int]: ...
+def quality_count_spread(assignment: Mapping[str, Sequence[tuple[str, int]]]) -> int: ...
+def quality_ratio(max_value: float, mean_value: float) -> float | None: ...
+def quality_member_lags(
+    assignment: Mapping[str, Sequence[tuple[str, int]]], lags: Mapping[tuple[str, int], int] | None = None
+) -> list[int]: ...
+def quality_lag_ratio_bound(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    lags: Mapping[tuple[str, int], int] | None = None,
+) -> float | None: ...
+def quality_assignable_partitions(members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]) -> int: ...
+def quality_moves(
+    previous: Mapping[tuple[str, int], str],
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+) -> tuple[int, int]: ...
+def quality_rack_locality(
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    members: Mapping[str, Member],
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
+) -> tuple[int, int]: ...
+def quality_violations(
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+) -> int: ...
+def quality_evaluate(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    lags: Mapping[tuple[str, int], int] | None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None,
+    previous: Mapping[tuple[str, int], str],
+    assignable: int | None,
+    lag_bound_known: bool,
+    lag_bound: float | None,
+) -> dict[str, Any]: ...

@@ -9,6 +9,7 @@ pub mod claims;
 pub mod failover;
 pub mod fleet;
 pub mod greedy;
+pub mod hash;
 pub mod improve;
 pub mod lag;
 pub mod model;

@@ -4,6 +4,7 @@
 //! * `member`: the `kassign.Member` type, which owns every shape and type check of a member.
 //! * `assign`: `assign` (Python objects in, result objects out) and the Python strategies' helpers.
 //! * `claims`: the claim rule (`crate::claims`) for the Python strategies and `kassign.quality`.
+//! * `quality`: the fleet metrics (`crate::fleet::metrics`) for `kassign.quality`.
 //! * `lag`: the lag rule (`crate::lag`) for `kassign.lag`.
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `drop_in`: the drop-in classes' leader step, from the clients' decoded member metadata.
@@ -32,6 +33,7 @@ mod lag;
 mod member;
 mod objects;
 mod protocol;
+mod quality;
 mod slot_attr;
 
 use pyo3::prelude::*;
@@ -70,6 +72,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     greedy::register(m)?;
     lag::register(m)?;
     churn::register(m)?;
+    quality::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,9 +1,6 @@
-"""Quality metrics of an assignment: the public name of :mod:`kassign.fleet.quality`.
-
-The metrics live with the fleet report that defines them (``kassign/fleet/quality.py``); they are
-pure functions over ``kassign.Member`` and assignments, useful on their own (e.g. to measure
-``kassign.assign`` results in a test), so they keep this short import path. Importing it does not
-import pyarrow or pyspark.
+"""The Python reference of :mod:`kassign.quality` (formerly ``kassign/fleet/quality.py``): the
+fleet metrics written in Python, before the core's (``rust/src/fleet/metrics.rs``) became their
+one implementation. ``test_quality_oracle.py`` compares the two on random inputs.
 """
 
 from __future__ import annotations
@@ -12,7 +9,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .._types import Member, TopicPartition
+from kassign import Member, TopicPartition
+
+# the threshold is the core's one constant (rust/src/fleet/metrics.rs), not defined again here
+from kassign.quality import IMBALANCE_THRESHOLD
 
 __all__ = [
     "IMBALANCE_THRESHOLD",
@@ -31,8 +31,6 @@ __all__ = [
     "violations",
 ]
 
-#: max/mean above this is flagged as imbalanced (Cruise Control's default balance threshold).
-IMBALANCE_THRESHOLD = 1.10
 
 Assignment = Mapping[str, Sequence[TopicPartition]]
 _UNSET: Any = object()
@@ -71,7 +69,7 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
     by the core: ``rust/src/claims.rs``). Every claimed key is returned, in the order first
     claimed, valid or not (:func:`moves` counts the assignable ones).
     """
-    from .. import _core
+    from kassign import _core
 
     return _core.previous_owners(members)
 
