@@ -9,11 +9,24 @@ _TP = TypeVar("_TP")
 
 __version__: str
 
-class ProtocolError(ValueError):
-    """Kafka consumer-protocol bytes (another member's metadata) could not be decoded."""
+class KassignError(Exception):
+    """The base class of every error the kassign core raises."""
 
-class InternalError(RuntimeError):
-    """The Rust core hit an internal error (a bug). The process keeps running."""
+class InputError(KassignError, ValueError):
+    """Raised when the core rejects an input: partition counts, the partition or member cap, a
+    duplicate member or topic, an unknown strategy. A ValueError."""
+
+class ProtocolError(KassignError, ValueError):
+    """Raised when Kafka consumer-protocol bytes (another member's metadata) cannot be decoded.
+    A ValueError."""
+
+class EncodeError(KassignError, ValueError):
+    """Raised when a value cannot be written in the consumer protocol's wire formats (a string
+    over 32767 bytes, ...). A ValueError."""
+
+class InternalError(KassignError, RuntimeError):
+    """Raised when the Rust core hits an internal error (a bug); the process keeps running. A
+    RuntimeError."""
 
 MAX_PARTITIONS: int
 MAX_MEMBERS: int

@@ -161,7 +161,7 @@ impl GroupError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StrategyError {
     /// Input the model rejects for every strategy (partition counts, the cap, an unknown
-    /// strategy): [`InputError`], labelled `ValueError`.
+    /// strategy): [`InputError`], labelled `InputError` (`kassign.InputError`).
     Input(InputError),
     /// A replica rack name is null: labelled `TypeError`.
     NullRackName { topic: String, partition: i32 },
@@ -176,7 +176,7 @@ impl StrategyError {
     /// The error's label in the row (the Python exception type name).
     pub fn label(&self) -> &str {
         match self {
-            StrategyError::Input(_) => "ValueError",
+            StrategyError::Input(_) => "InputError",
             StrategyError::NullRackName { .. } => "TypeError",
             StrategyError::Panic(_) => "InternalError",
             StrategyError::Raised { label, .. } => label,
@@ -446,14 +446,7 @@ impl Assigner for RustAssigner {
         match run {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(StrategyError::Input(e)),
-            Err(panic) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                Err(StrategyError::Panic(msg))
-            }
+            Err(panic) => Err(StrategyError::Panic(crate::panic_message(panic.as_ref()))),
         }
     }
 }

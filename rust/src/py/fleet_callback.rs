@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
 use crate::fleet::{self, Assigner, FastMap, Group, Origin, Placed, RustAssigner, StrategyError};
-use crate::model::{InputError, Problem};
+use crate::model::Problem;
 
 /// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
 const TOPIC_LAGS: &str = "topic-lags";
@@ -257,9 +257,10 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 }
                 if o as usize >= n {
                     // what kassign.assign's result conversion (_core.result_lists) raises
-                    return Ok(Err(StrategyError::Input(InputError::Invalid(format!(
-                        "result_lists: owner {o} of {topic}-{p} out of range"
-                    )))));
+                    return Ok(Err(StrategyError::Raised {
+                        label: "ValueError".to_string(),
+                        message: format!("result_lists: owner {o} of {topic}-{p} out of range"),
+                    }));
                 }
                 match tid {
                     Some(t) if (p as u64) < problem.topic_len[t as usize] as u64 => {

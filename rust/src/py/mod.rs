@@ -38,7 +38,7 @@ mod slot_attr;
 
 use pyo3::prelude::*;
 
-use errors::{run_detached, InternalError, ProtocolError};
+use errors::run_detached;
 
 /// Panic inside the core on purpose, through the same guarded path every heavy call uses.
 /// Exists so tests can prove a panic surfaces as `kassign.InternalError` and the process survives.
@@ -55,8 +55,7 @@ fn rust_strategies() -> Vec<&'static str> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
-    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    errors::register(m)?;
     m.add_class::<member::Member>()?;
     m.add_function(wrap_pyfunction!(assign::assign, m)?)?;
     m.add_function(wrap_pyfunction!(assign::assign_owners, m)?)?;
