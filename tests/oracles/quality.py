@@ -6,13 +6,12 @@ one implementation. ``test_quality_oracle.py`` compares the two on random inputs
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
 from typing import Any
 
 from kassign import Member, TopicPartition
 
 # the threshold is the core's one constant (rust/src/fleet/metrics.rs), not defined again here
-from kassign.quality import IMBALANCE_THRESHOLD
+from kassign.quality import IMBALANCE_THRESHOLD, GroupQuality  # the result's fields are the API's
 
 __all__ = [
     "IMBALANCE_THRESHOLD",
@@ -173,36 +172,6 @@ def violations(assignment: Assignment, members: Mapping[str, Member], partitions
                 bad += 1
             seen.add(key)
     return bad
-
-
-@dataclass(frozen=True)
-class GroupQuality:
-    """The metrics of one assignment of one group (see the module docstring for definitions)."""
-
-    members: int
-    partitions: int  # assignable partitions
-    assigned: int
-    unassigned: int  # assignable but not assigned (cooperative-sticky withholds them for a round)
-    min_count: int
-    max_count: int
-    count_spread: int
-    count_ratio: float | None
-    max_member_lag: int
-    mean_member_lag: float
-    lag_ratio: float | None
-    lag_ratio_bound: float | None
-    lag_imbalanced: bool
-    moves: int
-    kept: int
-    rack_local: int
-    rack_eligible: int
-    rack_locality: float | None
-    violations: int
-
-    def as_dict(self) -> dict[str, object]:
-        # shallow: every field is a scalar (dataclasses.asdict deep-copies, a visible cost in the
-        # fleet job's inner loop)
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def evaluate(
