@@ -35,6 +35,14 @@ pub struct Quality {
     pub violations: i64,
 }
 
+impl Quality {
+    /// The busiest member's lag against the best any assignment could do: `lag_ratio` over
+    /// `lag_ratio_bound` (the report's `lag_vs_bound`), when both are known.
+    pub fn lag_vs_bound(&self) -> Option<f64> {
+        self.lag_ratio.zip(self.lag_ratio_bound).map(|(r, b)| r / b)
+    }
+}
+
 /// max / mean, or `None` when the mean is not positive (nothing to balance).
 pub fn ratio(max: f64, mean: f64) -> Option<f64> {
     (mean > 0.0).then(|| max / mean)

@@ -484,6 +484,14 @@ pub struct GroupStats {
     pub uncommitted: i64,
 }
 
+impl ResultRow {
+    /// The row's `members` value: the measured result's member count, else the group's size
+    /// (error rows: the member rows of the group).
+    pub fn members_value(&self) -> i64 {
+        self.quality.as_ref().map_or(self.members, |q| q.members)
+    }
+}
+
 /// Error rows for every strategy of a group whose rows cannot form an input.
 pub fn error_rows(strategies: &[String], message: &str, member_rows: usize) -> Vec<ResultRow> {
     strategies
