@@ -8,6 +8,7 @@
 //! same counts and hand them to [`summarize`], which holds every ratio and threshold.
 
 use super::{problem, FastMap, FastSet, Group, Placed, NONE};
+use crate::lag::lag_ratio_bound;
 
 /// max/mean above this is flagged as imbalanced (Cruise Control's default balance threshold).
 pub const IMBALANCE_THRESHOLD: f64 = 1.10;
@@ -54,18 +55,6 @@ pub fn count_spread(counts: &[i64]) -> i64 {
         (Some(lo), Some(hi)) => hi - lo,
         _ => 0,
     }
-}
-
-/// The lower bound of max/mean member lag over all assignments (subscriptions ignored): the
-/// assignable partitions' lags sum to `total` with `top` the largest, spread over `members`.
-/// `None` when there is no lag (or no member).
-pub fn lag_ratio_bound(total: i128, top: i64, members: usize) -> Option<f64> {
-    if total == 0 || members == 0 {
-        return None;
-    }
-    let mean = total as f64 / members as f64;
-    let top = top as f64;
-    Some(if mean > top { mean } else { top } / mean)
 }
 
 /// Whether a placement is rack-local: `None` when it is not eligible (the member has no rack or

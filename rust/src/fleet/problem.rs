@@ -127,7 +127,7 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         .zip(&has_lag)
         .filter(|(_, &h)| h)
         .fold((0i128, 0i64), |(s, m), (&l, _)| (s + l as i128, m.max(l)));
-    let lag_bound = super::metrics::lag_ratio_bound(lag_total, lag_top, n_rows);
+    let lag_bound = crate::lag::lag_ratio_bound(lag_total, lag_top, n_rows);
 
     let _ = any_racks;
     let problem = builder.build().expect("validated group rows always build");
