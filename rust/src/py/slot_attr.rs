@@ -311,6 +311,7 @@ impl<'py> SlotAttr<'py> {
     #[inline]
     pub(super) unsafe fn peek(&self, obj: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
         match &self.seen {
+            // SAFETY (the guard's `Py_TYPE`): the caller's contract, `obj` is a live object.
             Some((
                 ty,
                 Way::Slot(SlotDescriptor {
