@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-fast test-long test-soak test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-fast test-pypy test-long test-soak test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -49,8 +49,15 @@ test-python: develop broker-plugin
 	$(PY) -m pytest -q
 
 # All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
-# property, broker, Spark).
-test: test-rust test-python
+# property, broker, Spark), then the interpreter matrix.
+test: test-rust test-python test-interpreters
+
+# The interpreter matrix (docs/interpreters.md): the abi3 wheel on CPython 3.10, 3.12, 3.13 (pyenv)
+# and 3.14, 3.15 (a Debian sid chroot): the boundary tests on each, and the same seeded groups'
+# digest on each and on 3.11. Environments cached in ${KASSIGN_CACHE:-~/.cache/kassign}/interpreters.
+test-interpreters: $(VENV)/.tools
+	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin DIST_TARGET_DIR=$(DIST_TARGET_DIR) \
+		scripts/interpreters/run
 
 # The broker soak and crash test (tests/broker/test_broker_soak.py; figures in out/soak.json and
 # RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS (default 50) and
@@ -63,6 +70,12 @@ test-soak: develop broker-plugin
 FAST_MARKERS := not broker and not spark and not slow
 test-fast: develop
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-fast} $(PY) -m pytest -q -m "$(FAST_MARKERS)"
+
+# PyPy 3.11 (Debian trixie's pypy3, in a debootstrap root kept under ${KASSIGN_CACHE:-~/.cache/kassign}):
+# builds the pp311 wheel and runs the boundary tests there (scripts/pypy-test; docs/cpython-layout.md).
+# Needs root (debootstrap, chroot). Not part of `make test`.
+test-pypy: $(VENV)/.deps
+	scripts/pypy-test
 
 # The long reliability run (RELIABILITY.md): the property suite under the `long` hypothesis profile
 # (>= 100k cases in total). Case counts per test are appended to out/cases-long.jsonl.
@@ -147,14 +160,30 @@ bench-snapshot: develop
 clean:
 	rm -rf $(VENV) target dist site
 
-# A manylinux2014 (glibc >= 2.17) abi3 wheel for CPython >= 3.10 and an sdist, into dist/.
-# zig (the ziglang package) links against glibc 2.17 symbols, so no manylinux container is needed.
-# A separate target directory keeps these artifacts from invalidating `make develop`'s.
+# abi3 wheels for CPython >= 3.10 and an sdist, into dist/ (docs/platforms.md):
+# - manylinux2014 (glibc >= 2.17) x86_64 and aarch64: zig (the ziglang package) links against glibc
+#   2.17 symbols, so no manylinux container is needed;
+# - win_amd64: Rust's x86_64-pc-windows-gnu target linked by Debian's MinGW-w64 GCC; maturin writes
+#   the import library of python3.dll (the stable ABI's DLL) for an abi3 build, so no Windows Python
+#   is needed.
+# DIST_PLATFORMS chooses the wheels (e.g. `make dist DIST_PLATFORMS=x86_64`). Each target has its own
+# cargo target directory, so no build invalidates another's (or `make develop`'s).
+DIST_PLATFORMS ?= x86_64 aarch64 win_amd64
 DIST_TARGET_DIR ?= target/dist
+DIST_AARCH64_TARGET_DIR ?= target/dist-aarch64
+DIST_WINDOWS_TARGET_DIR ?= target/dist-windows
+DIST_MATURIN := PATH="$(abspath $(VENV))/bin:$$PATH" $(abspath $(VENV))/bin/maturin build --release --out dist --quiet
+DIST_RUST_TARGETS := $(if $(filter aarch64,$(DIST_PLATFORMS)),aarch64-unknown-linux-gnu) \
+	$(if $(filter win_amd64,$(DIST_PLATFORMS)),x86_64-pc-windows-gnu)
 dist: $(VENV)/.tools
 	rm -rf dist
-	PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(DIST_TARGET_DIR) \
-		$(VENV)/bin/maturin build --release --compatibility manylinux2014 --zig --out dist --quiet
+	@$(call ensure-rust-targets,$(DIST_RUST_TARGETS),make dist DIST_PLATFORMS=x86_64)
+	$(if $(filter x86_64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_TARGET_DIR) \
+		$(DIST_MATURIN) --compatibility manylinux2014 --zig)
+	$(if $(filter aarch64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_AARCH64_TARGET_DIR) \
+		$(DIST_MATURIN) --compatibility manylinux2014 --zig --target aarch64-unknown-linux-gnu)
+	$(if $(filter win_amd64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_WINDOWS_TARGET_DIR) \
+		$(DIST_MATURIN) --target x86_64-pc-windows-gnu)
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
@@ -186,28 +215,35 @@ broker-plugin: $(VENV)/.tools broker-rust-targets
 	ls -l $(BROKER_JAR)
 
 # The Rust standard library for every target in BROKER_TARGETS (part of the build's tool set-up, so a
-# fresh clone builds the jar): nothing to do when it is installed, else `rustup target add`.
+# fresh clone builds the jar).
 broker-rust-targets:
-	@sysroot=$$(rustc --print sysroot) || exit 1; \
-	for t in $(BROKER_TARGETS); do \
-		[ -d "$$sysroot/lib/rustlib/$$t/lib" ] && continue; \
-		if ! command -v rustup >/dev/null 2>&1; then \
-			echo "make broker-plugin: the Rust standard library for $$t is not installed and rustup is not on PATH" \
-				"(install it with rustup, https://rustup.rs, or build without it, e.g.:" \
-				"make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)" >&2; \
-			exit 1; \
-		fi; \
-		echo "rustup target add $$t"; \
-		rustup target add "$$t" || { \
-			echo "make broker-plugin: \`rustup target add $$t\` failed (it downloads the target's standard" \
-				"library: check the network or proxy, or build without it, e.g.:" \
-				"make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)" >&2; \
-			exit 1; }; \
-	done
+	@$(call ensure-rust-targets,$(BROKER_TARGETS),make broker-plugin BROKER_TARGETS=x86_64-unknown-linux-gnu)
 
-# Install the wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py.
+# $(call ensure-rust-targets,TARGETS,FALLBACK): for each Rust target in TARGETS, nothing to do when its
+# standard library is installed, else `rustup target add`; on failure the message names FALLBACK (a
+# build without the missing targets).
+define ensure-rust-targets
+sysroot=$$(rustc --print sysroot) || exit 1; \
+for t in $(1); do \
+	[ -d "$$sysroot/lib/rustlib/$$t/lib" ] && continue; \
+	if ! command -v rustup >/dev/null 2>&1; then \
+		echo "the Rust standard library for $$t is not installed and rustup is not on PATH" \
+			"(install it with rustup, https://rustup.rs, or build without it: $(2))" >&2; \
+		exit 1; \
+	fi; \
+	echo "rustup target add $$t"; \
+	rustup target add "$$t" || { \
+		echo "\`rustup target add $$t\` failed (it downloads the target's standard library:" \
+			"check the network or proxy, or build without it: $(2))" >&2; \
+		exit 1; }; \
+done
+endef
+
+# Install the x86_64 wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py; then
+# the aarch64 wheel under qemu-user and the win_amd64 wheel under wine (scripts/foreign-wheel), each
+# with the smoke test, broker-free unit tests and the seeded groups' digests against x86_64's.
 dist-smoke: dist
-	AUDITWHEEL=$(VENV)/bin/auditwheel PYTHON=$(PYTHON) scripts/dist-smoke
+	AUDITWHEEL=$(VENV)/bin/auditwheel PYTHON=$(PYTHON) DIST_PLATFORMS="$(DIST_PLATFORMS)" scripts/dist-smoke
 
 # Lints and type checks. `ruff format --check` expects `make fmt` to have been run.
 lint: lint-python lint-rust

@@ -1,6 +1,6 @@
 """Per-group cost of the fleet job's evaluation, without Spark: the Rust core's evaluation
 (``kassign.fleet.evaluate``, what the job runs) against the Python reference
-(``kassign.fleet.group.evaluate_group``), on the groups of a snapshot.
+(``tests/oracles/fleet_group.py``: ``evaluate_group``), on the groups of a snapshot.
 
     python benches/fleet_groups.py --snapshot out/fleet300/snap --groups 40 --churn 4 \
         [--reference] [--profile] [--python-inputs] [--stream]
@@ -16,7 +16,7 @@ keyed by group sorted into one stream as Spark sorts them, cut into groups
 (:func:`kassign.fleet.stream.group_tables`) and evaluated with the task's index of the files
 (:func:`kassign.fleet.evaluate.evaluate_stream_group`); the timed part (and the profile) covers
 cutting and evaluation. With ``--reference`` it also times the Python input building it replaced
-(:func:`kassign.fleet.stream.group_inputs` + :func:`kassign.fleet.evaluate.evaluate_group_table`).
+(``tests/oracles/fleet_stream.py``: ``group_inputs``, + :func:`kassign.fleet.evaluate.evaluate_group_table`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kassign.fleet.evaluate import evaluate_group_table, python_strategies
-from kassign.fleet.group import evaluate_group, strategy_labels
+from kassign.fleet.group import strategy_labels
 from kassign.fleet.snapshot import table_path
+
+# the Python references are test oracles (tests/oracles/), not part of the package
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests"))
 
 KEY = ["cluster", "group_id"]
 
@@ -206,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     _per_strategy(tables, len(groups))
     if args.reference:
+        from oracles.fleet_group import evaluate_group
+
         t0 = time.perf_counter()
         for c, g, m, p in groups:
             evaluate_group(c, g, m, p, labels, churn_rounds=args.churn)
@@ -223,7 +228,8 @@ def stream_main(args: argparse.Namespace, labels: tuple[str, ...]) -> int:
     import tempfile
 
     from kassign.fleet.evaluate import evaluate_stream_group
-    from kassign.fleet.stream import group_inputs, group_tables, partition_index, stream_index
+    from kassign.fleet.stream import group_tables, partition_index, stream_index
+    from oracles.fleet_stream import group_inputs
 
     with tempfile.TemporaryDirectory(prefix="kassign-bench-") as d:
         t0 = time.perf_counter()

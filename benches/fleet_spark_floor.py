@@ -96,11 +96,15 @@ def main(argv: list[str] | None = None) -> int:
         files = stream_files(spark, args.snapshot)
         print(f"partitions and offsets files packed in {time.perf_counter() - t:.1f}s")
 
+        oracles_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests")
+
         def split_only(batches: Any) -> Any:
             # the stream plan's own Python work (cutting batches into groups, each group's inputs)
             from pyspark import SparkFiles
 
-            from kassign.fleet.stream import group_inputs, group_tables, partition_index
+            sys.path.insert(0, oracles_dir)  # the Python reference is a test oracle (tests/oracles/)
+            from kassign.fleet.stream import group_tables, partition_index
+            from oracles.fleet_stream import group_inputs
 
             index = partition_index(SparkFiles.get(files.partitions), SparkFiles.get(files.offsets))
             for group in group_tables(batches):

@@ -34,7 +34,8 @@ def assign(
     **options: Any,
 ) -> dict[str, list[TopicPartition]]:
     """Pure-Python ``sticky`` / ``cooperative-sticky``; same contract as :func:`kassign.assign`."""
-    from kassign import _check_members, _check_partition_racks, _core
+    from kassign import _core
+    from kassign._inputs import check_members, check_partition_racks
 
     if not isinstance(strategy, str):
         raise TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
@@ -42,9 +43,9 @@ def assign(
         raise ValueError(f"strategy: the reference implements {', '.join(STRATEGIES)}, not {strategy!r}")
     if options:
         raise TypeError(f"assign: strategy {strategy!r} takes no options, got {', '.join(sorted(options))}")
-    checked = _check_members(members)
+    checked = check_members(members)
     partitions = _core.check_partitions(partitions_per_topic)
-    racks = _check_partition_racks(partition_racks)
+    racks = check_partition_racks(partition_racks)
     prob = Problem(checked, partitions, racks)
     owner = sticky.assign(prob, cooperative=strategy == "cooperative-sticky")
     out: list[list[TopicPartition]] = [[] for _ in prob.ids]

@@ -213,13 +213,14 @@ _prep_kassign_owners = _prep_kassign_api("assign_owners", lambda r: _pairs(r.to_
 def _prep_kassign_core(doc: dict, strategy: str):
     import kassign
     from kassign import _core
+    from kassign._inputs import check_partition_racks
 
     if strategy not in kassign.STRATEGIES or strategy not in set(_core.rust_strategies()):
         return None
     sc = _scenario(doc)
     members = dict(sc.members)
     partitions = dict(sc.partitions_per_topic)
-    racks = kassign._check_partition_racks(sc.partition_racks) or None
+    racks = check_partition_racks(sc.partition_racks) or None
     tp = kassign.TopicPartition
 
     def call():

@@ -14,11 +14,17 @@ Checks, against the installed package and not the source tree:
   ``ClusterMetadata`` filled from an encoded MetadataResponse, the assignments' wire bytes, and
   each member's ``on_assignment``.
 
-Usage: python dist_smoke.py EXPECTED_VERSION
+Usage: python dist_smoke.py EXPECTED_VERSION [UNPACKED_DIR]
+
+With UNPACKED_DIR (the aarch64 and win_amd64 wheels under qemu and wine, scripts/foreign-wheel),
+the wheel was unzipped there rather than installed by pip: kassign must be imported from that
+directory, and the CLI runs in this process, through ``kassign.cli.main`` (there is no console
+script, and under qemu-user a child process could not start the foreign interpreter).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -35,11 +41,12 @@ def check(cond: bool, what: str) -> None:
 
 def main() -> None:
     expected_version = sys.argv[1]
+    unpacked = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None
     check(shutil.which("cargo") is None and shutil.which("rustc") is None, "no cargo or rustc on PATH")
 
     import kassign
 
-    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    site = unpacked or Path(sysconfig.get_paths()["purelib"]).resolve()
     check(Path(kassign.__file__).resolve().is_relative_to(site), f"kassign imported from {site}")
     check(kassign.__version__ == expected_version, f"kassign.__version__ == {expected_version}")
     check(
@@ -79,24 +86,37 @@ def main() -> None:
     check(again == java_bytes, "re-encoding gives the same bytes")
 
     scenario = {"topics": {"t": 3}, "members": {"a": {"topics": ["t"]}, "b": {"topics": ["t"]}}}
-    cli = shutil.which("kassign")
-    check(
-        cli is not None and Path(cli).resolve().parent == Path(sys.executable).parent.resolve(),
-        "console script installed",
-    )
-    out = subprocess.run(
-        [cli, "assign", "--strategy", "roundrobin", "-"],  # type: ignore[list-item]
-        input=json.dumps(scenario),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    check(json.loads(out.stdout) == {"a": [["t", 0], ["t", 2]], "b": [["t", 1]]}, "kassign assign CLI")
-    bad = subprocess.run([cli, "assign", "--strategy", "range", "-"], input="{", capture_output=True, text=True)  # type: ignore[list-item]
-    check(bad.returncode == 2 and bad.stderr.count("\n") == 1, "CLI: malformed JSON is one line on stderr, status 2")
+    if unpacked is None:
+        script = shutil.which("kassign")
+        check(
+            script is not None and Path(script).resolve().parent == Path(sys.executable).parent.resolve(),
+            "console script installed",
+        )
+    code, stdout, _ = run_cli(unpacked is None, ["assign", "--strategy", "roundrobin", "-"], json.dumps(scenario))
+    check(code == 0 and json.loads(stdout) == {"a": [["t", 0], ["t", 2]], "b": [["t", 1]]}, "kassign assign CLI")
+    code, _, stderr = run_cli(unpacked is None, ["assign", "--strategy", "range", "-"], "{")
+    check(code == 2 and stderr.count("\n") == 1, "CLI: malformed JSON is one line on stderr, status 2")
 
     kafka_python_rebalance()
     print("smoke test passed")
+
+
+def run_cli(console_script: bool, args: list[str], stdin: str) -> tuple[int, str, str]:
+    """The ``kassign`` CLI on ``stdin``: (exit status, stdout, stderr), through the installed console
+    script in a child process, or else through ``kassign.cli.main`` in this one."""
+    if console_script:
+        proc = subprocess.run(["kassign", *args], input=stdin, capture_output=True, text=True)
+        return proc.returncode, proc.stdout, proc.stderr
+    from kassign.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+    try:
+        code = main(args)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return code, out.getvalue(), err.getvalue()
 
 
 def kafka_python_rebalance() -> None:

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
-from ._core import InternalError, ProtocolError
-from ._inputs import CheckedInputs, check_inputs, check_members, check_partition_racks
+from ._core import EncodeError, InputError, InternalError, KassignError, ProtocolError
+from ._inputs import CheckedInputs, check_inputs, check_members
 from ._types import Member, Owners, TopicPartition
 from .assignors import PYTHON_STRATEGIES
 
@@ -50,7 +50,10 @@ STRATEGIES: tuple[str, ...] = tuple(s for s in _CANONICAL_ORDER if s in _AVAILAB
 
 __all__ = [
     "STRATEGIES",
+    "EncodeError",
+    "InputError",
     "InternalError",
+    "KassignError",
     "Member",
     "Owners",
     "ProtocolError",
@@ -65,12 +68,6 @@ def _unknown_strategy(strategy: Any) -> Exception:
     if not isinstance(strategy, str):
         return TypeError(f"strategy: expected a str, got {type(strategy).__name__}")
     return ValueError(f"strategy: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}")
-
-
-#: The input checks (:mod:`kassign._inputs`) under the names the adapters, the reference sticky
-#: and the peers call.
-_check_members = check_members
-_check_partition_racks = check_partition_racks
 
 
 def _implementation(strategy: Any) -> Any:
@@ -113,7 +110,7 @@ def _run(
         gc.disable()
     try:
         if python_impl is not None:
-            checked_members = _check_members(members)
+            checked_members = check_members(members)
             partitions = _core.check_partitions(partitions_per_topic)
             result: dict[str, list[TopicPartition]] = python_impl(
                 checked_members, partitions, lags=checked_lags, partition_racks=racks, options=options
@@ -213,7 +210,7 @@ def assign_lag_aware(
     """
     from .assignors import lag_aware
 
-    checked_members = _check_members(members)
+    checked_members = check_members(members)
     partitions = _core.check_partitions(partitions_per_topic)
     gc_was_enabled = gc.isenabled()
     if gc_was_enabled:

@@ -22,7 +22,7 @@ from typing import Any
 
 import kassign
 from kassign import _core, protocol
-from kassign._inputs import check_options
+from kassign._inputs import check_options, check_partition_racks
 from kassign._types import Member, TopicPartition
 from kassign.assignors import PYTHON_STRATEGIES
 
@@ -333,7 +333,7 @@ def _cluster_metadata(
     racks (checked as :func:`kassign.assign` checks them), from the client's metadata."""
     counts = partitions_per_topic(cluster, topics)
     racks = partition_racks(cluster, counts) if any_rack else None
-    return counts, (kassign._check_partition_racks(racks) or None) if racks else None
+    return counts, (check_partition_racks(racks) or None) if racks else None
 
 
 def _warn(message: str) -> None:

@@ -9,11 +9,24 @@ _TP = TypeVar("_TP")
 
 __version__: str
 
-class ProtocolError(ValueError):
-    """Kafka consumer-protocol bytes (another member's metadata) could not be decoded."""
+class KassignError(Exception):
+    """The base class of every error the kassign core raises."""
 
-class InternalError(RuntimeError):
-    """The Rust core hit an internal error (a bug). The process keeps running."""
+class InputError(KassignError, ValueError):
+    """Raised when the core rejects an input: partition counts, the partition or member cap, a
+    duplicate member or topic, an unknown strategy. A ValueError."""
+
+class ProtocolError(KassignError, ValueError):
+    """Raised when Kafka consumer-protocol bytes (another member's metadata) cannot be decoded.
+    A ValueError."""
+
+class EncodeError(KassignError, ValueError):
+    """Raised when a value cannot be written in the consumer protocol's wire formats (a string
+    over 32767 bytes, ...). A ValueError."""
+
+class InternalError(KassignError, RuntimeError):
+    """Raised when the Rust core hits an internal error (a bug); the process keeps running. A
+    RuntimeError."""
 
 MAX_PARTITIONS: int
 MAX_MEMBERS: int
@@ -272,3 +285,46 @@ def lag_improve(
 ) -> tuple[list[int], list[list[int]], list[int]]:
     """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
     loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not describe a placement."""
+
+# kassign.quality's metrics (rust/src/fleet/metrics.rs; python/kassign/quality.py documents them)
+IMBALANCE_THRESHOLD: float
+
+def quality_counts(assignment: Mapping[str, Sequence[tuple[str, int]]]) -> list[int]: ...
+def quality_count_spread(assignment: Mapping[str, Sequence[tuple[str, int]]]) -> int: ...
+def quality_ratio(max_value: float, mean_value: float) -> float | None: ...
+def quality_member_lags(
+    assignment: Mapping[str, Sequence[tuple[str, int]]], lags: Mapping[tuple[str, int], int] | None = None
+) -> list[int]: ...
+def quality_lag_ratio_bound(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    lags: Mapping[tuple[str, int], int] | None = None,
+) -> float | None: ...
+def quality_assignable_partitions(members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]) -> int: ...
+def quality_moves(
+    previous: Mapping[tuple[str, int], str],
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+) -> tuple[int, int]: ...
+def quality_rack_locality(
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    members: Mapping[str, Member],
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None = None,
+) -> tuple[int, int]: ...
+def quality_violations(
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+) -> int: ...
+def quality_evaluate(
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    assignment: Mapping[str, Sequence[tuple[str, int]]],
+    lags: Mapping[tuple[str, int], int] | None,
+    partition_racks: Mapping[tuple[str, int], Iterable[str]] | None,
+    previous: Mapping[tuple[str, int], str],
+    assignable: int | None,
+    lag_bound_known: bool,
+    lag_bound: float | None,
+) -> dict[str, Any]: ...

@@ -65,6 +65,19 @@ pub fn partition_lag(committed: Option<i64>, beginning: Option<i64>, end: Option
     lag(widen(committed), widen(beginning), widen(end), reset).min(i64::MAX as i128) as i64
 }
 
+/// The lower bound of max/mean member lag over all assignments of a group (subscriptions ignored;
+/// the fleet metrics and the fleet problem both measure against it): the
+/// assignable partitions' lags sum to `total` with `top` the largest, spread over `members`.
+/// `None` when there is no lag (or no member).
+pub fn lag_ratio_bound(total: i128, top: i64, members: usize) -> Option<f64> {
+    if total == 0 || members == 0 {
+        return None;
+    }
+    let mean = total as f64 / members as f64;
+    let top = top as f64;
+    Some(if mean > top { mean } else { top } / mean)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

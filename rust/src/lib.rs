@@ -9,6 +9,7 @@ pub mod claims;
 pub mod failover;
 pub mod fleet;
 pub mod greedy;
+pub mod hash;
 pub mod improve;
 pub mod lag;
 pub mod model;
@@ -39,3 +40,15 @@ mod jni;
 #[cfg(feature = "python")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The text of a caught panic's payload (`panic!` with a literal or a formatted message), for the
+/// error a binding raises instead of unwinding into its caller.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}

@@ -13,7 +13,6 @@
 //! out-of-range indexes are dropped (Java crashes or double-assigns on the latter; see
 //! docs/java-differences.md), duplicates inside one member's list are removed.
 
-use std::collections::HashMap;
 use std::fmt;
 
 pub type TopicId = u32;
@@ -109,49 +108,7 @@ pub fn py_repr(s: &str) -> String {
     out
 }
 
-/// A fast, non-cryptographic hasher for the core's maps (topic names, rack names, object
-/// addresses): the inputs are the caller's own data, and SipHash's resistance to chosen keys
-/// buys nothing here while costing a visible share of a 2000-member call.
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
-
-const FAST_K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl std::hash::Hasher for FastHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(FAST_K);
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(FAST_K);
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(FAST_K);
-    }
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-/// A `HashMap` with [`FastHasher`].
-pub type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+pub use crate::hash::{FastHasher, FastMap};
 
 /// `a == b` for short slices such as topic names, eight bytes at a time and without a call
 /// into `memcmp` (the leader path compares a name per owned group: a million in the largest

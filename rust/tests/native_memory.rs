@@ -15,8 +15,11 @@ struct Counting;
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: every call is forwarded unchanged to the system allocator, which upholds
+// `GlobalAlloc`'s contract; the counters are only atomics beside it.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's `layout` goes to the system allocator as given.
         let p = System.alloc(layout);
         if !p.is_null() {
             let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
@@ -25,6 +28,7 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` above, i.e. from the system allocator, with `layout`.
         System.dealloc(ptr, layout);
         CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
     }

@@ -3,7 +3,7 @@ replaced, on random histories, and to the rule as stated.
 
 The functions ``old_*`` are the Python code that shipped before the rule moved into the core
 (``kassign.assignors.lag_aware._previous_owners`` / ``_owned_by_topic`` and
-``kassign.fleet.quality.previous_owners``), kept here as the oracle of the move.
+``kassign.quality.previous_owners``), kept here as the oracle of the move.
 """
 
 from __future__ import annotations

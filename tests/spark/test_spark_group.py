@@ -5,18 +5,11 @@ import pytest
 
 import kassign
 from kassign import Member, TopicPartition, _core
-from kassign.fleet import quality
-from kassign.fleet.churn import replay
-from kassign.fleet.group import (
-    GroupInputError,
-    _local_partition_lag,
-    assignment_from_rows,
-    build_group,
-    evaluate_group,
-    result_schema,
-    rows_to_table,
-)
+from kassign.fleet.group import assignment_from_rows, result_schema, rows_to_table
 from kassign.fleet.snapshot import MEMBERS_SCHEMA
+from oracles import quality
+from oracles.fleet_churn import replay
+from oracles.fleet_group import GroupInputError, build_group, core_partition_lag, evaluate_group
 
 PARTS_SCHEMA = pa.schema(
     [
@@ -68,7 +61,7 @@ def part(t, p, committed, end, begin=0, racks=None):
     ],
 )
 def test_lag_rules(committed, begin, end, reset, lag):
-    assert _local_partition_lag(committed, begin, end, reset) == lag
+    assert core_partition_lag(committed, begin, end, reset) == lag
 
 
 def test_build_group_inputs_and_lag_sums():
@@ -166,7 +159,7 @@ def test_evaluate_group_equals_kassign_assign_and_quality():
 
 
 def test_a_failing_strategy_is_an_error_row_of_its_own(monkeypatch):
-    import kassign.fleet.group as group
+    import oracles.fleet_group as group
 
     real = kassign.assign
 

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import kassign
-from kassign import Member
-from kassign.fleet import quality, synth
+from kassign import Member, quality
+from kassign.fleet import synth
 from kassign.fleet.snapshot import MEMBERS_SCHEMA, OFFSETS_SCHEMA, SnapshotError
 from support.spark_env import require_spark
 

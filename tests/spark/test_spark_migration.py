@@ -8,8 +8,9 @@ import pytest
 
 import kassign
 from kassign.fleet import migration as M
-from kassign.fleet.group import evaluate_group, rows_to_table
+from kassign.fleet.group import rows_to_table
 from kassign.fleet.snapshot import MEMBERS_SCHEMA
+from oracles.fleet_group import evaluate_group
 
 PARTS_SCHEMA = pa.schema(
     [

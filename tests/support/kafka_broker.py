@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -77,6 +76,10 @@ def require_tool(name: str) -> str:
 @contextlib.contextmanager
 def _file_lock(path: Path, timeout: float) -> Iterator[None]:
     """An exclusive lock between pytest sessions sharing the cache (bounded wait)."""
+    # POSIX only, as the broker is: imported here so that the suite's other tests collect on Windows
+    # (conftest.py loads this module as a plugin; scripts/foreign_tests.py runs them under wine).
+    import fcntl
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as fh:
         deadline = time.monotonic() + timeout

@@ -4,7 +4,7 @@ The model below re-implements SplitMix64 from its published definition (Steele, 
 OOPSLA 2014; Vigna's ``splitmix64.c``), the unbiased draw from ``0..n`` and the replay's event
 rules (docs/fleet.md, Churn replay), and must produce the same events for random groups, seeds
 and round counts. The replays' moves are compared elsewhere (the core's evaluation against
-``kassign.fleet.group.evaluate_group``, which replays these events with ``kassign.assign``).
+``oracles.fleet_group.evaluate_group``, which replays these events with ``kassign.assign``).
 """
 
 from __future__ import annotations

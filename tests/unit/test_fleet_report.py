@@ -10,12 +10,12 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
-from test_fleet_evaluate import random_group
 
 from kassign.fleet import plots
 from kassign.fleet.evaluate import evaluate_group_table
 from kassign.fleet.group import strategy_labels
 from kassign.fleet.report import write_report
+from oracles.test_fleet_evaluate import random_group
 
 
 @pytest.fixture(scope="module")

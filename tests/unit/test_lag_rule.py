@@ -1,6 +1,7 @@
 """The lag rule (rust/src/lag.rs) through ``_core``: equal to the Python implementations it
 replaced (``kassign.lag.next_offset`` / ``compute_lag`` and
-``kassign.fleet.group._local_partition_lag`` before the move, kept here as the oracle) on random
+``kassign.fleet.group._local_partition_lag`` before the move, now
+``oracles.fleet_group.core_partition_lag``) on random
 offsets, over the whole int64 range."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kassign import _core
-from kassign.fleet.group import _local_partition_lag
 from kassign.lag import compute_lag, compute_lags, next_offset
+from oracles.fleet_group import core_partition_lag
 
 
 def old_next_offset(committed, begin, end, auto_offset_reset="latest"):
@@ -40,7 +41,7 @@ def test_lag_rule_equals_the_python_it_replaced(committed, begin, end, reset):
     assert _core.compute_lag(committed, begin, end, reset) == want
     assert next_offset(committed, begin, end, reset) == want_next
     assert compute_lag(committed, begin, end, reset) == want
-    assert _local_partition_lag(committed, begin, end, reset) == want
+    assert core_partition_lag(committed, begin, end, reset) == want
     assert compute_lags([("t", 0)], {("t", 0): committed}, {("t", 0): begin}, {("t", 0): end}, reset) == {
         ("t", 0): want
     }

@@ -878,7 +878,7 @@ def probe(total, n_topics, n_members, strategy, timeout=900):
 def test_over_the_limit_fails_fast_with_a_clear_error_and_no_allocation():
     out = probe(200_000_000, 2, 10, "range")
     assert not out["ok"]
-    assert out["error"].startswith("ValueError: partitions_per_topic") and "supported maximum" in out["error"]
+    assert out["error"].startswith("InputError: partitions_per_topic") and "supported maximum" in out["error"]
     # Rejected before anything proportional to the partition count is allocated.
     assert out["peak_rss_mib"] - out["rss_before_mib"] < 50, out
 
@@ -904,4 +904,4 @@ def test_ten_million_partitions_bounded_memory(strategy, total, n_topics, n_memb
         assert out["assigned"] == total and out["members_out"] == n_members
         assert out["peak_rss_mib"] <= PEAK_RSS_BOUND_MIB_10M, out
     else:
-        assert out["error"].startswith("ValueError"), out
+        assert out["error"].startswith("InputError"), out

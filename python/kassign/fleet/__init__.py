@@ -19,6 +19,6 @@ not import it.
 
 #: ``spark.driver.memory`` when ``kassign fleet`` starts the JVM (local mode: that JVM is the whole
 #: Spark side). 1g ran the 10,000-group synthetic fleet (2 M members, 4 M partitions) with a peak RSS
-#: of 2.15 GiB for the whole process tree where 2g took 3.16 GiB (docs/notes/fleet-measurements.md): the
+#: of 2.15 GiB for the whole process tree where 2g took 3.16 GiB (notes/fleet-measurements.md): the
 #: heap holds the reads' and shuffles' buffers; the per-group work and the report run in Python.
 DEFAULT_DRIVER_MEMORY = "1g"

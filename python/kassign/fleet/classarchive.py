@@ -5,7 +5,7 @@ session start and the first query plans. The JVM can write the classes one run l
 archive at exit (``-XX:ArchiveClassesAtExit``) and map that archive in later runs
 (``-XX:SharedArchiveFile``), so their classes are not parsed and verified again. On the demo's
 job Spark's first job started 3.7 s after the application did, against 9.0 s without the archive
-(docs/notes/fleet-measurements.md).
+(notes/fleet-measurements.md).
 
 How the job uses it (``kassign fleet --class-archive``, :data:`MODES`):
 

@@ -16,8 +16,8 @@ The result is a pyarrow table in :func:`kassign.fleet.group.result_schema` (the 
 result schema: every column, the migration inputs and ``lag_vs_bound`` included).
 
 The rules (which rows count, lags, metrics, error rows and their messages, the churn events) are
-those of the Python reference, :func:`kassign.fleet.group.evaluate_group`; the tests compare the
-two row by row.
+those of the Python reference the tests compare it with, row by row
+(``tests/oracles/fleet_group.py``).
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ def evaluate_group_table(
     prepared: dict[str, tuple[Callable[..., Any], bool]] | None = None,
 ) -> pa.Table:
     """One row per strategy for this group (in ``strategies``' order): metrics, or status "error"
-    with the reason. Same contract as :func:`kassign.fleet.group.evaluate_group`, as a table.
-    ``prepared``: :func:`python_strategies` of ``strategies``, when the caller evaluates many
+    with the reason, as a table; a group whose rows cannot form an input gets an error row for
+    every strategy. ``prepared``: :func:`python_strategies` of ``strategies``, when the caller evaluates many
     groups with the same strategies (computed here otherwise)."""
     strategies = list(strategies)
     kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
@@ -118,8 +118,8 @@ def evaluate_stream_group(
     the sorted stream, :mod:`kassign.fleet.stream`) with the task's ``index``
     (:func:`kassign.fleet.stream.stream_index`): the core reads the group's members, its
     subscribed topics' partitions and its committed offsets from them directly (no per-group
-    pyarrow tables), with the rules of :func:`kassign.fleet.stream.group_inputs` followed by
-    :func:`evaluate_group_table` (the tests compare the two)."""
+    pyarrow tables), with the rules of the tests' reference (``tests/oracles/fleet_stream.py``)
+    followed by :func:`evaluate_group_table` (the tests compare the two)."""
     strategies = list(strategies)
     cluster = group.column("cluster")[0].as_py()
     group_id = group.column("group_id")[0].as_py()

@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .quality import IMBALANCE_THRESHOLD
+from ..quality import IMBALANCE_THRESHOLD
 
 #: (file name, title, caption) of a written figure.
 Figure = tuple[str, str, str]

@@ -36,9 +36,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..quality import IMBALANCE_THRESHOLD
 from .group import strategy_call
 from .migration import lands_on
-from .quality import IMBALANCE_THRESHOLD
 
 #: A busiest member within this factor of the lower bound counts as at the bound (the same 1.10 as
 #: the report's imbalance flag: Cruise Control's default balance threshold).

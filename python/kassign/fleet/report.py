@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .quality import IMBALANCE_THRESHOLD
+from ..quality import IMBALANCE_THRESHOLD
 
 #: Columns of the summary table, in order, with their headers.
 SUMMARY_COLUMNS = [

@@ -31,7 +31,7 @@ logger.gateway.level = error
 #: first tier only and the serial collector. The JVM work of a small job is short; on a small machine
 #: the optimising compiler's and the parallel collector's threads took the cores from the Python
 #: workers: the demo's job went from 134 s to 67 s and its peak RSS from 1.7 to 1.2 GiB
-#: (docs/notes/fleet-measurements.md). ``--conf spark.driver.extraJavaOptions=...`` replaces them.
+#: (notes/fleet-measurements.md). ``--conf spark.driver.extraJavaOptions=...`` replaces them.
 DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 #: ... and for a big one (:data:`BIG_SNAPSHOT_MEMBER_ROWS` member rows or more): the optimising
 #: compiler (C2) pays for itself on millions of rows (10,000-group fleet, no-op per-group function:

@@ -18,70 +18,9 @@ pub mod metrics;
 pub mod problem;
 pub mod splitmix;
 
-use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
-
 use crate::model::{py_repr, InputError, PartId, Problem, NO_OWNER};
 
-/// A fast non-cryptographic hasher (the Fx hash of rustc) for the per-group maps: topic and rack
-/// names, partition keys. A group's maps are small and short-lived; SipHash dominated their cost.
-#[derive(Clone, Copy, Default)]
-pub struct FxHasher {
-    hash: u64,
-}
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().unwrap()));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(buf));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.add(i as u32 as u64);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-pub type FxBuild = BuildHasherDefault<FxHasher>;
-pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
-pub type FxHashSet<K> = HashSet<K, FxBuild>;
+pub use crate::hash::{FastMap, FastSet};
 
 /// The core's limit on a group's partitions (`kassign.assign` checks the same number first).
 pub use crate::model::MAX_PARTITIONS;
@@ -90,7 +29,7 @@ pub use crate::model::MAX_PARTITIONS;
 #[derive(Clone, Debug, Default)]
 pub struct NameTable {
     pub names: Vec<String>,
-    index: FxHashMap<String, u32>,
+    index: FastMap<String, u32>,
 }
 
 impl NameTable {
@@ -222,7 +161,7 @@ impl GroupError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StrategyError {
     /// Input the model rejects for every strategy (partition counts, the cap, an unknown
-    /// strategy): [`InputError`], labelled `ValueError`.
+    /// strategy): [`InputError`], labelled `InputError` (`kassign.InputError`).
     Input(InputError),
     /// A replica rack name is null: labelled `TypeError`.
     NullRackName { topic: String, partition: i32 },
@@ -237,7 +176,7 @@ impl StrategyError {
     /// The error's label in the row (the Python exception type name).
     pub fn label(&self) -> &str {
         match self {
-            StrategyError::Input(_) => "ValueError",
+            StrategyError::Input(_) => "InputError",
             StrategyError::NullRackName { .. } => "TypeError",
             StrategyError::Panic(_) => "InternalError",
             StrategyError::Raised { label, .. } => label,
@@ -320,8 +259,8 @@ impl Group {
         if rows.members.is_empty() {
             return Err(GroupError::NoMembers);
         }
-        let mut seen: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(rows.members.len(), Default::default());
-        let mut sub_index: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        let mut seen: FastSet<&str> = FastSet::with_capacity_and_hasher(rows.members.len(), Default::default());
+        let mut sub_index: FastMap<Vec<u32>, u32> = FastMap::default();
         let mut subscriptions: Vec<Vec<u32>> = Vec::new();
         let mut sub_of_row = Vec::with_capacity(rows.members.len());
         let mut subscribed = vec![false; rows.topics.names.len()];
@@ -372,11 +311,10 @@ impl Group {
         }
 
         // Partition rows: the first row of each subscribed (topic, partition >= 0) counts.
-        let mut count: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut count: FastMap<u32, u64> = FastMap::default();
         let mut topic_order: Vec<u32> = Vec::new(); // partitions_per_topic's insertion order
         let mut kept: Vec<usize> = Vec::with_capacity(rows.parts.len());
-        let mut key_seen: FxHashSet<(u32, i32)> =
-            FxHashSet::with_capacity_and_hasher(rows.parts.len(), Default::default());
+        let mut key_seen: FastSet<(u32, i32)> = FastSet::with_capacity_and_hasher(rows.parts.len(), Default::default());
         for (i, r) in rows.parts.iter().enumerate() {
             let (Some(t), Some(p)) = (r.topic, r.partition) else {
                 continue;
@@ -463,7 +401,7 @@ impl Group {
 pub struct GroupParts {
     pub subscriptions: Vec<Vec<u32>>,
     pub sub_of_row: Vec<u32>,
-    pub count: FxHashMap<u32, u64>,
+    pub count: FastMap<u32, u64>,
     pub kept: Vec<usize>,
     pub topics: usize,
     pub missing: usize,
@@ -508,14 +446,7 @@ impl Assigner for RustAssigner {
         match run {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(StrategyError::Input(e)),
-            Err(panic) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                Err(StrategyError::Panic(msg))
-            }
+            Err(panic) => Err(StrategyError::Panic(crate::panic_message(panic.as_ref()))),
         }
     }
 }
@@ -551,6 +482,14 @@ pub struct GroupStats {
     pub sum_lag: i64,
     pub max_lag: i64,
     pub uncommitted: i64,
+}
+
+impl ResultRow {
+    /// The row's `members` value: the measured result's member count, else the group's size
+    /// (error rows: the member rows of the group).
+    pub fn members_value(&self) -> i64 {
+        self.quality.as_ref().map_or(self.members, |q| q.members)
+    }
 }
 
 /// Error rows for every strategy of a group whose rows cannot form an input.

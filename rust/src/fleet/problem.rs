@@ -127,13 +127,7 @@ pub(super) fn build_group(rows: &GroupRows, _reset: OffsetReset, parts: GroupPar
         .zip(&has_lag)
         .filter(|(_, &h)| h)
         .fold((0i128, 0i64), |(s, m), (&l, _)| (s + l as i128, m.max(l)));
-    let lag_bound = if lag_total == 0 {
-        None
-    } else {
-        let mean = lag_total as f64 / n_rows as f64;
-        let top = lag_top as f64;
-        Some(if mean > top { mean } else { top } / mean)
-    };
+    let lag_bound = crate::lag::lag_ratio_bound(lag_total, lag_top, n_rows);
 
     let _ = any_racks;
     let problem = builder.build().expect("validated group rows always build");

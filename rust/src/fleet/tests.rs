@@ -152,6 +152,6 @@ fn evaluation_and_churn_with_rust_strategies() {
     let err = evaluate_rows(&g, &["nope".to_string()], OffsetReset::Latest, &opts(0));
     assert_eq!(
         err[0].error.as_deref(),
-        Some("nope: ValueError: strategy: unknown strategy \"nope\"")
+        Some("nope: InputError: strategy: unknown strategy \"nope\"")
     );
 }

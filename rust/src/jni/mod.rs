@@ -127,16 +127,6 @@ fn strings(
     Ok(out)
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
-    }
-}
-
 /// The arrays of one group as Java passes them (see `assign0`), copied into Rust.
 struct Arrays {
     member_ids: Vec<String>,
@@ -187,7 +177,7 @@ fn guarded<'local, T>(
         Ok(Err(Failure(msg))) => msg,
         Err(p) => format!(
             "kassign: internal error (a bug, please report it): {}",
-            panic_message(&*p)
+            crate::panic_message(&*p)
         ),
     };
     if env.exception_check().unwrap_or(false) {

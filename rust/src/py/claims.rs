@@ -13,7 +13,7 @@ use super::assign::{mapping_items, read_group};
 use super::errors::run_detached;
 use super::member::{repr, type_name, Member};
 use crate::claims::{self, Resolver};
-use crate::fleet::FxHashMap;
+use crate::fleet::FastMap;
 use crate::model::{py_repr, Problem, NO_OWNER};
 
 /// [`claims::previous_by_topic`] as topic -> {member index: [partition]} (member index = position
@@ -56,7 +56,7 @@ pub(crate) fn previous_by_topic<'py>(
 pub(crate) fn previous_owners<'py>(py: Python<'py>, members: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let items = mapping_items(members, "members: expected a mapping of member id to Member")?;
     let mut resolver = Resolver::new(0);
-    let mut slot_of: FxHashMap<(String, i64), usize> = FxHashMap::default();
+    let mut slot_of: FastMap<(String, i64), usize> = FastMap::default();
     let mut keys: Vec<Bound<'py, PyTuple>> = Vec::new();
     let mut ids: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
     for (i, (key, value)) in items.into_iter().enumerate() {

@@ -109,6 +109,9 @@ unsafe fn read_common<'a, 'py>(
     user_data: *mut ffi::PyObject,
     names: &mut Vec<Bound<'py, PyString>>,
 ) -> Option<Fields<'a, 'py>> {
+    // SAFETY: the caller's contract (above): both pointers are live and the GIL is held; every
+    // object read below is checked for its exact type before its layout is used, and nothing
+    // here runs Python code, so no borrowed reference can be freed before the caller copies it.
     unsafe {
         let none = ffi::Py_None();
         if topics != none {
@@ -139,6 +142,9 @@ unsafe fn read_common<'a, 'py>(
 }
 
 /// Whether `obj` is exactly of type `ty`.
+///
+/// # Safety
+/// `obj` is a live object.
 #[inline]
 unsafe fn is_exact(obj: *mut ffi::PyObject, ty: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: the caller passes a live object.
@@ -161,6 +167,9 @@ unsafe fn utf8<'a>(s: *mut ffi::PyObject) -> Option<&'a [u8]> {
 }
 
 /// An exact `int` in the int64 range, `None` (the error cleared) outside it.
+///
+/// # Safety
+/// `i` is a live object of exact type `int`, and the GIL is held.
 #[inline]
 unsafe fn int64(i: *mut ffi::PyObject) -> Option<i64> {
     // SAFETY: `i` is a live exact int: converting it runs no Python code.

@@ -1,60 +1,142 @@
-//! Exceptions of `kassign._core`, one conversion per error kind of the core, and the guarded,
-//! GIL-free call every heavy entry point goes through.
+//! Exceptions of `kassign._core`, one class per kind of core error, all under
+//! `kassign.KassignError` and each still a subclass of the builtin it was before (so a caller's
+//! `except ValueError` keeps working), and the guarded, GIL-free call every heavy entry point goes
+//! through.
+//!
+//! | core error | class | also a |
+//! |---|---|---|
+//! | [`InputError`] (counts, the cap, duplicates, an unknown strategy) | `kassign.InputError` | `ValueError` |
+//! | [`DecodeError`] (undecodable consumer-protocol bytes) | `kassign.ProtocolError` | `ValueError` |
+//! | [`EncodeError`] (a value the wire formats cannot carry) | `kassign.EncodeError` | `ValueError` |
+//! | a panic (a bug) | `kassign.InternalError` | `RuntimeError` |
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 use crate::model::InputError;
 use crate::protocol::{DecodeError, EncodeError};
 
 create_exception!(
     kassign,
-    ProtocolError,
-    PyValueError,
-    "Raised when Kafka consumer-protocol bytes (another member's metadata) cannot be decoded."
-);
-create_exception!(
-    kassign,
-    InternalError,
-    PyRuntimeError,
-    "Raised when the Rust core hits an internal error (a bug); the process keeps running."
+    KassignError,
+    PyException,
+    "The base class of every error the kassign core raises."
 );
 
-/// Invalid input (counts, the partition cap, duplicates): `ValueError` naming the field.
+/// The classes with two bases (`KassignError` and a builtin), made once per interpreter.
+struct Classes {
+    input: Py<PyType>,
+    protocol: Py<PyType>,
+    encode: Py<PyType>,
+    internal: Py<PyType>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+/// `class name(KassignError, builtin)` with `doc`, in module `kassign`.
+fn subclass(py: Python<'_>, name: &str, builtin: Bound<'_, PyType>, doc: &str) -> PyResult<Py<PyType>> {
+    let bases = PyTuple::new(py, [py.get_type::<KassignError>(), builtin])?;
+    let namespace = PyDict::new(py);
+    namespace.set_item("__module__", "kassign")?;
+    namespace.set_item("__doc__", doc)?;
+    let class = py.get_type::<PyType>().call1((name, bases, namespace))?;
+    Ok(class.cast_into::<PyType>()?.unbind())
+}
+
+fn classes(py: Python<'_>) -> PyResult<&'static Classes> {
+    CLASSES.get_or_try_init(py, || {
+        Ok(Classes {
+            input: subclass(
+                py,
+                "InputError",
+                py.get_type::<PyValueError>(),
+                "Raised when the core rejects an input: partition counts, the partition or member cap, \
+                 a duplicate member or topic, an unknown strategy. A ValueError.",
+            )?,
+            protocol: subclass(
+                py,
+                "ProtocolError",
+                py.get_type::<PyValueError>(),
+                "Raised when Kafka consumer-protocol bytes (another member's metadata) cannot be \
+                 decoded. A ValueError.",
+            )?,
+            encode: subclass(
+                py,
+                "EncodeError",
+                py.get_type::<PyValueError>(),
+                "Raised when a value cannot be written in the consumer protocol's wire formats (a \
+                 string over 32767 bytes, ...). A ValueError.",
+            )?,
+            internal: subclass(
+                py,
+                "InternalError",
+                py.get_type::<PyRuntimeError>(),
+                "Raised when the Rust core hits an internal error (a bug); the process keeps \
+                 running. A RuntimeError.",
+            )?,
+        })
+    })
+}
+
+/// An exception of the class `pick` chooses, with `message`; the builtin base itself should the
+/// classes not be made (they are made when the module is imported, so that cannot happen after).
+fn raise(pick: fn(&Classes) -> &Py<PyType>, fallback: fn(String) -> PyErr, message: String) -> PyErr {
+    Python::attach(|py| match classes(py) {
+        Ok(c) => PyErr::from_type(pick(c).bind(py).clone(), message),
+        Err(_) => fallback(message),
+    })
+}
+
+/// Invalid input (counts, the partition cap, duplicates): `kassign.InputError` naming the field.
 impl From<InputError> for PyErr {
     fn from(e: InputError) -> PyErr {
-        PyValueError::new_err(e.to_string())
+        raise(|c| &c.input, PyValueError::new_err, e.to_string())
     }
 }
 
 /// Undecodable consumer-protocol bytes: `kassign.ProtocolError` with the offset and field.
 impl From<DecodeError> for PyErr {
     fn from(e: DecodeError) -> PyErr {
-        ProtocolError::new_err(e.to_string())
+        raise(|c| &c.protocol, PyValueError::new_err, e.to_string())
     }
 }
 
-/// A value the wire formats cannot carry (a string over 32767 bytes, ...): `ValueError`.
+/// A value the wire formats cannot carry (a string over 32767 bytes, ...): `kassign.EncodeError`.
 impl From<EncodeError> for PyErr {
     fn from(e: EncodeError) -> PyErr {
-        PyValueError::new_err(e.to_string())
+        raise(|c| &c.encode, PyValueError::new_err, e.to_string())
     }
+}
+
+/// A panic's payload as text.
+pub(crate) fn internal_error(message: String) -> PyErr {
+    raise(|c| &c.internal, PyRuntimeError::new_err, message)
+}
+
+/// Add the classes to the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let c = classes(py)?;
+    m.add("KassignError", py.get_type::<KassignError>())?;
+    m.add("InputError", c.input.bind(py))?;
+    m.add("ProtocolError", c.protocol.bind(py))?;
+    m.add("EncodeError", c.encode.bind(py))?;
+    m.add("InternalError", c.internal.bind(py))?;
+    Ok(())
 }
 
 /// Run `f` without the GIL, with a panic turned into `kassign.InternalError` instead of
 /// aborting the consumer process.
 pub(crate) fn run_detached<T: Send, F: FnOnce() -> T + Send>(py: Python<'_>, f: F) -> PyResult<T> {
     py.detach(|| catch_unwind(AssertUnwindSafe(f))).map_err(|panic| {
-        let msg = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        InternalError::new_err(format!(
-            "kassign core panicked (this is a bug, please report it): {msg}"
+        internal_error(format!(
+            "kassign core panicked (this is a bug, please report it): {}",
+            crate::panic_message(panic.as_ref())
         ))
     })
 }

@@ -14,7 +14,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_arrow::PyTable;
 
-use crate::fleet::{FxHashMap, GroupRows, MemberRow, PartRow};
+use crate::fleet::{FastMap, GroupRows, MemberRow, PartRow};
 
 pub(super) fn arrow_err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("fleet_evaluate: {e}"))
@@ -255,7 +255,7 @@ fn decode_topic_rows(p: &Columns<'_>, n: usize, g: &mut GroupRows) -> PyResult<(
         }
         None => (None, None),
     };
-    let mut committed: FxHashMap<i32, Vec<Option<i64>>> = FxHashMap::default();
+    let mut committed: FastMap<i32, Vec<Option<i64>>> = FastMap::default();
     for i in 0..n {
         let Some(t) = opt_str(&topic, i) else {
             g.add_marker(opt_str(&state, i), opt_str(&protocol, i));

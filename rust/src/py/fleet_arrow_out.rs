@@ -137,12 +137,7 @@ pub(super) fn to_batch(
         repeated_str(group_rows.protocol.as_deref()),
         repeated_str(group_rows.group_protocol.as_deref()),
         Arc::new(Int32Array::from(vec![Some(group_rows.custom_user_data); n])),
-        // members: the metric when measured, else the group's (or row count's) size
-        to32(
-            rows.iter()
-                .map(|r| Some(r.quality.as_ref().map_or(r.members, |q| q.members)))
-                .collect(),
-        ),
+        to32(rows.iter().map(|r| Some(r.members_value())).collect()),
         to32(stats_col(&|g| g.topics)),
         to32(stats_col(&|g| g.missing_topics)),
         quality_i32(&|q| q.partitions),
@@ -163,7 +158,7 @@ pub(super) fn to_batch(
         quality_f64(&|q| Some(q.mean_member_lag)),
         quality_f64(&|q| q.lag_ratio),
         quality_f64(&|q| q.lag_ratio_bound),
-        quality_f64(&|q| q.lag_ratio.zip(q.lag_ratio_bound).map(|(r, b)| r / b)),
+        quality_f64(&|q| q.lag_vs_bound()),
         Arc::new(BooleanArray::from(
             rows.iter()
                 .map(|r| r.quality.as_ref().map(|q| q.lag_imbalanced))

@@ -12,8 +12,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use crate::fleet::{self, Assigner, FxHashMap, Group, Origin, Placed, RustAssigner, StrategyError};
-use crate::model::{InputError, Problem};
+use crate::fleet::{self, Assigner, FastMap, Group, Origin, Placed, RustAssigner, StrategyError};
+use crate::model::Problem;
 
 /// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
 const TOPIC_LAGS: &str = "topic-lags";
@@ -29,16 +29,16 @@ pub(super) struct PyAssigner<'py, 'g> {
     /// History-free Members: per member row, and per joiner template row.
     row_members: Vec<Option<Bound<'py, PyAny>>>,
     joiner_members: HashMap<u32, Bound<'py, PyAny>>,
-    ids: FxHashMap<String, Bound<'py, PyString>>,
+    ids: FastMap<String, Bound<'py, PyString>>,
     partitions_per_topic: Bound<'py, PyDict>,
     lags: Bound<'py, PyDict>,
-    topic_ids: FxHashMap<String, u32>,
+    topic_ids: FastMap<String, u32>,
     /// Problem topic id => its name as a Python string (the keys of `Inputs.subs`).
     topic_names: Vec<Bound<'py, PyString>>,
     /// `kassign.assignors._greedy.Inputs`, and one instance per member set seen (a churn round has
     /// the same members for every strategy): derived inputs are shared by every Python strategy.
     inputs_class: Bound<'py, PyAny>,
-    inputs: FxHashMap<Vec<(Origin, String)>, Bound<'py, PyAny>>,
+    inputs: FastMap<Vec<(Origin, String)>, Bound<'py, PyAny>>,
     /// `Inputs.shared` of every instance: values derived from the group's partitions and lags
     /// alone (e.g. per-topic lag arrays), the same in every churn round.
     shared: Bound<'py, PyDict>,
@@ -109,13 +109,13 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
             sub_tuples,
             row_members: vec![None; group.num_members()],
             joiner_members: HashMap::new(),
-            ids: FxHashMap::default(),
+            ids: FastMap::default(),
             partitions_per_topic,
             lags,
             topic_ids,
             topic_names: names,
             inputs_class,
-            inputs: FxHashMap::default(),
+            inputs: FastMap::default(),
             shared,
         })
     }
@@ -257,9 +257,10 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
                 }
                 if o as usize >= n {
                     // what kassign.assign's result conversion (_core.result_lists) raises
-                    return Ok(Err(StrategyError::Input(InputError::Invalid(format!(
-                        "result_lists: owner {o} of {topic}-{p} out of range"
-                    )))));
+                    return Ok(Err(StrategyError::Raised {
+                        label: "ValueError".to_string(),
+                        message: format!("result_lists: owner {o} of {topic}-{p} out of range"),
+                    }));
                 }
                 match tid {
                     Some(t) if (p as u64) < problem.topic_len[t as usize] as u64 => {

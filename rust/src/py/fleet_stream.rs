@@ -22,7 +22,7 @@ use pyo3_arrow::PyTable;
 
 use super::fleet::{evaluate_decoded, EvalArgs};
 use super::fleet_arrow_in::{decode_members, one_batch, push_part};
-use crate::fleet::{EvalOptions, FxHashMap, GroupRows, PartRow};
+use crate::fleet::{EvalOptions, FastMap, GroupRows, PartRow};
 
 fn type_err(what: &str, e: impl std::fmt::Display) -> PyErr {
     PyTypeError::new_err(format!("StreamIndex: {what}: {e}"))
@@ -85,7 +85,7 @@ struct Offsets {
     /// The topic dictionary's code of each row (null: no topic).
     topic: Int32Array,
     /// Topic name -> its code (the last code of a name seen twice, as the Python index).
-    code_of: FxHashMap<String, i32>,
+    code_of: FastMap<String, i32>,
     partition: Int32Array,
     offset: Int64Array,
 }
@@ -102,7 +102,7 @@ pub struct StreamIndex {
     beginning: Option<Int64Array>,
     end: Option<Int64Array>,
     /// (cluster, topic) -> its row.
-    rows: FxHashMap<(String, String), u32>,
+    rows: FastMap<(String, String), u32>,
     offsets: Option<Offsets>,
 }
 
@@ -158,7 +158,7 @@ fn build_index(parts: &RecordBatch, offsets: Option<&RecordBatch>) -> PyResult<S
             Some((l, names))
         }
     };
-    let mut rows = FxHashMap::default();
+    let mut rows = FastMap::default();
     for i in 0..parts.num_rows() {
         if cluster.is_valid(i) && topic.is_valid(i) {
             // a later row of the same key replaces an earlier one, as in the Python index's dict
@@ -179,7 +179,7 @@ fn build_index(parts: &RecordBatch, offsets: Option<&RecordBatch>) -> PyResult<S
             )?;
             let dict = dict.as_dictionary::<Int32Type>();
             let values = dict.values().as_string::<i32>();
-            let mut code_of = FxHashMap::default();
+            let mut code_of = FastMap::default();
             for c in 0..values.len() {
                 if values.is_valid(c) {
                     code_of.insert(values.value(c).to_string(), c as i32);
@@ -287,7 +287,7 @@ fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<GroupRows
         }
     }
 
-    let mut committed: FxHashMap<i32, Vec<Option<i64>>> = FxHashMap::default();
+    let mut committed: FastMap<i32, Vec<Option<i64>>> = FastMap::default();
     for (name, row) in &topics {
         let t = g.topics.intern(name);
         committed.clear();

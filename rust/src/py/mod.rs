@@ -4,6 +4,7 @@
 //! * `member`: the `kassign.Member` type, which owns every shape and type check of a member.
 //! * `assign`: `assign` (Python objects in, result objects out) and the Python strategies' helpers.
 //! * `claims`: the claim rule (`crate::claims`) for the Python strategies and `kassign.quality`.
+//! * `quality`: the fleet metrics (`crate::fleet::metrics`) for `kassign.quality`.
 //! * `lag`: the lag rule (`crate::lag`) for `kassign.lag`.
 //! * `protocol`: the wire formats and the bytes-in, bytes-out leader path `assign_wire`.
 //! * `drop_in`: the drop-in classes' leader step, from the clients' decoded member metadata.
@@ -32,11 +33,12 @@ mod lag;
 mod member;
 mod objects;
 mod protocol;
+mod quality;
 mod slot_attr;
 
 use pyo3::prelude::*;
 
-use errors::{run_detached, InternalError, ProtocolError};
+use errors::run_detached;
 
 /// Panic inside the core on purpose, through the same guarded path every heavy call uses.
 /// Exists so tests can prove a panic surfaces as `kassign.InternalError` and the process survives.
@@ -51,10 +53,15 @@ fn rust_strategies() -> Vec<&'static str> {
     crate::strategy::names()
 }
 
-#[pymodule]
+/// `gil_used = true`: on a free-threaded CPython, importing the module turns the GIL back on (with a
+/// RuntimeWarning) unless the user forces it off (`PYTHON_GIL=0`, `-X gil=0`). PyO3 0.30 defaults
+/// to `false`, which would be untrue here: the drop-in leader step reads the client's objects
+/// through borrowed references (list items, instance dict entries, `__slots__` read at their
+/// offsets: `drop_in_fast`, `slot_attr`) that another thread could replace and free without the
+/// GIL, and `objects::TpFactory` fills tuples in place. docs/cpython-layout.md, "Free-threaded CPython".
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ProtocolError", m.py().get_type::<ProtocolError>())?;
-    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    errors::register(m)?;
     m.add_class::<member::Member>()?;
     m.add_function(wrap_pyfunction!(assign::assign, m)?)?;
     m.add_function(wrap_pyfunction!(assign::assign_owners, m)?)?;
@@ -70,6 +77,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     greedy::register(m)?;
     lag::register(m)?;
     churn::register(m)?;
+    quality::register(m)?;
     m.add("MAX_PARTITIONS", crate::model::MAX_PARTITIONS)?;
     m.add("MAX_MEMBERS", crate::model::MAX_MEMBERS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

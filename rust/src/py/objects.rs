@@ -58,6 +58,80 @@ pub(crate) fn topic_partition_class(py: Python<'_>) -> PyResult<&Bound<'_, PyTyp
         .map(|c| c.bind(py))
 }
 
+/// Whether and where the running interpreter caches a tuple's hash inside the tuple object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TupleHashCache {
+    /// No cache: CPython before 3.14 computes a tuple's hash on every call.
+    Absent,
+    /// A cache at this byte offset from the object's start: CPython 3.14 and later keep it in
+    /// `PyTupleObject.ob_hash`, the field between the variable-size head and the items, where -1
+    /// means "not computed yet" (CPython gh-131525).
+    At(usize),
+    /// A cache whose place could not be proven (a later layout, another implementation): results
+    /// are built through `tuple.__new__`, which is correct everywhere.
+    Unproven,
+}
+
+/// Where this interpreter caches a tuple's hash, found once per process.
+///
+/// The extension is built for the stable ABI, which does not describe `PyTupleObject`, so the
+/// place is derived and then proven on a real tuple instead of assumed: on CPython 3.14 and later
+/// the field ends the tuple head, `tuple.__basicsize__` bytes from the object's start. A tuple
+/// that CPython's own constructor just built must hold -1 there, and after `hash()` the hash
+/// itself (which is never -1). Anything else means the layout is not the one described, and
+/// the factory builds results through `tuple.__new__`.
+fn tuple_hash_cache(py: Python<'_>) -> PyResult<TupleHashCache> {
+    static CACHE: PyOnceLock<TupleHashCache> = PyOnceLock::new();
+    CACHE
+        .get_or_try_init(py, || {
+            let cpython = py
+                .import("sys")?
+                .getattr("implementation")?
+                .getattr("name")?
+                .extract::<String>()?
+                == "cpython";
+            if !cpython {
+                return Ok(TupleHashCache::Unproven);
+            }
+            let version = py.version_info();
+            if (version.major, version.minor) < (3, 14) {
+                return Ok(TupleHashCache::Absent);
+            }
+            let head: usize = py.get_type::<PyTuple>().getattr("__basicsize__")?.extract()?;
+            let width = std::mem::size_of::<ffi::Py_hash_t>();
+            let Some(offset) = head.checked_sub(width) else {
+                return Ok(TupleHashCache::Unproven);
+            };
+            // A new tuple from CPython's constructor (a fresh str, so no cached result is reused).
+            let probe = PyTuple::new(
+                py,
+                [
+                    PyString::new(py, "kassign hash probe").into_any(),
+                    7_i64.into_pyobject(py)?.into_any(),
+                ],
+            )?;
+            // SAFETY: a tuple of 2 items spans `head` plus two item pointers, so the word at
+            // `offset` (< head) lies inside the live object `probe` owns; it is only read.
+            let read = || unsafe {
+                probe
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(offset)
+                    .cast::<ffi::Py_hash_t>()
+                    .read_unaligned()
+            };
+            let before = read();
+            let hash = probe.hash()?;
+            let after = read();
+            Ok(if before == -1 && after == hash as ffi::Py_hash_t {
+                TupleHashCache::At(offset)
+            } else {
+                TupleHashCache::Unproven
+            })
+        })
+        .copied()
+}
+
 /// Builds `tp_class` instances, a `tuple` subclass of (topic, partition) without an instance
 /// dict (`kassign.TopicPartition`). They are allocated directly and untracked by the cyclic GC: a
 /// tuple of a str and an int cannot be part of a reference cycle (CPython untracks exact tuples
@@ -66,6 +140,8 @@ pub(crate) fn topic_partition_class(py: Python<'_>) -> PyResult<&Bound<'_, PyTyp
 pub(crate) struct TpFactory<'py> {
     cls: Bound<'py, PyType>,
     direct: bool,
+    /// Where a directly allocated instance's cached hash lives, when the interpreter has one.
+    hash_cache: Option<usize>,
     tuple_new: Bound<'py, PyAny>,
     /// Partition index objects 0..n, made on first use and shared by every later result (ints
     /// above 256 are not cached by CPython; a million results would otherwise allocate a million
@@ -85,15 +161,25 @@ impl<'py> TpFactory<'py> {
                 "tp_class: expected a tuple subclass",
             ));
         }
-        let no_dict = cls.getattr("__dictoffset__")?.extract::<isize>()? == 0;
-        let plain_alloc =
-            cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
-        let direct = no_dict && plain_alloc;
+        // The layout attributes are read only where the direct path can apply: PyPy's types have
+        // no `__dictoffset__` or `__itemsize__`.
+        let plain_layout = || -> PyResult<bool> {
+            let no_dict = cls.getattr("__dictoffset__")?.extract::<isize>()? == 0;
+            let plain_alloc =
+                cls.getattr("__itemsize__")?.extract::<isize>()? == std::mem::size_of::<*mut ffi::PyObject>() as isize;
+            Ok(no_dict && plain_alloc)
+        };
+        let (direct, hash_cache) = match tuple_hash_cache(py)? {
+            TupleHashCache::Absent => (plain_layout()?, None),
+            TupleHashCache::At(offset) => (plain_layout()?, Some(offset)),
+            TupleHashCache::Unproven => (false, None),
+        };
         let n = if direct { longest_topic.min(MAX_SHARED_INTS) } else { 0 };
         let ints = vec![None; n];
         Ok(TpFactory {
             cls: cls.clone(),
             direct,
+            hash_cache,
             tuple_new: tuple_type.getattr("__new__")?,
             ints,
         })
@@ -113,11 +199,20 @@ impl<'py> TpFactory<'py> {
         }
         // SAFETY: `cls` is a tuple subclass without an instance dict whose items are object
         // pointers (checked in `new`), so a 2-item GenericAlloc is a valid empty instance whose
-        // slots we fill once with new references.
+        // slots we fill once with new references. GenericAlloc zero-fills the object: where the
+        // interpreter caches a tuple's hash (`hash_cache`, proven by `tuple_hash_cache`, inside
+        // the tuple head and so inside this allocation), the cache is set to -1, "not computed",
+        // as CPython's own tuple constructors do; a zero there would be read as a cached hash 0.
         unsafe {
             let obj = ffi::PyType_GenericAlloc(self.cls.as_type_ptr(), 2);
             if obj.is_null() {
                 return Err(PyErr::fetch(py));
+            }
+            if let Some(offset) = self.hash_cache {
+                obj.cast::<u8>()
+                    .add(offset)
+                    .cast::<ffi::Py_hash_t>()
+                    .write_unaligned(-1);
             }
             let obj = Bound::from_owned_ptr(py, obj);
             if ffi::PyTuple_SetItem(obj.as_ptr(), 0, topic.clone().into_ptr()) != 0 {

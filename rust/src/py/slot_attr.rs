@@ -24,8 +24,11 @@ struct SlotDescriptor<'py> {
     offset: Option<usize>,
 }
 
-/// The head of CPython's `PyMemberDescrObject` (`Include/descrobject.h`, the same from 3.3 to
-/// 3.14): the common descriptor fields, then the slot's `PyMemberDef` (which is in the stable ABI).
+/// The head of CPython's `PyMemberDescrObject` (`Include/cpython/descrobject.h`: `PyDescr_COMMON`
+/// then `d_member`, the same from 3.3 to 3.15): the common descriptor fields, then the slot's
+/// `PyMemberDef` (which is in the stable ABI). `ffi::PyObject` is the header of the build this
+/// module is compiled for (the free-threaded header in a free-threaded build). docs/cpython-layout.md,
+/// "CPython object layouts".
 #[repr(C)]
 struct MemberDescrHead {
     ob_base: ffi::PyObject,
@@ -35,19 +38,34 @@ struct MemberDescrHead {
     d_member: *const ffi::PyMemberDef,
 }
 
-/// Whether this interpreter's member descriptors have the head [`MemberDescrHead`] describes:
-/// CPython 3.10 (the abi3 floor) to 3.14. The wheel's abi3 build also loads on later versions and
-/// other implementations; there every slot is read through its descriptor's `__get__` instead.
-fn member_layout_known(py: Python<'_>) -> bool {
-    static KNOWN: PyOnceLock<bool> = PyOnceLock::new();
-    *KNOWN.get_or_init(py, || {
-        let version = py.version_info();
-        let cpython = py
-            .import("sys")
-            .and_then(|sys| sys.getattr("implementation")?.getattr("name")?.extract::<String>())
-            .is_ok_and(|name| name == "cpython");
-        cpython && version.major == 3 && (10..15).contains(&version.minor)
+/// Whether the fast ways apply here: the interpreter is CPython (`sys.implementation.name`) and
+/// the GIL is on (`sys._is_gil_enabled()`, 3.13+; earlier versions always have it). Elsewhere
+/// (PyPy, GraalPy, a free-threaded CPython run with the GIL forced off) every attribute is read by
+/// the ordinary `getattr`: the fast ways hand out borrowed references that only the GIL keeps
+/// valid. Decided once: the GIL's state is settled by the time this module is imported.
+fn fast_reads(py: Python<'_>) -> bool {
+    static FAST: PyOnceLock<bool> = PyOnceLock::new();
+    *FAST.get_or_init(py, || {
+        let check = || -> PyResult<bool> {
+            let sys = py.import("sys")?;
+            if sys.getattr("implementation")?.getattr("name")?.extract::<String>()? != "cpython" {
+                return Ok(false);
+            }
+            match sys.getattr_opt("_is_gil_enabled")? {
+                Some(enabled) => enabled.call0()?.is_truthy(),
+                None => Ok(true),
+            }
+        };
+        check().unwrap_or(false)
     })
+}
+
+/// Whether this interpreter's member descriptors have the head [`MemberDescrHead`] describes:
+/// CPython 3.10 (the abi3 floor) to 3.15, whose headers were read. The wheel's abi3 build also
+/// loads on later versions; there every slot is read through its descriptor's `__get__` instead.
+fn member_layout_known(py: Python<'_>) -> bool {
+    let version = py.version_info();
+    fast_reads(py) && version.major == 3 && (10..16).contains(&version.minor)
 }
 
 /// The offset of the object slot that `descr` (a member descriptor found on `ty`'s MRO for
@@ -113,6 +131,9 @@ fn slot_offset(
 /// aiokafka's structs keep their fields in the instance dict, and no class on their MRO has an
 /// attribute of that name: `getattr` then returns the instance dict's entry, which is read
 /// directly; a missing entry takes the ordinary `getattr` (AttributeError or `__getattr__`).
+///
+/// Only on CPython with the GIL on ([`fast_reads`]); the slot's offset is used only where the
+/// member descriptor's layout is known ([`member_layout_known`]).
 pub(super) struct SlotAttr<'py> {
     name: Bound<'py, PyString>,
     /// The type last seen and how the attribute is read on it.
@@ -141,6 +162,9 @@ impl<'py> SlotAttr<'py> {
     /// How `name` is read on `ty` with what `getattr` gives (see [`Way`]).
     fn resolve(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Way<'py>> {
         let py = ty.py();
+        if !fast_reads(py) {
+            return Ok(Way::Getattr);
+        }
         let object = py.get_type::<PyAny>();
         if !ty
             .getattr(intern!(py, "__getattribute__"))?
@@ -287,6 +311,7 @@ impl<'py> SlotAttr<'py> {
     #[inline]
     pub(super) unsafe fn peek(&self, obj: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
         match &self.seen {
+            // SAFETY (the guard's `Py_TYPE`): the caller's contract, `obj` is a live object.
             Some((
                 ty,
                 Way::Slot(SlotDescriptor {

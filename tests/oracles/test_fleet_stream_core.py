@@ -1,6 +1,6 @@
 """The stream plan's per-group inputs built in the core (``kassign._core.StreamIndex``,
 ``kassign.fleet.evaluate.evaluate_stream_group``) against the Python path they replace
-(``kassign.fleet.stream.group_inputs`` + ``evaluate_group_table``), row by row, on random fleets:
+(``oracles.fleet_stream.group_inputs`` + ``evaluate_group_table``), row by row, on random fleets:
 several clusters, groups with bad rows (test_fleet_evaluate.random_group), partitions with odd
 rows (null partitions, duplicates, racks as dictionaries or strings), committed offsets with
 nulls, duplicates and unknown topics, groups-table rows with empty and null values, stream rows
@@ -13,7 +13,6 @@ import random
 
 import pyarrow as pa
 import pytest
-from test_fleet_evaluate import LABELS, TOPICS, assert_rows_equal, random_group
 
 from kassign.fleet.evaluate import evaluate_group_table, evaluate_stream_group
 from kassign.fleet.snapshot import OFFSETS_SCHEMA, PARTITIONS_SCHEMA
@@ -23,7 +22,6 @@ from kassign.fleet.stream import (
     KIND_MEMBER,
     KIND_OFFSET,
     MEMBER_COLUMNS,
-    group_inputs,
     group_tables,
     pack_offsets,
     partition_index,
@@ -31,6 +29,8 @@ from kassign.fleet.stream import (
     write_arrow,
     write_compact_partitions,
 )
+from oracles.fleet_stream import group_inputs
+from oracles.test_fleet_evaluate import LABELS, TOPICS, assert_rows_equal, random_group
 
 CLUSTERS = ["c1", "c2", "c3"]  # c3 has no partitions
 

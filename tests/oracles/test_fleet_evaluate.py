@@ -1,5 +1,5 @@
 """The fleet job's per-group evaluation in the Rust core (kassign.fleet.evaluate) equals the Python
-reference (kassign.fleet.group.evaluate_group: kassign.assign + kassign.fleet.quality + the churn
+reference (oracles.fleet_group.evaluate_group: kassign.assign + the Python metrics + the churn
 replay in Python) row by row, on random groups, bad rows included."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import pytest
 import kassign
 from kassign.assignors import PYTHON_OWNERS, PYTHON_STRATEGIES
 from kassign.fleet.evaluate import evaluate_group_table
-from kassign.fleet.group import evaluate_group, result_schema, strategy_labels
+from kassign.fleet.group import result_schema, strategy_labels
 from kassign.fleet.snapshot import MEMBERS_SCHEMA
+from oracles.fleet_group import evaluate_group
 
 PARTS_SCHEMA = pa.schema(
     [
@@ -324,8 +325,8 @@ def test_compact_partition_side_equals_the_reference_on_the_joined_rows(seed):
 @pytest.mark.parametrize("seed", range(200))
 def test_migration_inputs_equal_the_reference(seed):
     """The core's migration input columns (group_protocol, custom_user_data) against
-    kassign.fleet.group.migration_meta, on marker and topic rows, nulls, empty strings and bytes."""
-    from kassign.fleet.group import migration_meta
+    oracles.fleet_group.migration_meta, on marker and topic rows, nulls, empty strings and bytes."""
+    from oracles.fleet_group import migration_meta
 
     rng = random.Random(seed)
     n_parts = rng.randint(0, 6)

@@ -1,18 +1,17 @@
-"""Quality metrics of an assignment: the public name of :mod:`kassign.fleet.quality`.
-
-The metrics live with the fleet report that defines them (``kassign/fleet/quality.py``); they are
-pure functions over ``kassign.Member`` and assignments, useful on their own (e.g. to measure
-``kassign.assign`` results in a test), so they keep this short import path. Importing it does not
-import pyarrow or pyspark.
+"""The Python reference of :mod:`kassign.quality` (formerly ``kassign/fleet/quality.py``): the
+fleet metrics written in Python, before the core's (``rust/src/fleet/metrics.rs``) became their
+one implementation. ``test_quality_oracle.py`` compares the two on random inputs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
 from typing import Any
 
-from .._types import Member, TopicPartition
+from kassign import Member, TopicPartition
+
+# the threshold is the core's one constant (rust/src/fleet/metrics.rs), not defined again here
+from kassign.quality import IMBALANCE_THRESHOLD, GroupQuality  # the result's fields are the API's
 
 __all__ = [
     "IMBALANCE_THRESHOLD",
@@ -31,8 +30,6 @@ __all__ = [
     "violations",
 ]
 
-#: max/mean above this is flagged as imbalanced (Cruise Control's default balance threshold).
-IMBALANCE_THRESHOLD = 1.10
 
 Assignment = Mapping[str, Sequence[TopicPartition]]
 _UNSET: Any = object()
@@ -71,7 +68,7 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
     by the core: ``rust/src/claims.rs``). Every claimed key is returned, in the order first
     claimed, valid or not (:func:`moves` counts the assignable ones).
     """
-    from .. import _core
+    from kassign import _core
 
     return _core.previous_owners(members)
 
@@ -175,36 +172,6 @@ def violations(assignment: Assignment, members: Mapping[str, Member], partitions
                 bad += 1
             seen.add(key)
     return bad
-
-
-@dataclass(frozen=True)
-class GroupQuality:
-    """The metrics of one assignment of one group (see the module docstring for definitions)."""
-
-    members: int
-    partitions: int  # assignable partitions
-    assigned: int
-    unassigned: int  # assignable but not assigned (cooperative-sticky withholds them for a round)
-    min_count: int
-    max_count: int
-    count_spread: int
-    count_ratio: float | None
-    max_member_lag: int
-    mean_member_lag: float
-    lag_ratio: float | None
-    lag_ratio_bound: float | None
-    lag_imbalanced: bool
-    moves: int
-    kept: int
-    rack_local: int
-    rack_eligible: int
-    rack_locality: float | None
-    violations: int
-
-    def as_dict(self) -> dict[str, object]:
-        # shallow: every field is a scalar (dataclasses.asdict deep-copies, a visible cost in the
-        # fleet job's inner loop)
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def evaluate(

@@ -13,11 +13,11 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
-from test_fleet_evaluate import MEMBER_COLUMNS, PARTS_SCHEMA, TOPICS, assert_rows_equal, random_group
 
 from kassign.assignors._greedy import TOPIC_LAGS, Inputs, subscribers_by_topic
 from kassign.fleet.evaluate import evaluate_group_table, python_strategies
-from kassign.fleet.group import evaluate_group
+from oracles.fleet_group import evaluate_group
+from oracles.test_fleet_evaluate import MEMBER_COLUMNS, PARTS_SCHEMA, TOPICS, assert_rows_equal, random_group
 
 PY_LABELS = ["lag-aware", "fair", "failover", "lag-aware:sticky", "lag-aware:per-topic", "lag-aware:global"]
 SEEN: Counter[str] = Counter()

@@ -1,4 +1,6 @@
-"""What-if churn replay: members leave and join, one rebalance each; count partition moves.
+"""The Python reference of the fleet's churn replay (formerly ``kassign/fleet/churn.py``; the
+fleet job replays in the core, ``rust/src/fleet/churn.rs``): members leave and join, one
+rebalance each; count partition moves.
 
 The replay starts from a strategy's assignment of the group and alternates events: a member
 leaves, then a new member joins with the subscription and rack of the one that left (a rolling
@@ -23,8 +25,7 @@ from typing import Any
 
 import kassign
 from kassign import Member, TopicPartition
-
-from . import quality
+from oracles import quality
 
 MAX_FOLLOW_UPS = 3
 
