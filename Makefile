@@ -59,9 +59,9 @@ test-interpreters: $(VENV)/.tools
 	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin DIST_TARGET_DIR=$(DIST_TARGET_DIR) \
 		scripts/interpreters/run
 
-# The broker soak and crash test (tests/broker/test_broker_soak.py; figures in out/soak.json and
-# RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS (default 50) and
-# KASSIGN_SOAK_SECONDS (default 600) size it; .ci/run runs a smaller one.
+# The broker soak and crash tests (tests/broker/test_broker_soak.py; figures in out/soak-churn.json,
+# out/soak-crash.json and RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS
+# (default 50) and KASSIGN_SOAK_SECONDS (default 240; 600 for the full run) size them.
 test-soak: develop broker-plugin
 	$(PY) -m pytest -q -s -m soak tests/broker/test_broker_soak.py
 

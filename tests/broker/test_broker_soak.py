@@ -1,39 +1,52 @@
 """Long-running on a real broker (issue 38): many kassign groups under churn, then a broker crash.
 
 Not in ``make test``: marked ``soak`` (deselected by pyproject.toml's addopts); ``make test-soak``
-runs it. Three Kafka brokers with the kassign jar (tests/support/kafka_plugin_cluster.py, a
-cluster of the test's own, since it is killed) and ``KASSIGN_SOAK_GROUPS`` groups (default 50) of
-confluent-kafka-python consumers (``group.protocol=consumer``, ``group.remote.assignor=kassign``)
-on two topics of 6 partitions. The consumers run in a few processes of many consumers each
-(tests/support/soak_worker.py). A producer writes numbered records throughout.
+runs it, and .ci/run runs that. Three Kafka brokers with the kassign jar
+(tests/support/kafka_plugin_cluster.py; a cluster of this module's own, since the last test kills
+it) and ``KASSIGN_SOAK_GROUPS`` groups (default 50) of confluent-kafka-python consumers
+(``group.protocol=consumer``, ``group.remote.assignor=kassign``). The consumers run in a few
+processes of many consumers each (tests/support/soak_worker.py). A producer writes numbered records
+throughout: record ``i`` goes to a known topic and partition, and the brokers acknowledge it.
+
+:func:`test_soak_churn`, on two topics of 6 partitions:
 
 1. Two *base* processes hold one member of every group for the whole run. For
-   ``KASSIGN_SOAK_SECONDS`` (default 600), every ``CHURN_EVERY`` seconds a *churn* process holding a
-   member of a fifth of the groups joins, or one leaves (SIGTERM: its consumers close), or one is
-   killed (SIGKILL).
-2. Then every group must be stable: exactly the base members, each with a non-empty assignment
-   equal to its target, no partition in two members' assignments, every partition owned. Every
-   record produced (acknowledged by the brokers) is consumed by every group at least once.
-3. The brokers' heap after a full GC (``jcmd GC.run``, then ``jstat -gc``) and their anonymous
-   resident memory beyond the committed heap (``RssAnon`` in /proc/PID/status, where a native leak
-   of the plugin would show) are compared between the start (after a warm-up) and the end.
-4. A member of every group joins, and while groups are mid-rebalance (a group with the new member
-   not yet stable) the three brokers are killed with SIGKILL and restarted on their data
-   directories. Every group must settle again with its three members and consume every record.
+   ``KASSIGN_SOAK_SECONDS`` (default 240, the CI length; RELIABILITY.md has a 600-second run), every
+   ``CHURN_EVERY`` seconds a *churn* process holding a member of a fifth of the groups joins, or one
+   leaves (SIGTERM: its consumers close), or one is killed (SIGKILL). Every churn step describes
+   every group: no partition is in two members' current assignments.
+2. Then every group is stable with the assignor ``kassign``: exactly the base members, each with a
+   non-empty assignment equal to its target, the assignments disjoint and covering every partition.
+   Every acknowledged record was consumed by every group. No two members of a group owned a
+   partition at the same time, as the members' own rebalance callbacks tell it (:func:`overlaps`).
+3. The brokers' heap after a full GC and their anonymous resident memory beyond the committed heap
+   (where a native leak of the plugin would show) grew by at most HEAP_SLACK and NATIVE_SLACK from
+   the first sample (after a warm-up) to the last.
 
-The figures go to ``out/soak.json`` (``KASSIGN_SOAK_OUT``) and to stdout; RELIABILITY.md quotes them.
+:func:`test_broker_crash_mid_rebalance`, on two other topics, with other groups: two members per
+group, then a third joins every group, and while groups are mid-rebalance (seen by a describe) the
+three brokers are killed with SIGKILL and restarted on their data directories. Every group settles
+again on its three members with the assignor ``kassign``, every acknowledged record (before, during
+and after the crash) is consumed by every group, and no two members owned a partition at once.
+
+``KASSIGN_SOAK_ASSIGNOR`` (default ``kassign``) runs the same tests with ``uniform``: the control
+measurement the memory tolerances come from. The figures go to ``out/soak-<test>.json``
+(``KASSIGN_SOAK_OUT`` is the directory) and to stdout; RELIABILITY.md quotes them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,40 +59,49 @@ from support.kafka_plugin_cluster import REPO, PluginCluster, plugin_jar
 pytestmark = [pytest.mark.soak, pytest.mark.broker]
 
 GROUPS = int(os.environ.get("KASSIGN_SOAK_GROUPS", "50"))
-SECONDS = float(os.environ.get("KASSIGN_SOAK_SECONDS", "600"))
-OUT = Path(os.environ.get("KASSIGN_SOAK_OUT", str(REPO / "out" / "soak.json")))
-TOPICS = {"soak-a": 6, "soak-b": 6}
-RATE = 20.0  # records per second, spread over the 12 partitions
+SECONDS = float(os.environ.get("KASSIGN_SOAK_SECONDS", "240"))
+ASSIGNOR = os.environ.get("KASSIGN_SOAK_ASSIGNOR", "kassign")
+OUT = Path(os.environ.get("KASSIGN_SOAK_OUT", str(REPO / "out")))
+RATE = 20.0  # records per second, spread over a test's 12 partitions
 CHURN_EVERY = 8.0  # seconds between churn events
 MAX_CHURN = 3  # churn processes alive at once
+MEMORY_SAMPLES = 5  # broker memory samples from the end of the warm-up to the end of the churn
 SETTLE_TIMEOUT = 240.0
 CONSUME_TIMEOUT = 240.0
 #: The brokers' heap committed and touched from the start (Xms = Xmx, AlwaysPreTouch), so that the
 #: resident memory beyond it (``native``) is everything else: metaspace, code cache, thread stacks,
-#: and the plugin's native allocations.
+#: malloc arenas, and the plugin's native allocations.
 JVM_OPTIONS = ["-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
 WORKER = REPO / "tests" / "support" / "soak_worker.py"
 MIB = 1024 * 1024
 
-#: Flat means: the heap live after a full GC grows by at most HEAP_SLACK, and the anonymous resident
-#: memory beyond the committed heap by at most NATIVE_SLACK, per broker. Both are well under what a
-#: leak of the plugin's per-call memory would add over the run's assignments (docs/broker.md
-#: bounds one call; RELIABILITY.md gives the arithmetic), and above what the broker's own caches and
-#: JIT move between two measurements.
+#: Flat means: from the first sample (after the warm-up) to the last, per broker, the heap live
+#: after a full GC grows by at most HEAP_SLACK and the anonymous resident memory beyond the
+#: committed heap by at most NATIVE_SLACK. NOT YET DERIVED FROM MEASUREMENT (issue 38 left open):
+#: the intended source is the control, the same churn with the broker's own ``uniform`` assignor
+#: (KASSIGN_SOAK_ASSIGNOR=uniform), where kassign's library is never called. A 40-second run moved
+#: ``native`` by up to 32 MiB on a broker still warming up, so short runs are not a basis. A leak
+#: shows as growth proportional to the assignments the brokers computed, which the test counts from
+#: the brokers' logs ("Computed a new target assignment ... with 'kassign'"): NATIVE_SLACK /
+#: assignments is the smallest leak per assignment the test is sure to catch (printed as
+#: ``native_leak_caught_per_assignment``).
 HEAP_SLACK = 24 * MIB
 NATIVE_SLACK = 32 * MIB
 
+_TARGET_LINE = re.compile(r"Computed a new target assignment for epoch \d+ with '(\w+)' assignor")
+
 
 class Worker:
-    def __init__(self, cluster: PluginCluster, name: str, groups: list[str], work_dir: Path) -> None:
+    def __init__(self, cluster: PluginCluster, name: str, groups: list[str], topics: dict[str, int], work: Path):
         self.name = name
         self.groups = groups
-        self.events = work_dir / f"{name}.jsonl"
+        self.events = work / f"{name}.jsonl"
+        self.ended: float | None = None  # monotonic time of the SIGKILL, for a killed worker
         members = ",".join(f"{g}:{name}" for g in groups)
-        with open(work_dir / f"{name}.log", "wb") as log:
+        with open(work / f"{name}.log", "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, str(WORKER), "--bootstrap", cluster.bootstrap, "--topics", ",".join(TOPICS)]
-                + ["--members", members, "--events", str(self.events)],
+                [sys.executable, str(WORKER), "--bootstrap", cluster.bootstrap, "--topics", ",".join(topics)]
+                + ["--members", members, "--events", str(self.events), "--assignor", ASSIGNOR],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -93,16 +115,20 @@ class Worker:
         self.proc.wait(120)
 
     def kill(self) -> None:
+        self.ended = time.monotonic()
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(30)
 
 
 class Ledger:
-    """What the workers consumed, per group, read incrementally from their event files."""
+    """What the workers consumed and owned, per group, read incrementally from their event files."""
 
     def __init__(self) -> None:
         self.values: dict[str, set[int]] = {}
         self.callbacks = {"assign": 0, "revoke": 0, "lost": 0}
+        #: (group, member) -> [(event, monotonic time, partitions)], in the member's order.
+        self.ownership: dict[tuple[str, str], list[tuple[str, float, list[tuple[str, int]]]]] = {}
+        self.closing: dict[str, float] = {}
         self._offsets: dict[Path, int] = {}
 
     def read(self, workers: list[Worker]) -> None:
@@ -120,22 +146,67 @@ class Ledger:
                     self.values.setdefault(e["g"], set()).update(e["v"])
                 elif e["ev"] in self.callbacks:
                     self.callbacks[e["ev"]] += 1
+                    parts = [(t, p) for t, p in e["p"]]
+                    self.ownership.setdefault((e["g"], e["m"]), []).append((e["ev"], e["mono"], parts))
+                elif e["ev"] == "closing":
+                    self.closing[w.name] = e["mono"]
+
+
+def overlaps(ledger: Ledger, workers: list[Worker]) -> tuple[list[str], int]:
+    """Two members of a group owning a partition at once, as their rebalance callbacks tell it.
+
+    A member owns a partition from its ``assign`` callback to its ``revoke`` callback, or to the end
+    of its poll loop (``closing``), or to its SIGKILL. The group protocol hands a partition to a
+    new owner only after the old owner acknowledged the revocation, which comes after its
+    ``revoke`` callback returned, and after a killed member's session timed out; so on one clock
+    the intervals of two members never intersect. A ``lost`` callback (the member was fenced: the
+    coordinator already dropped it and may have handed its partitions on) ends no interval that
+    can be judged, and those intervals are left out: the second value counts them.
+    """
+    end_of = {w.name: w.ended if w.ended is not None else ledger.closing.get(w.name, math.inf) for w in workers}
+    intervals: dict[tuple[str, str, int], list[tuple[float, float, str]]] = {}
+    unjudged = 0
+    for (group, member), events in ledger.ownership.items():
+        held: dict[tuple[str, int], float] = {}
+        for ev, mono, parts in events:
+            for tp in parts:
+                if ev == "assign":
+                    held[tp] = mono
+                elif tp in held:
+                    start = held.pop(tp)
+                    if ev == "revoke":
+                        intervals.setdefault((group, *tp), []).append((start, mono, member))
+                    else:
+                        unjudged += 1
+        for tp, start in held.items():
+            intervals.setdefault((group, *tp), []).append((start, end_of[member], member))
+    found = []
+    for key, spans in intervals.items():
+        spans.sort()
+        s1, e1, m1 = spans[0]  # of the spans so far, the one ending last
+        for s2, e2, m2 in spans[1:]:
+            if s2 < e1 and m1 != m2:
+                found.append(f"{key}: {m1} [{s1:.3f}, {e1:.3f}] and {m2} from {s2:.3f}")
+            if e2 > e1:
+                s1, e1, m1 = s2, e2, m2
+    return found, unjudged
 
 
 class Producer(threading.Thread):
     """Numbered records 0, 1, ... at RATE per second; ``acked`` are those the brokers acknowledged."""
 
-    def __init__(self, cluster: PluginCluster) -> None:
+    def __init__(self, cluster: PluginCluster, topics: dict[str, int]) -> None:
         super().__init__(daemon=True)
         from confluent_kafka import Producer as KafkaProducer
 
+        self.topics = topics
         self.producer = KafkaProducer(
             {"bootstrap.servers": cluster.bootstrap, "linger.ms": 20, "enable.idempotence": True, "acks": "all"}
         )
         self.acked: set[int] = set()
         self.failed: list[str] = []
         self.sent = 0
-        self._stop = threading.Event()
+        self.halt = threading.Event()
 
     def _report(self, err: Any, msg: Any) -> None:
         if err is None:
@@ -144,39 +215,69 @@ class Producer(threading.Thread):
             self.failed.append(str(err))
 
     def run(self) -> None:
-        names = sorted(TOPICS)
+        names = sorted(self.topics)
         started = time.monotonic()
-        while not self._stop.is_set():
+        while not self.halt.is_set():
             while self.sent < (time.monotonic() - started) * RATE:
                 i = self.sent
                 topic = names[i % len(names)]
-                self.producer.produce(
-                    topic, value=str(i).encode(), partition=(i // len(names)) % TOPICS[topic], on_delivery=self._report
-                )
+                partition = (i // len(names)) % self.topics[topic]
+                self.producer.produce(topic, value=str(i).encode(), partition=partition, on_delivery=self._report)
                 self.sent += 1
             self.producer.poll(0.1)
 
     def stop(self) -> None:
-        self._stop.set()
+        self.halt.set()
         self.join(30)
         assert self.producer.flush(300) == 0, "records left unsent"
+        assert not self.failed, f"deliveries failed: {self.failed[:5]}"
+        assert len(self.acked) == self.sent, (len(self.acked), self.sent)
 
 
-def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]]) -> dict[str, str]:
-    """Group -> why it is not stable yet (empty when every group is): the broker reports the
-    assignor ``kassign``, the expected clients are its members, each has reconciled to a non-empty
-    target, the targets are disjoint and cover all partitions."""
-    from confluent_kafka import ConsumerGroupState, KafkaException
+def admin_client(cluster: PluginCluster) -> Any:
+    from confluent_kafka.admin import AdminClient
 
-    everything = {(t, p) for t, n in TOPICS.items() for p in range(n)}
-    out: dict[str, str] = {}
+    return AdminClient({"bootstrap.servers": cluster.bootstrap})
+
+
+def describe_all(admin: Any, groups: list[str]) -> dict[str, Any]:
+    """Group -> its description, or the exception describing it raised."""
+    from confluent_kafka import KafkaException
+
+    out: dict[str, Any] = {}
     for group, fut in admin.describe_consumer_groups(groups, request_timeout=30).items():
         try:
-            d = fut.result()
+            out[group] = fut.result()
         except KafkaException as exc:
-            out[group] = f"describe: {exc}"
+            out[group] = exc
+    return out
+
+
+def shared_partitions(descriptions: dict[str, Any]) -> list[str]:
+    """Groups where the coordinator reports a partition in two members' current assignments."""
+    found = []
+    for group, d in descriptions.items():
+        if isinstance(d, Exception):
             continue
-        if d.partition_assignor != "kassign":
+        owned = [tp for m in d.members for tp in _parts(m.assignment)]
+        if len(owned) != len(set(owned)):
+            found.append(f"{group}: {[(m.client_id, _parts(m.assignment)) for m in d.members]}")
+    return found
+
+
+def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]], topics: dict[str, int]) -> dict[str, str]:
+    """Group -> why it is not stable yet (empty when every group is): the broker reports the
+    assignor ASSIGNOR, the expected clients are its members, each has reconciled to a non-empty
+    target, the targets are disjoint and cover all partitions."""
+    from confluent_kafka import ConsumerGroupState
+
+    everything = {(t, p) for t, n in topics.items() for p in range(n)}
+    out: dict[str, str] = {}
+    for group, d in describe_all(admin, groups).items():
+        if isinstance(d, Exception):
+            out[group] = f"describe: {d}"
+            continue
+        if d.partition_assignor != ASSIGNOR:
             out[group] = f"assignor {d.partition_assignor!r}"
             continue
         members = {m.client_id for m in d.members}
@@ -196,14 +297,16 @@ def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]]) -> di
     return out
 
 
-def wait_settled(admin: Any, groups: list[str], clients: dict[str, set[str]], alive: list[Worker]) -> float:
+def wait_settled(
+    admin: Any, groups: list[str], clients: dict[str, set[str]], alive: list[Worker], topics: dict[str, int]
+) -> float:
     """Seconds until every group is stable in two passes in a row; fails after SETTLE_TIMEOUT."""
     started = time.monotonic()
     ok_before = False
     while True:
         for w in alive:
             assert w.proc.poll() is None, f"worker {w.name} exited with {w.proc.returncode}: {w.log_tail()}"
-        bad = unsettled(admin, groups, clients)
+        bad = unsettled(admin, groups, clients, topics)
         if not bad and ok_before:
             return time.monotonic() - started
         ok_before = not bad
@@ -212,7 +315,7 @@ def wait_settled(admin: Any, groups: list[str], clients: dict[str, set[str]], al
 
 
 def wait_consumed(ledger: Ledger, workers: list[Worker], groups: list[str], acked: set[int]) -> dict[str, int]:
-    """Group -> records never consumed (empty dicts once every group consumed every acked record)."""
+    """Group -> records never consumed (empty once every group consumed every acked record)."""
     deadline = time.monotonic() + CONSUME_TIMEOUT
     while True:
         ledger.read(workers)
@@ -236,7 +339,7 @@ def broker_memory(cluster: PluginCluster) -> list[dict[str, int]]:
         status = {
             k: int(v.split()[0]) * 1024
             for k, v in (line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines())
-            if k in ("VmRSS", "RssAnon", "RssFile")
+            if k in ("VmRSS", "RssAnon")
         }
         used = int(sum(float(gc[k]) for k in ("S0U", "S1U", "EU", "OU")) * 1024)
         committed = int(sum(float(gc[k]) for k in ("S0C", "S1C", "EC", "OC")) * 1024)
@@ -245,17 +348,35 @@ def broker_memory(cluster: PluginCluster) -> list[dict[str, int]]:
                 "heap_used": used,
                 "heap_committed": committed,
                 "rss": status["VmRSS"],
-                "rss_anon": status["RssAnon"],
-                "rss_file": status["RssFile"],
                 "native": status["RssAnon"] - committed,
             }
         )
     return out
 
 
-@pytest.fixture
-def soak_cluster(tmp_path):
-    cluster = PluginCluster(broker_libs(), plugin_jar(), tmp_path / "cluster", JVM_OPTIONS)
+def assignments_computed(cluster: PluginCluster) -> dict[str, int]:
+    """Assignor -> target assignments the brokers computed with it so far (their server logs)."""
+    counts: dict[str, int] = {}
+    for node in (1, 2, 3):
+        text = (cluster.work_dir / f"node{node}" / "logs" / "server.log").read_text(errors="replace")
+        for m in _TARGET_LINE.finditer(text):
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return counts
+
+
+def mib(n: float) -> float:
+    return round(n / MIB, 1)
+
+
+def write_figures(name: str, figures: dict[str, Any]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"soak-{name}.json").write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"\n{name} figures:", json.dumps(figures, indent=2))
+
+
+@pytest.fixture(scope="module")
+def soak_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PluginCluster]:
+    cluster = PluginCluster(broker_libs(), plugin_jar(), tmp_path_factory.mktemp("soak-cluster"), JVM_OPTIONS)
     sys.stderr.write(f"\n[soak] starting three brokers; logs in {cluster.work_dir}\n")
     try:
         cluster.start()
@@ -264,40 +385,49 @@ def soak_cluster(tmp_path):
         cluster.stop()
 
 
-def test_soak_then_broker_crash(soak_cluster, tmp_path):
-    from confluent_kafka.admin import AdminClient
+def stop_all(workers: list[Worker], producer: Producer) -> None:
+    producer.halt.set()
+    for w in workers:
+        if w.proc.poll() is None:
+            w.kill()
 
+
+def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
     cluster = soak_cluster
-    for name, n in TOPICS.items():
+    topics = {"soak-a": 6, "soak-b": 6}
+    for name, n in topics.items():
         cluster.create_topic(name, n)
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin = admin_client(cluster)
     groups = [f"soak-{k:03d}" for k in range(GROUPS)]
-    work = tmp_path / "workers"
-    work.mkdir()
     rng = random.Random(38)
-    figures: dict[str, Any] = {"groups": GROUPS, "seconds": SECONDS, "partitions": sum(TOPICS.values())}
-    producer = Producer(cluster)
+    figures: dict[str, Any] = {"assignor": ASSIGNOR, "groups": GROUPS, "seconds": SECONDS, "partitions": 12}
+    producer = Producer(cluster, topics)
     producer.start()
     ledger = Ledger()
-    workers = [Worker(cluster, f"base-{k}", groups, work) for k in range(2)]
+    workers = [Worker(cluster, f"base-{k}", groups, topics, tmp_path) for k in range(2)]
     base = {w.name for w in workers}
     churn: list[Worker] = []
-    counts = {"joins": 0, "leaves": 0, "kills": 0}
+    counts = {"joins": 0, "leaves": 0, "kills": 0, "describe_passes": 0}
     try:
-        figures["first_settle_seconds"] = round(wait_settled(admin, groups, {g: base for g in groups}, workers), 1)
+        figures["first_settle_seconds"] = round(
+            wait_settled(admin, groups, {g: base for g in groups}, workers, topics), 1
+        )
+        before = assignments_computed(cluster).get(ASSIGNOR, 0)
 
-        # 1. Churn; the start figures after a warm-up of a fifth of the run (at most a minute).
+        # 1. Churn. Memory samples: the first after a warm-up of a fifth of the run (at most a
+        # minute), then evenly to the end.
         started = time.monotonic()
-        warmup = started + min(60.0, SECONDS / 5)
-        start_memory = None
+        warmup = min(60.0, SECONDS / 5)
+        sample_at = [started + warmup + k * (SECONDS - warmup) / (MEMORY_SAMPLES - 1) for k in range(MEMORY_SAMPLES)]
+        samples: list[list[dict[str, int]]] = []
         serial = 0
         while time.monotonic() - started < SECONDS:
-            if start_memory is None and time.monotonic() >= warmup:
-                start_memory = broker_memory(cluster)
+            if len(samples) < MEMORY_SAMPLES - 1 and time.monotonic() >= sample_at[len(samples)]:
+                samples.append(broker_memory(cluster))
             if not churn or (len(churn) < MAX_CHURN and rng.random() < 0.5):
                 serial += 1
                 chosen = sorted(rng.sample(groups, max(1, GROUPS // 5)))
-                churn.append(Worker(cluster, f"churn-{serial}", chosen, work))
+                churn.append(Worker(cluster, f"churn-{serial}", chosen, topics, tmp_path))
                 workers.append(churn[-1])
                 counts["joins"] += 1
             else:
@@ -308,69 +438,108 @@ def test_soak_then_broker_crash(soak_cluster, tmp_path):
                 else:
                     w.kill()
                     counts["kills"] += 1
+            shared = shared_partitions(describe_all(admin, groups))
+            counts["describe_passes"] += 1
+            assert not shared, f"a partition in two members' assignments: {shared[:3]}"
             time.sleep(CHURN_EVERY)
             ledger.read(workers)
+        samples.append(broker_memory(cluster))
         for w in churn:
             w.leave()
             counts["leaves"] += 1
         churn.clear()
-        if start_memory is None:
-            start_memory = broker_memory(cluster)
-
-        # 2. Stable, and nothing lost.
         figures["churn"] = counts
+        figures["assignments_computed"] = assignments_computed(cluster).get(ASSIGNOR, 0) - before
+
+        # 2. Stable, nothing lost, no partition owned twice.
         figures["settle_after_churn_seconds"] = round(
-            wait_settled(admin, groups, {g: base for g in groups}, workers[:2]), 1
+            wait_settled(admin, groups, {g: base for g in groups}, workers[:2], topics), 1
         )
-        acked = set(producer.acked)
-        missing = wait_consumed(ledger, workers, groups, acked)
-        figures["soak_records"] = {"produced": len(acked), "lost": sum(missing.values())}
+        producer.stop()
+        missing = wait_consumed(ledger, workers, groups, producer.acked)
+        figures["records"] = {"produced": len(producer.acked), "lost": sum(missing.values())}
+        figures["member_callbacks"] = dict(ledger.callbacks)
         assert not missing, f"records never consumed, per group: {missing}"
+        found, unjudged = overlaps(ledger, workers)
+        figures["ownership"] = {"overlaps": len(found), "intervals_ended_by_lost": unjudged}
+        assert not found, found[:5]
 
         # 3. Memory flat.
-        end_memory = broker_memory(cluster)
-        figures["broker_memory"] = {"start": start_memory, "end": end_memory}
-        for node, (s, e) in enumerate(zip(start_memory, end_memory, strict=True), 1):
-            assert e["heap_used"] - s["heap_used"] <= HEAP_SLACK, (node, s, e)
-            assert e["native"] - s["native"] <= NATIVE_SLACK, (node, s, e)
+        first, last = samples[0], samples[-1]
+        figures["broker_memory_mib"] = [
+            {
+                "heap_used": [mib(s[node]["heap_used"]) for s in samples],
+                "native": [mib(s[node]["native"]) for s in samples],
+                "rss": [mib(s[node]["rss"]) for s in samples],
+            }
+            for node in range(3)
+        ]
+        growth = [
+            {"heap": mib(e["heap_used"] - s["heap_used"]), "native": mib(e["native"] - s["native"])}
+            for s, e in zip(first, last, strict=True)
+        ]
+        figures["growth_mib"] = growth
+        if figures["assignments_computed"]:
+            figures["native_leak_caught_per_assignment"] = int(NATIVE_SLACK / figures["assignments_computed"])
+        for node, (s, e) in enumerate(zip(first, last, strict=True), 1):
+            assert e["heap_used"] - s["heap_used"] <= HEAP_SLACK, (node, growth)
+            assert e["native"] - s["native"] <= NATIVE_SLACK, (node, growth)
+    finally:
+        stop_all(workers, producer)
+        write_figures("churn", figures)
 
-        # 4. A member of every group joins; SIGKILL the brokers while groups are mid-rebalance.
-        workers.append(Worker(cluster, "joiner", groups, work))
+
+def test_broker_crash_mid_rebalance(soak_cluster: PluginCluster, tmp_path: Path) -> None:
+    cluster = soak_cluster
+    topics = {"crash-a": 6, "crash-b": 6}
+    for name, n in topics.items():
+        cluster.create_topic(name, n)
+    admin = admin_client(cluster)
+    groups = [f"crash-{k:03d}" for k in range(GROUPS)]
+    figures: dict[str, Any] = {"assignor": ASSIGNOR, "groups": GROUPS, "partitions": 12}
+    producer = Producer(cluster, topics)
+    producer.start()
+    ledger = Ledger()
+    workers = [Worker(cluster, f"base-{k}", groups, topics, tmp_path) for k in range(2)]
+    base = {w.name for w in workers}
+    try:
+        figures["first_settle_seconds"] = round(
+            wait_settled(admin, groups, {g: base for g in groups}, workers, topics), 1
+        )
+        # A member of every group joins; SIGKILL the brokers once groups are seen mid-rebalance.
+        workers.append(Worker(cluster, "joiner", groups, topics, tmp_path))
         clients = {g: base | {"joiner"} for g in groups}
         deadline = time.monotonic() + 120
         while True:
-            moving = [g for g, why in unsettled(admin, groups, clients).items() if "joiner" in why]
+            moving = [g for g, why in unsettled(admin, groups, clients, topics).items() if "joiner" in why]
             if moving:
                 break
             assert time.monotonic() < deadline, "no group seen mid-rebalance with the joiner"
             time.sleep(0.05)
+        # The test's admin client goes before the crash, a new one after: an admin client that lived
+        # through the crash (confluent-kafka 2.16) timed out on every describe after the brokers
+        # were back, while a new one answered at once; and dropping it after the crash aborted the
+        # test process in librdkafka (`rd_kafka_enq_once_del_source_return: Assertion
+        # eonce->refcnt > 0`, confluentinc/librdkafka#4605). The consumers are the ones from before
+        # the crash: they must recover by themselves.
+        del admin
         cluster.kill()
         killed_at = time.monotonic()
-        figures["restart"] = {"groups_mid_rebalance_at_kill": len(moving)}
+        figures["groups_mid_rebalance_at_kill"] = len(moving)
         cluster.restart()
-        figures["restart"]["brokers_back_seconds"] = round(time.monotonic() - killed_at, 1)
-        figures["restart"]["settle_seconds"] = round(
-            wait_settled(admin, groups, clients, workers[:2] + workers[-1:]), 1
-        )
+        figures["brokers_back_seconds"] = round(time.monotonic() - killed_at, 1)
+        admin = admin_client(cluster)
+        figures["settle_after_restart_seconds"] = round(wait_settled(admin, groups, clients, workers, topics), 1)
         time.sleep(5)  # records produced after the recovery too
         producer.stop()
-        assert not producer.failed, producer.failed[:5]
-        acked = set(producer.acked)
-        missing = wait_consumed(ledger, workers, groups, acked)
-        figures["records"] = {
-            "produced": len(acked),
-            "consumed_min_per_group": min(len(ledger.values.get(g, set()) & acked) for g in groups),
-            "lost": sum(missing.values()),
-        }
+        missing = wait_consumed(ledger, workers, groups, producer.acked)
+        figures["records"] = {"produced": len(producer.acked), "lost": sum(missing.values())}
         figures["member_callbacks"] = dict(ledger.callbacks)
         assert not missing, f"records never consumed after the restart, per group: {missing}"
-        figures["restart"]["recovered_groups"] = GROUPS
+        found, unjudged = overlaps(ledger, workers)
+        figures["ownership"] = {"overlaps": len(found), "intervals_ended_by_lost": unjudged}
+        assert not found, found[:5]
+        figures["recovered_groups"] = GROUPS
     finally:
-        if producer.is_alive():
-            producer._stop.set()
-        for w in workers:
-            if w.proc.poll() is None:
-                w.kill()
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(json.dumps(figures, indent=2) + "\n")
-        print("\nsoak figures:", json.dumps(figures, indent=2))
+        stop_all(workers, producer)
+        write_figures("crash", figures)

@@ -10,8 +10,15 @@ Events go to ``--events`` as JSON lines, flushed line by line before offsets are
 never loses a consumed value from the log):
 
 * ``records``: ``{"g": group, "m": name, "v": [values]}``, the numbered values one poll returned;
-* ``assign`` / ``revoke`` / ``lost``: a rebalance callback and how many partitions it carried;
+* ``assign`` / ``revoke`` / ``lost``: a rebalance callback and the partitions it carried
+  (``{"g": group, "m": name, "p": [[topic, partition], ...]}``; the group protocol's callbacks are
+  incremental: added, revoked or lost partitions only);
+* ``closing``: the poll loop has ended (no record is consumed after it) and the consumers are about
+  to close;
 * ``closed``: every consumer closed after SIGTERM (each left its group).
+
+Every event carries ``mono``, ``time.monotonic()`` when it was written: Linux's CLOCK_MONOTONIC,
+one clock for every process on the machine, so the test orders events of different workers by it.
 
 The process stops on SIGTERM (every consumer closes, which leaves its group) or after
 ``--max-runtime`` seconds; SIGKILL is the members' crash.
@@ -37,7 +44,7 @@ class Events:
         self.lock = threading.Lock()
 
     def write(self, ev: str, **fields: Any) -> None:
-        line = json.dumps({"ev": ev, "t": time.time(), **fields}, separators=(",", ":"))
+        line = json.dumps({"ev": ev, "mono": time.monotonic(), **fields}, separators=(",", ":"))
         with self.lock:
             self.fh.write(line + "\n")
             self.fh.flush()
@@ -47,7 +54,7 @@ def _consumer(args: argparse.Namespace, events: Events, group: str, name: str) -
     from confluent_kafka import Consumer
 
     def callback(ev: str) -> Any:
-        return lambda _consumer, parts: events.write(ev, g=group, m=name, n=len(parts))
+        return lambda _consumer, parts: events.write(ev, g=group, m=name, p=[[tp.topic, tp.partition] for tp in parts])
 
     c = Consumer(
         {
@@ -103,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     events.write("commit-failed", g=group, m=name, error=str(exc))
         if not got:
             time.sleep(0.05)
+    events.write("closing")
     # Leave every group (in parallel: a close waits for the coordinator's answer).
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda gnc: gnc[2].close(), consumers))
