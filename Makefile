@@ -40,8 +40,10 @@ demo: develop
 	$(PY) -m kassign.fleet.warmup
 	$(VENV)/bin/kassign fleet --out $(DEMO_OUT) --churn 4
 
+# The core crate's tests (rust/core: no Python, no JVM); the bindings are tested through Python
+# and java/broker's Maven tests.
 test-rust:
-	cargo test --quiet
+	cargo test --quiet -p kassign-core
 
 # The broker plugin's jar first: tests/broker/test_broker_plugin.py loads it into the coordinator's classes
 # and into real brokers.
@@ -114,7 +116,7 @@ bench-fleet: develop
 
 # Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmark-shapes.md (no Python).
 bench-core:
-	cargo bench --bench core
+	cargo bench -p kassign-core --bench core
 
 # The leader's wire path (kassign::wire::assign) with no Python in the loop, whole and by phase, on
 # the 1M-partition round 2 (WIRE_SCENARIO, WIRE_STRATEGY to change it).
@@ -123,7 +125,7 @@ WIRE_STRATEGY ?= sticky
 bench-wire: develop
 	mkdir -p out
 	$(PY) benches/wire_dump.py $(WIRE_SCENARIO) $(WIRE_STRATEGY) out/wire.bin
-	cargo bench --bench wire -- out/wire.bin $(WIRE_STRATEGY)
+	cargo bench -p kassign-core --bench wire -- out/wire.bin $(WIRE_STRATEGY)
 
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via benches/test_bench_smoke.py).
@@ -182,7 +184,7 @@ dist: $(VENV)/.tools
 	ls -l dist
 
 # The broker-side assignor (java/broker/, docs/broker.md) -> dist/kassign-broker-<version>.jar, the
-# version being Cargo.toml's (the wheel's). Its JNI library (rust/src/jni/, the `jni` feature) is
+# version being Cargo.toml's (the wheel's). Its JNI library (the kassign-jni crate, rust/jni/) is
 # built for each Rust target in BROKER_TARGETS, linked by zig against glibc 2.17 symbols as the wheel
 # is, and bundled in the jar as kassign/broker/native/linux-<arch>/libkassign.so (the directory
 # NativeLibrary.platform() derives from os.name/os.arch). Maven runs the module's tests
@@ -197,7 +199,7 @@ broker-plugin: $(VENV)/.tools broker-rust-targets
 	rm -rf $(BROKER_NATIVE_DIR)
 	for t in $(BROKER_TARGETS); do \
 		PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(BROKER_TARGET_DIR) \
-			$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet --lib --no-default-features --features jni \
+			$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet -p kassign-jni --lib \
 			--target $$t.2.17 || exit 1; \
 		dir=$(BROKER_NATIVE_DIR)/kassign/broker/native/linux-$${t%%-*}; \
 		mkdir -p $$dir && cp $(BROKER_TARGET_DIR)/$$t/release/libkassign.so $$dir/libkassign.so || exit 1; \
@@ -249,10 +251,8 @@ lint-python: $(VENV)/.tools develop
 	$(PY) -m mypy.stubtest kassign._core --allowlist stubtest-allowlist.txt
 
 lint-rust:
-	cargo fmt --check
-	cargo clippy --quiet --all-targets -- -D warnings
-	cargo clippy --quiet --all-targets --features python -- -D warnings
-	cargo clippy --quiet --all-targets --features jni -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --quiet --workspace --all-targets -- -D warnings
 
 # Rewrite formatting in place: ruff's safe fixes (imports, py310 syntax), ruff format, cargo fmt.
 fmt: $(VENV)/.tools
@@ -270,8 +270,8 @@ docs-serve: $(VENV)/.tools
 docs-images: demo
 	scripts/docs-images $(DEMO_OUT)
 
-# Fuzz every wire decoder (rust/src/protocol.rs) with libFuzzer: no panic, bounded allocation,
-# re-encoding round trips; then the leader path (rust/src/wire.rs): every member answered, valid
+# Fuzz every wire decoder (rust/core/src/protocol.rs) with libFuzzer: no panic, bounded allocation,
+# re-encoding round trips; then the leader path (rust/core/src/wire.rs): every member answered, valid
 # assignments. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 FUZZ_RUNS ?= 1000000
 .PHONY: fuzz

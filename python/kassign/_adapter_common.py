@@ -354,7 +354,7 @@ def leader_assign(
     user data, as Java's built-in assignors).
 
     Each member's history is read by the rule of ``protocol_name`` (in the Rust core:
-    ``rust/src/wire.rs``); a member whose history cannot be decoded is logged and treated as
+    ``rust/core/src/wire.rs``); a member whose history cannot be decoded is logged and treated as
     having none. For the Rust strategies the members are read, assigned and encoded in one call
     into the core; the strategies written in Python get :class:`kassign.Member` objects read in Rust
     and their result is encoded in Rust.

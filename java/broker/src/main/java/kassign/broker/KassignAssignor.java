@@ -215,7 +215,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
     /**
      * The assignment; {@code countsFirst} lets the core skip reading the elements of current
      * targets it can judge from their sizes ({@code members_to_read} in
-     * rust/src/server/kassign.rs). Without it every current target is read (the tests compare the
+     * rust/core/src/server/kassign.rs). Without it every current target is read (the tests compare the
      * two). {@code deadline}: the {@link System#nanoTime()} the assignment is due by, or null.
      */
     static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst,
