@@ -1,7 +1,7 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, final
+from typing import Any, TypedDict, TypeVar, final
 
 from ._types import TopicPartition
 
@@ -182,20 +182,19 @@ def drop_in_members(protocol_name: str, client: str, members: Any, warn: Callabl
 
 # -- the fleet job's per-group evaluation (rust/python/src/fleet.rs) ---------------------------------
 
+class EvalSettings(TypedDict):
+    """The settings of a group's evaluation (kassign.fleet.evaluate builds them once per job)."""
+
+    churn_rounds: int
+    churn_seed: int
+    with_assignment: bool
+    auto_offset_reset: str
+    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]]
+    member_class: type
+    inputs_class: type
+
 def fleet_evaluate(
-    cluster: str,
-    group_id: str,
-    members: Any,
-    parts: Any,
-    strategies: list[str],
-    *,
-    churn_rounds: int,
-    churn_seed: int,
-    with_assignment: bool,
-    auto_offset_reset: str,
-    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
-    member_class: type,
-    inputs_class: type,
+    cluster: str, group_id: str, members: Any, parts: Any, strategies: list[str], settings: EvalSettings
 ) -> Any: ...
 
 @final
@@ -207,19 +206,7 @@ class StreamIndex:
     def __len__(self) -> int: ...
 
 def fleet_evaluate_stream(
-    cluster: str,
-    group_id: str,
-    group: Any,
-    index: StreamIndex,
-    strategies: list[str],
-    *,
-    churn_rounds: int,
-    churn_seed: int,
-    with_assignment: bool,
-    auto_offset_reset: str,
-    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
-    member_class: type,
-    inputs_class: type,
+    cluster: str, group_id: str, group: Any, index: StreamIndex, strategies: list[str], settings: EvalSettings
 ) -> Any: ...
 def fleet_result_schema(with_assignment: bool) -> Any:
     """The pyarrow schema of fleet_evaluate's result table (rust/python/src/fleet_arrow_out.rs)."""

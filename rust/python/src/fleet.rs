@@ -35,9 +35,6 @@ use kassign_core::model::py_repr;
 /// with one row per strategy, in the order of `strategies`, with the columns of
 /// `kassign.fleet.group.result_schema(with_assignment)`.
 #[pyfunction]
-#[pyo3(signature = (cluster, group_id, members, parts, strategies, *, churn_rounds, churn_seed, with_assignment,
-                    auto_offset_reset, python_strategies, member_class, inputs_class))]
-#[allow(clippy::too_many_arguments)]
 fn fleet_evaluate<'py>(
     py: Python<'py>,
     cluster: &str,
@@ -45,42 +42,42 @@ fn fleet_evaluate<'py>(
     members: PyTable,
     parts: PyTable,
     strategies: Vec<String>,
-    churn_rounds: u32,
-    churn_seed: u64,
-    with_assignment: bool,
-    auto_offset_reset: &str,
-    python_strategies: Bound<'py, PyDict>,
-    member_class: Bound<'py, PyType>,
-    inputs_class: Bound<'py, PyAny>,
+    settings: EvalSettings<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (members, parts) = (one_batch(members)?, one_batch(parts)?);
     let args = EvalArgs {
         cluster,
         group_id,
         strategies,
-        opts: EvalOptions {
-            churn_rounds,
-            churn_seed,
-            with_assignment,
-        },
-        auto_offset_reset,
-        python_strategies,
-        member_class,
-        inputs_class,
+        settings,
     };
     evaluate_decoded(py, args, move || decode(&members, &parts))
 }
 
+/// The settings of a group's evaluation, the same for every group of a job: the dict
+/// `kassign.fleet.evaluate` builds once (`_core_options`), read by key.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub(crate) struct EvalSettings<'py> {
+    churn_rounds: u32,
+    /// The group's churn seed (`crc32(cluster \0 group_id \0 seed)`).
+    churn_seed: u64,
+    with_assignment: bool,
+    auto_offset_reset: String,
+    /// Label -> (the Python strategy's function, whether it reads the previous owners).
+    python_strategies: Bound<'py, PyDict>,
+    /// `kassign.Member`, for the Python strategies' inputs.
+    member_class: Bound<'py, PyType>,
+    /// `kassign.assignors._greedy.Inputs`.
+    inputs_class: Bound<'py, PyAny>,
+}
+
 /// The arguments of a group's evaluation besides its rows.
-pub(super) struct EvalArgs<'a, 'py> {
+pub(crate) struct EvalArgs<'a, 'py> {
     pub cluster: &'a str,
     pub group_id: &'a str,
     pub strategies: Vec<String>,
-    pub opts: EvalOptions,
-    pub auto_offset_reset: &'a str,
-    pub python_strategies: Bound<'py, PyDict>,
-    pub member_class: Bound<'py, PyType>,
-    pub inputs_class: Bound<'py, PyAny>,
+    pub settings: EvalSettings<'py>,
 }
 
 /// Decode a group's rows (`decode`, run without the GIL), build it, evaluate every strategy and
@@ -94,14 +91,23 @@ pub(super) fn evaluate_decoded<'py>(
         cluster,
         group_id,
         strategies,
-        opts,
-        auto_offset_reset,
-        python_strategies,
-        member_class,
-        inputs_class,
+        settings:
+            EvalSettings {
+                churn_rounds,
+                churn_seed,
+                with_assignment,
+                auto_offset_reset,
+                python_strategies,
+                member_class,
+                inputs_class,
+            },
     } = args;
-    let with_assignment = opts.with_assignment;
-    let reset = OffsetReset::parse(auto_offset_reset).or_raise()?;
+    let opts = EvalOptions {
+        churn_rounds,
+        churn_seed,
+        with_assignment,
+    };
+    let reset = OffsetReset::parse(&auto_offset_reset).or_raise()?;
     let mut funcs: HashMap<String, (Bound<'py, PyAny>, bool)> = HashMap::new();
     for (name, spec) in python_strategies.iter() {
         let (f, history): (Bound<'py, PyAny>, bool) = spec.extract()?;

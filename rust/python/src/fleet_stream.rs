@@ -17,12 +17,11 @@ use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, RecordBatc
 use arrow_schema::DataType;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyType};
 use pyo3_arrow::PyTable;
 
-use crate::fleet::{evaluate_decoded, EvalArgs};
+use crate::fleet::{evaluate_decoded, EvalArgs, EvalSettings};
 use crate::fleet_arrow_in::{decode_members, one_batch, push_part};
-use kassign_core::fleet::{EvalOptions, FastMap, GroupRows, PartRow};
+use kassign_core::fleet::{FastMap, GroupRows, PartRow};
 
 fn type_err(what: &str, e: impl std::fmt::Display) -> PyErr {
     PyTypeError::new_err(format!("StreamIndex: {what}: {e}"))
@@ -348,9 +347,6 @@ fn decode_stream(batch: &RecordBatch, index: &StreamIndex) -> PyResult<GroupRows
 /// `fleet_evaluate` on one group's stream rows and the task's [`StreamIndex`]: the same result
 /// table.
 #[pyfunction]
-#[pyo3(signature = (cluster, group_id, group, index, strategies, *, churn_rounds, churn_seed, with_assignment,
-                    auto_offset_reset, python_strategies, member_class, inputs_class))]
-#[allow(clippy::too_many_arguments)]
 fn fleet_evaluate_stream<'py>(
     py: Python<'py>,
     cluster: &str,
@@ -358,28 +354,14 @@ fn fleet_evaluate_stream<'py>(
     group: PyTable,
     index: Py<StreamIndex>,
     strategies: Vec<String>,
-    churn_rounds: u32,
-    churn_seed: u64,
-    with_assignment: bool,
-    auto_offset_reset: &str,
-    python_strategies: Bound<'py, PyDict>,
-    member_class: Bound<'py, PyType>,
-    inputs_class: Bound<'py, PyAny>,
+    settings: EvalSettings<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let batch = one_batch(group)?;
     let args = EvalArgs {
         cluster,
         group_id,
         strategies,
-        opts: EvalOptions {
-            churn_rounds,
-            churn_seed,
-            with_assignment,
-        },
-        auto_offset_reset,
-        python_strategies,
-        member_class,
-        inputs_class,
+        settings,
     };
     let idx = index.get();
     evaluate_decoded(py, args, move || decode_stream(&batch, idx))
