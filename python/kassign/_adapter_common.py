@@ -105,6 +105,9 @@ STRATEGY_TABLE: tuple[StrategySpec, ...] = (
 )
 
 #: Strategy name -> how it carries history on the wire (see :class:`StrategySpec`).
+#: The names of the drop-in classes, as each adapter module (``kassign.kafka_python``,
+#: ``kassign.aiokafka``) exports them.
+CLASS_NAMES: tuple[str, ...] = tuple(spec.class_name for spec in STRATEGY_TABLE)
 HISTORY: dict[str, str | None] = {spec.name: spec.history for spec in STRATEGY_TABLE}
 #: Strategies whose members carry history only when configured with ``sticky=True`` (then exactly
 #: as "sticky": ``StickyAssignorUserData`` v1); their leader reads it whenever it is sent.
