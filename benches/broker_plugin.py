@@ -7,12 +7,14 @@ assignors: ``server-uniform`` (Apache Kafka 4.4.0's ``UniformAssignor``) and ``s
 (``kassign.broker.KassignAssignor`` from ``dist/kassign-broker-<version>.jar``: the conversions,
 the JNI calls and the result maps included). Both are warmed up, then their calls alternate, so that
 the load of a shared machine falls on both alike. Prints a Markdown table: wall time median and
-best, the ratio (``uniform`` / kassign, above 1x: kassign faster), and process CPU time medians
-(BENCHMARKS.md, "The broker plugin").
+best, the ratio (``uniform`` / kassign, above 1x: kassign faster), process CPU time medians (GC
+included, on a 10 ms clock) and the calling thread's CPU time medians (exact; what a call costs
+without the waiting that load adds) (BENCHMARKS.md, "The broker plugin").
 
     python benches/broker_plugin.py            # needs `make broker-plugin` first
     python benches/broker_plugin.py --shapes np-1000/fresh
     python benches/broker_plugin.py --shapes java-large-uniform/leave java-large-uniform/join
+    python benches/broker_plugin.py --phases --shapes java-large-uniform/leave   # where the time goes
 
 The shapes: the N = P series (1,000 to 100,000 members), the 1M-partition group (500 topics x
 2000, 2000 members), 1000 members on 100 topics x 100 partitions, and two heterogeneous ones
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -102,21 +105,37 @@ def derived_path(name: str) -> Path:
     return path
 
 
-def race(scenario: Path, budget: float, warmup: float) -> dict[str, dict[str, list[float]]]:
+def race(scenario: Path, budget: float, warmup: float, phases: bool = False) -> dict[str, dict[str, list[float]]]:
     """Both assignors on one scenario in one JVM (Harness's race mode: one instance each, reused
     across calls as a broker does; calls interleaved so that load falls on both alike; JIT warmed on
     both first): per strategy, the wall and process CPU seconds of every timed call (the CPU time
     counts every JVM thread, GC included)."""
     classpath = f"{server_diff.build_java()}:{server_kassign_diff.plugin_jar()}"
     proc = subprocess.run(
-        ["java", "-Xmx6g", "-cp", classpath, "kassign.peers.Harness", "race", "--strategy", ",".join(STRATEGIES)]
+        ["java", "-Xmx6g"]
+        + (["-Dkassign.broker.timing=true"] if phases else [])
+        + ["-cp", classpath, "kassign.peers.Harness", "race", "--strategy", ",".join(STRATEGIES)]
         + ["--repeat", "200", "--budget", str(budget), "--warmup", str(warmup), str(scenario)],
         capture_output=True,
         text=True,
         check=True,
     )
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return {e["strategy"]: {"wall": e["wall"], "cpu": e["cpu"]} for e in events if e.get("event") == "race"}
+    got = {
+        e["strategy"]: {"wall": e["wall"], "cpu": e["cpu"], "thread": e["thread"]}
+        for e in events
+        if e.get("event") == "race"
+    }
+    if phases:
+        # KassignAssignor's phase splits (one stderr line per call; the last ones are the timed calls).
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("kassign timing:")]
+        lines = lines[-len(got["server-kassign"]["wall"]) :]
+        split: dict[str, list[float]] = {}
+        for line in lines:
+            for phase, cpu in re.findall(r"(\S+)=\d+us/(\d+)cpu", line):
+                split.setdefault(phase, []).append(int(cpu) / 1e6)
+        got["phases"] = {phase: [statistics.median(v)] for phase, v in split.items()}
+    return got
 
 
 def fmt(sec: float) -> str:
@@ -136,15 +155,27 @@ def main(argv: list[str] | None = None) -> int:
         default=BENCHES / "results" / "broker_plugin.json",
         help="where run_all.py's BENCHMARKS.md section reads the figures (default: %(default)s)",
     )
+    ap.add_argument(
+        "--phases",
+        action="store_true",
+        help="also print where kassign's time goes: the median thread CPU time of each phase of assign() "
+        "(KassignAssignor's -Dkassign.broker.timing splits); no JSON is written",
+    )
     args = ap.parse_args(argv)
+    if args.phases:
+        for name in args.shapes:
+            got = race(derived_path(name), args.budget, args.warmup, phases=True)
+            split = ", ".join(f"{phase} {fmt(v[0])}" for phase, v in got["phases"].items())
+            print(f"{name}: kassign thread CPU per phase (medians): {split}", flush=True)
+        return 0
     load = os.getloadavg()
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in load)} ({os.cpu_count()} CPUs)")
     print()
     print(
         "| scenario | calls | uniform wall median / best | kassign wall median / best | ratio median / best"
-        " | uniform CPU | kassign CPU |"
+        " | uniform CPU | kassign CPU | uniform / kassign thread CPU |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     rows = []
     for name in args.shapes:
         got = race(derived_path(name), args.budget, args.warmup)
@@ -158,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             "kassign_best": min(k["wall"]),
             "uniform_cpu": statistics.median(u["cpu"]),
             "kassign_cpu": statistics.median(k["cpu"]),
+            "uniform_thread": statistics.median(u["thread"]),
+            "kassign_thread": statistics.median(k["thread"]),
         }
         rows.append(row)
         cells = [
@@ -168,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['uniform_wall'] / row['kassign_wall']:.2f}x / {row['uniform_best'] / row['kassign_best']:.2f}x",
             fmt(row["uniform_cpu"]),
             fmt(row["kassign_cpu"]),
+            f"{fmt(row['uniform_thread'])} / {fmt(row['kassign_thread'])}",
         ]
         print("| " + " | ".join(cells) + " |", flush=True)
     if args.json:

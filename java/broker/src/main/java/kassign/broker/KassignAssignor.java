@@ -253,6 +253,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         Splits splits = new Splits();
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
+        splits.mark("ids");
         Members in = new Members(groupSpec, describer, memberIds, countsFirst);
         splits.mark("members");
         Map<Uuid, Integer> topicIndex = in.topicIndex;

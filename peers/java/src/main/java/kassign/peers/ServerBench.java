@@ -177,8 +177,8 @@ final class ServerBench {
      * rotating each round) so that the load of a shared machine falls on every side alike. Warm-up
      * rounds until {@code warmup} seconds have passed (at least 3 rounds), then rounds until
      * {@code repeat} rounds are done or {@code budget} seconds are spent (at least 3, at most
-     * 500). One line per strategy: wall time and process CPU time (every JVM thread, GC included)
-     * of each timed call.
+     * 500). One line per strategy: wall time, process CPU time (every JVM thread, GC included, on
+     * the process clock's resolution) and the calling thread's CPU time of each timed call.
      */
     static void race(PrintStream out, String[] strategies, Harness.Scenario sc, int repeat, double budget,
                      double warmup) {
@@ -188,6 +188,7 @@ final class ServerBench {
         for (int i = 0; i < n; i++) assignors[i] = assignor(strategies[i]);
         List<List<double[]>> samples = new ArrayList<>();
         for (int i = 0; i < n; i++) samples.add(new ArrayList<>());
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long start = System.nanoTime();
         int rounds = 0;
         boolean warm = true;
@@ -203,12 +204,14 @@ final class ServerBench {
             for (int k = 0; k < n; k++) {
                 int i = (k + rounds) % n;
                 long c = Harness.processCpuNanos();
+                long t = threads.getCurrentThreadCpuTime();
                 long s = System.nanoTime();
                 GroupAssignment r = assignors[i].assign(in.spec, in.describer);
                 long wall = System.nanoTime() - s;
+                long thread = threads.getCurrentThreadCpuTime() - t;
                 long cpu = Harness.processCpuNanos() - c;
                 if (r.members().size() != sc.members.size()) throw new IllegalStateException(strategies[i]);
-                if (!warm) samples.get(i).add(new double[] {wall / 1e9, cpu / 1e9});
+                if (!warm) samples.get(i).add(new double[] {wall / 1e9, cpu / 1e9, thread / 1e9});
             }
             rounds++;
         }
@@ -218,6 +221,8 @@ final class ServerBench {
             for (int j = 0; j < l.size(); j++) b.append(j == 0 ? "" : ", ").append(l.get(j)[0]);
             b.append("], \"cpu\": [");
             for (int j = 0; j < l.size(); j++) b.append(j == 0 ? "" : ", ").append(l.get(j)[1]);
+            b.append("], \"thread\": [");
+            for (int j = 0; j < l.size(); j++) b.append(j == 0 ? "" : ", ").append(l.get(j)[2]);
             out.println(b.append("]}"));
         }
     }
