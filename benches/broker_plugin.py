@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         doc = {
             "command": "python benches/broker_plugin.py"
             + (f" --shapes {' '.join(args.shapes)}" if args.shapes != SHAPES else "")
-            + (f" --budget {args.budget:g}" if args.budget != 10.0 else ""),
+            + (f" --budget {args.budget:g}" if args.budget != 10.0 else "")
+            + (f" --warmup {args.warmup:g}" if args.warmup != 3.0 else ""),
             "load": f"{load[0]:.1f} at start, {end[0]:.1f} at the end",
             "cpus": os.cpu_count(),
             "rows": rows,

@@ -1609,9 +1609,20 @@ def render_broker_plugin(d: dict | None, w: Callable[[str], None]) -> None:
         for r in d["rows"]
         if r["uniform_wall"] / r["kassign_wall"] >= 2 and r["uniform_best"] / r["kassign_best"] >= 2
     ]
+    below = [
+        r["scenario"]
+        for r in d["rows"]
+        if r["uniform_wall"] / r["kassign_wall"] < 1 or r["uniform_best"] / r["kassign_best"] < 1
+    ]
     w("")
     w(f"At 2× or more in median and best: {', '.join(two) if two else 'none'}.")
     w("")
+    if below:
+        w(
+            f"Below 1× in median or best ({len(below)} of {len(d['rows'])}): {', '.join(below)}. "
+            'Why: docs/broker.md, "Where the time goes".'
+        )
+        w("")
 
 
 def main(argv: list[str] | None = None) -> int:
