@@ -541,7 +541,12 @@ EXTRAS: dict[str, tuple[str, list[str], list[str], str]] = {
     "drop-in": ("drop_in.py", [], ["--sizes", "10", "--strategies", "range,sticky"], "--out"),
     # kassign's broker plugin against the broker's UniformAssignor in one JVM (issue 27); the
     # plugin jar comes from `make broker-plugin`.
-    "broker-plugin": ("broker_plugin.py", ["--budget", "3", "--warmup", "2"], ["--shapes", "np-100/fresh", "--budget", "0.2"], "--json"),
+    "broker-plugin": (
+        "broker_plugin.py",
+        ["--budget", "3", "--warmup", "2"],
+        ["--shapes", "np-100/fresh", "--budget", "0.2"],
+        "--json",
+    ),
     # Decoding 2000 large subscriptions into Python objects, kassign against kafka-python.
     "decode": ("decode_subscriptions.py", ["--runs", "3"], ["--runs", "1"], "--out"),
 }
