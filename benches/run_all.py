@@ -543,7 +543,7 @@ EXTRAS: dict[str, tuple[str, list[str], list[str], str]] = {
     # plugin jar comes from `make broker-plugin`.
     "broker-plugin": (
         "broker_plugin.py",
-        ["--budget", "3", "--warmup", "2"],
+        ["--budget", "3", "--warmup", "8"],
         ["--shapes", "np-100/fresh", "--budget", "0.2"],
         "--json",
     ),
@@ -586,8 +586,8 @@ def run_extra(extra: str, args, results: Path) -> dict[str, Any]:
 #: Expected minutes of each extra in a full run, from their own loops (drop_in.py: 32 rows of at
 #: least seven 1-s medians, and the clients' own sticky classes at 2100 members, 11-19 s a call, run
 #: three times a row; broker_plugin.py: 30 scenarios, a JVM each with its input set-up and both
-#: assignors, 2 s of warm-up and 3 s of interleaved calls).
-EXTRA_MINUTES = {"drop-in": 8.0, "broker-plugin": 10.0, "decode": 1.0}
+#: assignors, 8 s of warm-up and 3 s of interleaved calls).
+EXTRA_MINUTES = {"drop-in": 8.0, "broker-plugin": 8.0, "decode": 1.0}
 
 
 def _sampling_cost(m: float, contender: str, args) -> float:
