@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-fast test-pypy test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-aarch64 test-fast test-pypy test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -51,8 +51,8 @@ test-python: develop broker-plugin
 	$(PY) -m pytest -q
 
 # All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
-# property, broker, Spark), then the interpreter matrix.
-test: test-rust test-python test-interpreters
+# property, broker, Spark), then the interpreter matrix (x86-64, then aarch64 under qemu).
+test: test-rust test-python test-interpreters test-aarch64
 
 # The interpreter matrix (docs/interpreters.md): the abi3 wheel on CPython 3.10, 3.12, 3.13 (pyenv)
 # and 3.14, 3.15 (a Debian sid chroot): the boundary tests on each, and the same seeded groups'
@@ -60,6 +60,16 @@ test: test-rust test-python test-interpreters
 test-interpreters: $(VENV)/.tools
 	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin DIST_TARGET_DIR=$(DIST_TARGET_DIR) \
 		scripts/interpreters/run
+
+# The matrix's aarch64 leg (docs/interpreters.md): the aarch64 wheel on Debian's arm64 CPython 3.11
+# under qemu-user: its smoke test, the broker-free boundary tests and the seeded groups' digest
+# against the x86_64 wheel's (scripts/interpreters/aarch64, scripts/foreign-wheel). Uses dist/'s
+# wheels when they are fresh, else builds both with `make dist`'s cargo target directories.
+test-aarch64: $(VENV)/.tools
+	@$(call ensure-rust-targets,aarch64-unknown-linux-gnu,make test-interpreters (the x86-64 matrix alone))
+	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin PYTHON=$(PYTHON) \
+		DIST_TARGET_DIR=$(DIST_TARGET_DIR) DIST_AARCH64_TARGET_DIR=$(DIST_AARCH64_TARGET_DIR) \
+		scripts/interpreters/aarch64
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
 # broker tests by the fixtures they use), 10 hypothesis cases per property.
@@ -236,8 +246,9 @@ done
 endef
 
 # Install the x86_64 wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py; then
-# the aarch64 wheel under qemu-user and the win_amd64 wheel under wine (scripts/foreign-wheel), each
-# with the smoke test, broker-free unit tests and the seeded groups' digests against x86_64's.
+# the win_amd64 wheel under wine (scripts/foreign-wheel): the smoke test, broker-free unit tests and
+# the seeded groups' digests against x86_64's. (The aarch64 wheel's run is `make test`'s
+# test-aarch64, which uses the wheels this leaves in dist/.)
 dist-smoke: dist
 	AUDITWHEEL=$(VENV)/bin/auditwheel PYTHON=$(PYTHON) DIST_PLATFORMS="$(DIST_PLATFORMS)" scripts/dist-smoke
 

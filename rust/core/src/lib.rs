@@ -13,6 +13,7 @@ pub mod greedy;
 pub mod hash;
 pub mod improve;
 pub mod lag;
+pub mod members;
 pub mod model;
 pub mod protocol;
 pub mod range;

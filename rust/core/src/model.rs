@@ -436,6 +436,20 @@ impl ProblemBuilder {
         slot.dedup();
     }
 
+    /// Record a list of (topic, partition, replica racks), as the leader paths receive it
+    /// (unknown topics skipped; see [`ProblemBuilder::add_partition_racks`]); with `given`, rack
+    /// data counts as given even when none of it is valid ([`ProblemBuilder::with_partition_racks`]).
+    pub fn add_partition_rack_list(&mut self, given: bool, racks: &[(String, i64, Vec<String>)]) {
+        if given {
+            self.with_partition_racks();
+        }
+        for (t, p, rs) in racks {
+            if let Some(t) = self.topic(t) {
+                self.add_partition_racks(t, *p, rs);
+            }
+        }
+    }
+
     /// Sort members by id (rejecting duplicates) and finish the problem.
     pub fn build(self) -> Result<Problem, InputError> {
         let mut members = self.members;

@@ -5,7 +5,8 @@
 //! apply to decoded metadata (docs/wire.md): a member whose bytes cannot be decoded never fails
 //! the leader; it gets an empty assignment and a warning.
 
-use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
+use crate::members::{MemberReader, MemberSource};
+use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, SubId, NO_OWNER};
 use crate::protocol::{self, EncodeError, Reader, StickyUserDataRef, SubscriptionRef, TopicPartitionsRef, Writer};
 use crate::strategy::Strategy;
 
@@ -399,7 +400,7 @@ pub struct WireInput<'a> {
 }
 
 /// A member resolved straight into the builder's ids.
-struct Resolved<'a> {
+struct InternedMember<'a> {
     sub: SubId,
     generation: i32,
     rack: Option<&'a str>,
@@ -408,7 +409,7 @@ struct Resolved<'a> {
     canonical: Option<&'a [u8]>,
 }
 
-/// How many distinct topic arrays [`Resolver`] remembers.
+/// How many distinct topic arrays [`InterningDecoder`] remembers.
 const RECENT_SUBSCRIPTIONS: usize = 8;
 
 /// The leader path's decoder for well-formed members: it reads a subscription straight into the
@@ -418,23 +419,23 @@ const RECENT_SUBSCRIPTIONS: usize = 8;
 ///   again (members usually share a handful of subscriptions);
 /// - owned topic names are resolved as bytes: a name that is a known topic needs no UTF-8 check;
 /// - owned partitions go straight to flat ids, with no intermediate list of groups.
-struct Resolver<'a> {
+struct InterningDecoder<'a> {
     /// Raw topic arrays (count and names) already interned, oldest first.
     recent: Vec<(&'a [u8], SubId)>,
     owned: Vec<PartId>,
     embedded: Vec<PartId>,
 }
 
-impl<'a> Resolver<'a> {
+impl<'a> InterningDecoder<'a> {
     fn new() -> Self {
-        Resolver {
+        InterningDecoder {
             recent: Vec::with_capacity(RECENT_SUBSCRIPTIONS),
             owned: Vec::new(),
             embedded: Vec::new(),
         }
     }
 
-    fn member(&mut self, b: &mut ProblemBuilder, data: &'a [u8], history: History) -> Option<Resolved<'a>> {
+    fn member(&mut self, b: &mut ProblemBuilder, data: &'a [u8], history: History) -> Option<InternedMember<'a>> {
         const E: &str = "";
         let mut r = Reader::new(data);
         let version = r.read_i16(E).ok()?;
@@ -511,7 +512,7 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
-        Some(Resolved {
+        Some(InternedMember {
             sub,
             generation: if generation >= 0 { generation } else { -1 },
             rack: rack.filter(|r| !r.is_empty()),
@@ -636,7 +637,7 @@ pub fn assign<'a>(
     run(strategy, members, topics, with_racks, partition_racks, true)
 }
 
-/// [`assign`] with every member decoded by [`member`] (no [`Resolver`]): the reference the
+/// [`assign`] with every member decoded by [`member`] (no [`InterningDecoder`]): the reference the
 /// tests and the `wire` fuzz target compare [`assign`] with, byte for byte.
 pub fn assign_unresolved<'a>(
     strategy: Strategy,
@@ -660,49 +661,58 @@ fn run<'a>(
     let mut warnings = Vec::new();
     let mut b = ProblemBuilder::new(topics)?;
     b.reserve_members(members.len());
-    let mut fast = Resolver::new();
+    let mut decoder = InterningDecoder::new();
     let mut canonical: Vec<Option<&'a [u8]>> = Vec::with_capacity(members.len());
     for w in members {
         let resolved = if resolve {
-            fast.member(&mut b, w.subscription, history)
+            decoder.member(&mut b, w.subscription, history)
         } else {
             None
         };
-        let (sub, owned, generation, rack) = match resolved {
+        match resolved {
             Some(m) => {
                 canonical.push(m.canonical);
-                (m.sub, fast.owned.clone(), m.generation, m.rack)
+                b.add_member(
+                    w.id.to_string(),
+                    m.sub,
+                    decoder.owned.clone(),
+                    m.generation,
+                    m.rack,
+                    w.group_instance_id.clone(),
+                )?;
             }
             None => {
                 canonical.push(None);
-                let m = member(w.id, w.subscription, history, &mut warnings);
-                let sub = b.subscription(&m.topics);
-                let mut owned = Vec::new();
-                for g in &m.owned {
-                    if let Some(t) = b.topic(g.topic) {
-                        owned.extend(g.partitions.iter().filter_map(|p| b.partition(t, p as i64)));
-                    }
-                }
-                (sub, owned, m.generation, m.rack)
+                let member = member(w.id, w.subscription, history, &mut warnings);
+                MemberReader::new().add(
+                    &mut b,
+                    &WireSource {
+                        input: w,
+                        member: &member,
+                    },
+                )?;
             }
-        };
-        b.add_member(
-            w.id.to_string(),
-            sub,
-            owned,
-            generation,
-            rack,
-            w.group_instance_id.clone(),
-        )?;
-    }
-    if with_racks {
-        b.with_partition_racks();
-    }
-    for (t, p, rs) in partition_racks {
-        if let Some(t) = b.topic(t) {
-            b.add_partition_racks(t, *p, rs);
         }
     }
+    Ok((
+        assign_and_encode(b, strategy, with_racks, partition_racks, canonical)?,
+        warnings,
+    ))
+}
+
+/// The tail of both leader paths ([`assign`], [`assign_decoded`]), once every member is in `b`:
+/// the partition racks ([`ProblemBuilder::add_partition_rack_list`]), the problem, the strategy's run, and every member's `ConsumerProtocolAssignment` in input
+/// order. `canonical[pos]` is the input member's history bytes when they are laid out as
+/// [`Encoder`] writes (else `None`): a member whose assignment is exactly that history is
+/// answered with those bytes ([`unchanged`]).
+fn assign_and_encode<'a>(
+    mut b: ProblemBuilder,
+    strategy: Strategy,
+    with_racks: bool,
+    partition_racks: &[(String, i64, Vec<String>)],
+    canonical: Vec<Option<&'a [u8]>>,
+) -> Result<Encoded<'a>, InputError> {
+    b.add_partition_rack_list(with_racks, partition_racks);
     let problem = b.build()?;
     let assignment = strategy.run(&problem);
     let kept = unchanged(&problem, &assignment, canonical);
@@ -719,7 +729,7 @@ fn run<'a>(
             }
         }
     }
-    Ok((out.finish(), warnings))
+    Ok(out.finish())
 }
 
 /// One member as a client library decoded it (kafka-python's `ConsumerProtocolSubscription`,
@@ -736,6 +746,66 @@ pub struct DecodedMember<'a> {
     pub group_instance_id: Option<&'a str>,
 }
 
+impl MemberSource for DecodedMember<'_> {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn topics(&self) -> &[&str] {
+        self.topics
+    }
+    fn owned_groups(&self) -> usize {
+        self.owned.len()
+    }
+    fn owned_group(&self, i: usize) -> (&str, impl Iterator<Item = i64>) {
+        let (topic, parts) = self.owned[i];
+        (topic, parts.iter().copied())
+    }
+    fn owned_hint(&self) -> usize {
+        self.owned.iter().map(|(_, parts)| parts.len()).sum()
+    }
+    fn generation(&self) -> i32 {
+        self.generation
+    }
+    fn rack(&self) -> Option<&str> {
+        self.rack
+    }
+    fn group_instance_id(&self) -> Option<&str> {
+        self.group_instance_id
+    }
+}
+
+/// A member as the leader received it ([`WireInput`]: its id and static id) with its
+/// subscription decoded by [`member`].
+struct WireSource<'m, 'a> {
+    input: &'m WireInput<'a>,
+    member: &'m WireMember<'a>,
+}
+
+impl MemberSource for WireSource<'_, '_> {
+    fn id(&self) -> &str {
+        self.input.id
+    }
+    fn topics(&self) -> &[&str] {
+        &self.member.topics
+    }
+    fn owned_groups(&self) -> usize {
+        self.member.owned.len()
+    }
+    fn owned_group(&self, i: usize) -> (&str, impl Iterator<Item = i64>) {
+        let g = &self.member.owned[i];
+        (g.topic, g.partitions.iter().map(i64::from))
+    }
+    fn generation(&self) -> i32 {
+        self.member.generation
+    }
+    fn rack(&self) -> Option<&str> {
+        self.member.rack
+    }
+    fn group_instance_id(&self) -> Option<&str> {
+        self.input.group_instance_id.as_deref()
+    }
+}
+
 /// The drop-in classes' leader step for a Rust strategy, from decoded members: assign, and
 /// encode every member's assignment (v3, null user data, grouped by topic, sorted: the bytes the
 /// classes send). Returns the bytes in the order of `members`. `topics` and `partition_racks`
@@ -749,61 +819,12 @@ pub fn assign_decoded(
 ) -> Result<Encoded<'static>, InputError> {
     let mut b = ProblemBuilder::new(topics)?;
     b.reserve_members(members.len());
-    // Members mostly subscribe to what the previous member subscribed to, and their histories
-    // name the topic the previous group named: those look-ups are kept.
-    let mut last_topic: Option<(&str, Option<TopicId>)> = None;
-    let mut last_sub: Option<(&[&str], SubId)> = None;
+    let mut reader = MemberReader::new();
     for m in members {
-        let sub = match last_sub {
-            Some((topics, sub)) if topics == m.topics => sub,
-            _ => {
-                let sub = b.subscription(m.topics);
-                last_sub = Some((m.topics, sub));
-                sub
-            }
-        };
-        let mut owned = Vec::with_capacity(m.owned.iter().map(|(_, parts)| parts.len()).sum());
-        for &(topic, parts) in m.owned {
-            let t = match last_topic {
-                Some((name, t)) if name == topic => t,
-                _ => {
-                    let t = b.topic(topic);
-                    last_topic = Some((topic, t));
-                    t
-                }
-            };
-            if let Some(t) = t {
-                owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
-            }
-        }
-        b.add_member(
-            m.id.to_string(),
-            sub,
-            owned,
-            m.generation,
-            m.rack,
-            m.group_instance_id.map(str::to_string),
-        )?;
+        reader.add(&mut b, m)?;
     }
-    if with_racks {
-        b.with_partition_racks();
-    }
-    for (t, p, rs) in partition_racks {
-        if let Some(t) = b.topic(t) {
-            b.add_partition_racks(t, *p, rs);
-        }
-    }
-    let problem = b.build()?;
-    let assignment = strategy.run(&problem);
-    let (starts, parts) = assignment.grouped(problem.members.len());
-    let mut out = Encoder::new(&problem.topics, &problem.topic_base);
-    out.reserve(problem.input_order.len(), parts.len());
-    for &m in &problem.input_order {
-        let m = m as usize;
-        out.push(&parts[starts[m]..starts[m + 1]])
-            .map_err(|e| InputError::Invalid(e.to_string()))?;
-    }
-    Ok(out.finish())
+    // No history bytes are kept: every assignment is encoded.
+    assign_and_encode(b, strategy, with_racks, partition_racks, vec![None; members.len()])
 }
 
 /// [`Assignment::grouped`] for the members that are not kept (by input position, `kept[pos]`
@@ -1279,6 +1300,199 @@ mod tests {
         }
     }
 
+    /// The member readers as they were before [`MemberReader`] (each path checked and interned
+    /// on its own), with the tail each path had: the oracle of
+    /// `member_reader_gives_the_old_readers_answers`.
+    mod old_readers {
+        use super::super::*;
+        use crate::model::TopicId;
+
+        /// Every member's assignment bytes in input order, encoded member by member
+        /// ([`encode_member_assignment`]).
+        fn tail(
+            mut b: ProblemBuilder,
+            strategy: Strategy,
+            with_racks: bool,
+            partition_racks: &[(String, i64, Vec<String>)],
+        ) -> Result<Vec<Vec<u8>>, InputError> {
+            b.add_partition_rack_list(with_racks, partition_racks);
+            let problem = b.build()?;
+            let per_member = strategy.run(&problem).per_member(problem.members.len());
+            Ok(problem
+                .input_order
+                .iter()
+                .map(|&m| {
+                    encode_member_assignment(&problem.topics, &problem.topic_base, &per_member[m as usize]).unwrap()
+                })
+                .collect())
+        }
+
+        /// The bytes path's general reader ([`member`] per member).
+        pub fn unresolved(
+            strategy: Strategy,
+            members: &[WireInput<'_>],
+            topics: Vec<(String, i64)>,
+            with_racks: bool,
+            partition_racks: &[(String, i64, Vec<String>)],
+        ) -> Result<(Vec<Vec<u8>>, Vec<String>), InputError> {
+            let history = History::of(strategy.name());
+            let mut warnings = Vec::new();
+            let mut b = ProblemBuilder::new(topics)?;
+            for w in members {
+                let m = member(w.id, w.subscription, history, &mut warnings);
+                let sub = b.subscription(&m.topics);
+                let mut owned = Vec::new();
+                for g in &m.owned {
+                    if let Some(t) = b.topic(g.topic) {
+                        owned.extend(g.partitions.iter().filter_map(|p| b.partition(t, p as i64)));
+                    }
+                }
+                b.add_member(
+                    w.id.to_string(),
+                    sub,
+                    owned,
+                    m.generation,
+                    m.rack,
+                    w.group_instance_id.clone(),
+                )?;
+            }
+            Ok((tail(b, strategy, with_racks, partition_racks)?, warnings))
+        }
+
+        /// The decoded-members reader.
+        pub fn decoded(
+            strategy: Strategy,
+            members: &[DecodedMember<'_>],
+            topics: Vec<(String, i64)>,
+            with_racks: bool,
+            partition_racks: &[(String, i64, Vec<String>)],
+        ) -> Result<Vec<Vec<u8>>, InputError> {
+            let mut b = ProblemBuilder::new(topics)?;
+            let mut last_topic: Option<(&str, Option<TopicId>)> = None;
+            let mut last_sub: Option<(&[&str], SubId)> = None;
+            for m in members {
+                let sub = match last_sub {
+                    Some((topics, sub)) if topics == m.topics => sub,
+                    _ => {
+                        let sub = b.subscription(m.topics);
+                        last_sub = Some((m.topics, sub));
+                        sub
+                    }
+                };
+                let mut owned = Vec::new();
+                for &(topic, parts) in m.owned {
+                    let t = match last_topic {
+                        Some((name, t)) if name == topic => t,
+                        _ => {
+                            let t = b.topic(topic);
+                            last_topic = Some((topic, t));
+                            t
+                        }
+                    };
+                    if let Some(t) = t {
+                        owned.extend(parts.iter().filter_map(|&p| b.partition(t, p)));
+                    }
+                }
+                b.add_member(
+                    m.id.to_string(),
+                    sub,
+                    owned,
+                    m.generation,
+                    m.rack,
+                    m.group_instance_id.map(str::to_string),
+                )?;
+            }
+            tail(b, strategy, with_racks, partition_racks)
+        }
+    }
+
+    /// A member of a random group: an id from a small set (so ids repeat and the builder's
+    /// duplicate error is met), a static id or none, subscription bytes, and decoded fields
+    /// (topics, history groups with partitions in and out of range, generation, rack).
+    #[allow(clippy::type_complexity)]
+    fn random_member() -> impl Gen<
+        Value = (
+            u8,
+            Option<u8>,
+            Vec<u8>,
+            Vec<&'static str>,
+            Vec<(&'static str, Vec<i64>)>,
+            i32,
+            Option<&'static str>,
+        ),
+    > {
+        let name = || prop_oneof![Just("t"), Just("u"), Just("x"), Just("")];
+        (
+            0u8..8,
+            proptest::option::of(0u8..3),
+            member_bytes(),
+            proptest::collection::vec(name(), 0..4),
+            proptest::collection::vec((name(), proptest::collection::vec(-2i64..7, 0..4)), 0..4),
+            -3i32..4,
+            proptest::option::of(prop_oneof![Just("r1"), Just("r2"), Just("")]),
+        )
+    }
+
+    proptest! {
+        /// The one member reader ([`MemberReader`], through [`assign_unresolved`] and
+        /// [`assign_decoded`]) gives what the old readers gave: the same bytes and warnings, or
+        /// the same error, on random members (repeated ids, unknown topics, partitions out of
+        /// range, racks, static ids, undecodable bytes).
+        #[test]
+        fn member_reader_gives_the_old_readers_answers(
+            members in proptest::collection::vec(random_member(), 0..8),
+            with_racks in any::<bool>(),
+        ) {
+            let ids: Vec<String> = members.iter().map(|m| format!("m{}", m.0)).collect();
+            let statics: Vec<Option<String>> = members.iter().map(|m| m.1.map(|s| format!("s{s}"))).collect();
+            let input: Vec<WireInput<'_>> = members
+                .iter()
+                .zip(&ids)
+                .zip(&statics)
+                .map(|((m, id), s)| WireInput { id, subscription: &m.2, group_instance_id: s.clone() })
+                .collect();
+            let owned: Vec<Vec<(&str, &[i64])>> = members
+                .iter()
+                .map(|m| m.4.iter().map(|(t, ps)| (*t, ps.as_slice())).collect())
+                .collect();
+            let decoded: Vec<DecodedMember<'_>> = members
+                .iter()
+                .zip(&ids)
+                .zip(&statics)
+                .zip(&owned)
+                .map(|(((m, id), s), owned)| DecodedMember {
+                    id,
+                    topics: &m.3,
+                    owned,
+                    generation: m.5,
+                    rack: m.6,
+                    group_instance_id: s.as_deref(),
+                })
+                .collect();
+            let topics = || vec![("t".to_string(), 4), ("u".to_string(), 2)];
+            let racks = vec![("t".to_string(), 0, vec!["r1".to_string()]), ("u".to_string(), 1, vec!["r2".to_string()])];
+            for strategy in Strategy::ALL {
+                let new = assign_unresolved(strategy, &input, topics(), with_racks, &racks);
+                let old = old_readers::unresolved(strategy, &input, topics(), with_racks, &racks);
+                match (&new, &old) {
+                    (Ok(new), Ok(old)) => {
+                        prop_assert_eq!(new.0.iter().map(|b| b.into_owned()).collect::<Vec<_>>(), old.0.clone(), "{:?}", strategy);
+                        prop_assert_eq!(&new.1, &old.1);
+                    }
+                    (Err(new), Err(old)) => prop_assert_eq!(new.to_string(), old.to_string()),
+                    _ => prop_assert!(false, "{:?}: {:?} against {:?}", strategy, new.as_ref().err(), old.as_ref().err()),
+                }
+                let new = assign_decoded(strategy, &decoded, topics(), with_racks, &racks);
+                let old = old_readers::decoded(strategy, &decoded, topics(), with_racks, &racks);
+                match (&new, &old) {
+                    (Ok(new), Ok(old)) => prop_assert_eq!(new.iter().map(|b| b.into_owned()).collect::<Vec<_>>(), old.clone(), "{:?}", strategy),
+                    (Err(new), Err(old)) => prop_assert_eq!(new.to_string(), old.to_string()),
+                    _ => prop_assert!(false, "{:?}: {:?} against {:?}", strategy, new.as_ref().err(), old.as_ref().err()),
+                }
+            }
+        }
+    }
+
     proptest! {
         /// The resolving decoder takes every member [`member`] decodes without a warning (it
         /// only hands the ones [`member`] warns about back).
@@ -1288,7 +1502,7 @@ mod tests {
                 let mut warnings = Vec::new();
                 member("m", &bytes, history, &mut warnings);
                 let mut b = ProblemBuilder::new(vec![("t".to_string(), 4), ("u".to_string(), 2)]).unwrap();
-                let resolved = Resolver::new().member(&mut b, &bytes, history);
+                let resolved = InterningDecoder::new().member(&mut b, &bytes, history);
                 prop_assert_eq!(resolved.is_some(), warnings.is_empty(), "{:?}: {:?}", history, warnings);
             }
         }

@@ -27,6 +27,7 @@ use crate::errors::run_detached;
 use crate::errors::OrRaise;
 use crate::member::{hash_names, repr, Member, OwnedGroup};
 use crate::objects::{bytes_dict, dict_for, GilYield};
+use kassign_core::members;
 use kassign_core::model::FastMap;
 use kassign_core::strategy::Strategy;
 use kassign_core::wire::{self, DecodedMember, History, HistoryFrom};
@@ -55,9 +56,9 @@ type Entry<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>, Option<Bound<'p
 type RackList = Vec<(String, i64, Vec<String>)>;
 
 /// One member's fields, read from the client's objects, its history by the strategy's rule.
-struct Read<'py> {
+struct MemberFields<'py> {
     id: Bound<'py, PyString>,
-    /// Its topics: a range of [`Group::topics`].
+    /// Its topics: a range of [`ClientMembers::topics`].
     topics: Range<usize>,
     user_data: Option<Bound<'py, PyBytes>>,
     /// The history: (topic, partitions) groups of the call's [`Histories`], in the order given.
@@ -119,9 +120,9 @@ fn topic_list<'py>(
 }
 
 /// Every member read from the client's objects ([`read_members`]).
-struct Group<'py> {
-    members: Vec<Read<'py>>,
-    /// Every member's topics, a range of them per member ([`Read::topics`]).
+struct ClientMembers<'py> {
+    members: Vec<MemberFields<'py>>,
+    /// Every member's topics, a range of them per member ([`MemberFields::topics`]).
     topics: Vec<Bound<'py, PyString>>,
     hist: Histories<'py>,
 }
@@ -137,7 +138,7 @@ fn read_members<'py>(
     members: &Bound<'py, PyAny>,
     warn: &Bound<'py, PyAny>,
     keep_user_data: bool,
-) -> PyResult<Group<'py>> {
+) -> PyResult<ClientMembers<'py>> {
     let mut hist = Histories::default();
     let mut names: Vec<Bound<'py, PyString>> = Vec::new();
     let mut emit = |msg: String| -> PyResult<()> { warn.call1((msg,)).map(|_| ()) };
@@ -165,7 +166,7 @@ fn read_members<'py>(
             .map(|(k, v)| (k, (!v.is_none()).then_some(v), None))
             .collect(),
     };
-    let mut out: Vec<Read<'py>> = Vec::with_capacity(entries.len());
+    let mut out: Vec<MemberFields<'py>> = Vec::with_capacity(entries.len());
     // Members mostly subscribe to one topic and hold one history group.
     names.reserve(entries.len());
     hist.groups.reserve(entries.len());
@@ -188,7 +189,6 @@ fn read_members<'py>(
             (Some(md), Client::Aiokafka) => drop_in_fast::read_dict(&attrs, md, &mut names),
             _ => None,
         };
-        let copied: Option<Bound<'py, PyBytes>>;
         let (user_data, field, generation, rack) = match fast {
             Some(f) => (f.user_data, Ok(()), f.generation, f.rack),
             None => {
@@ -202,8 +202,7 @@ fn read_members<'py>(
                     None => (None, None),
                 };
                 topic_list(id_str, topics, &mut names, &mut emit)?;
-                copied = user_data_bytes(py, user_data)?;
-                let user_data = copied.as_ref().map(|b| b.as_borrowed());
+                let user_data = user_data_bytes(py, user_data)?;
                 let (field, generation, rack) = match (&md, client) {
                     (Some(md), Client::KafkaPython) => {
                         // The owned field and the generation are read only when the rule may
@@ -260,18 +259,13 @@ fn read_members<'py>(
                 -1
             }
         };
-        // Kept (as a new reference) before any warning runs Python code.
-        let user_data = if keep_user_data {
-            user_data.map(Borrowed::to_owned)
-        } else {
-            None
-        };
+        let user_data = if keep_user_data { user_data } else { None };
         let owned = mark.2..hist.groups.len();
         let n_owned = hist.parts.len() - mark.1;
         for w in warnings.drain(..) {
             emit(w)?;
         }
-        let read = Read {
+        let read = MemberFields {
             topics,
             user_data,
             owned,
@@ -283,8 +277,8 @@ fn read_members<'py>(
         gil.tick(py, 1 + n_owned / 8);
         out.push(read);
     }
-    // A repeated id: dict semantics (first position, last value). None is possible when the
-    // ids are a dict's keys, all exact str.
+    // A repeated id keeps its first position and its last fields (the core's rule,
+    // `kassign_core::members`). None is possible when the ids are a dict's keys, all exact str.
     let exact = out.iter().all(|m| m.id.is_exact_instance_of::<PyString>());
     // Exact str ids whose hashes (which str caches, and the result dict needs) all differ do not
     // repeat; equal hashes are compared by value below. A dict's exact str keys never repeat.
@@ -303,35 +297,18 @@ fn read_members<'py>(
             all
         });
     if distinct {
-        return Ok(Group {
+        return Ok(ClientMembers {
             members: out,
             topics: names,
             hist,
         });
     }
-    let mut first: FastMap<&str, usize> = FastMap::default();
-    first.reserve(out.len());
-    let mut repeats: Vec<(usize, usize)> = Vec::new();
-    for (i, m) in out.iter().enumerate() {
-        let id = m.id.to_str()?;
-        match first.get(id) {
-            Some(&at) => repeats.push((at, i)),
-            None => {
-                first.insert(id, i);
-            }
-        }
-    }
-    drop(first);
-    if !repeats.is_empty() {
-        let mut taken: Vec<Option<Read<'py>>> = out.into_iter().map(Some).collect();
-        for &(at, i) in &repeats {
-            let later = taken[i].take().expect("each repeat is taken once");
-            let id = taken[at].as_ref().expect("a first position stays").id.clone();
-            taken[at] = Some(Read { id, ..later });
-        }
-        out = taken.into_iter().flatten().collect();
-    }
-    Ok(Group {
+    // The rule for a repeated id is the core's (`members::repeated_ids`); here the entries are
+    // only moved, each kept id object with the fields it takes.
+    let ids = out.iter().map(|m| m.id.to_str()).collect::<PyResult<Vec<&str>>>()?;
+    let repeats = members::repeated_ids(ids);
+    let out = members::merge_repeated(out, &repeats, |first, later| MemberFields { id: first.id, ..later });
+    Ok(ClientMembers {
         members: out,
         topics: names,
         hist,
@@ -357,7 +334,7 @@ fn drop_in_assign<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let strat = Strategy::from_str(strategy).or_raise()?;
     let client = Client::parse(client)?;
-    let Group {
+    let ClientMembers {
         members: read,
         topics: names,
         hist,
@@ -425,7 +402,7 @@ fn drop_in_members<'py>(
     warn: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let client = Client::parse(client)?;
-    let Group {
+    let ClientMembers {
         members: read,
         topics: subscribed,
         hist,

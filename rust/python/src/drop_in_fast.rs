@@ -4,8 +4,11 @@
 //!
 //! In the common case every field sits in a set slot of a type already resolved by
 //! [`SlotAttr`], and every value is of an exact builtin type (`list`, `str`, `bytes`, `int` or
-//! `None`). Nothing can then run Python code while the member is read, so its objects are read as
-//! borrowed references: no reference count changes, no type-flag calls, no iterator objects. Any
+//! `None`). Nothing can then run Python code while the member is read, so its objects are read
+//! through borrowed pointers: no type-flag calls, no iterator objects. What the read hands back is
+//! owned (new references, or plain Rust values copied while nothing could run Python code), so
+//! its callers may run Python code afterwards: the safe functions here give nothing whose
+//! validity depends on what runs next. Any
 //! other member (an unset slot, a subclass, a tuple, a value out of range) is read by the general
 //! path in [`crate::drop_in`], which gives the same fields, warnings and errors.
 
@@ -49,10 +52,11 @@ impl<'py> ReadAttrs<'py> {
     }
 }
 
-/// One member's subscription fields as [`read`] gives them.
-pub(super) struct Fields<'a, 'py> {
-    /// The user data, borrowed from the subscription: use it before any Python code runs.
-    pub(super) user_data: Option<Borrowed<'a, 'py, PyBytes>>,
+/// One member's subscription fields as [`read`] gives them (new references: they stay valid
+/// whatever Python code runs later).
+pub(super) struct Fields<'py> {
+    /// The user data (an exact `bytes`).
+    pub(super) user_data: Option<Bound<'py, PyBytes>>,
     /// The generation field (-1 when absent, out of range or not read).
     pub(super) generation: i32,
     /// A non-empty rack.
@@ -62,17 +66,19 @@ pub(super) struct Fields<'a, 'py> {
 /// [`read`] for an aiokafka member metadata struct, whose `subscription` and `user_data` are
 /// instance dict entries (resolved so on its type): `None` when either is missing or not of the
 /// common case (`names` may then hold part of it, which the caller truncates).
-pub(super) fn read_dict<'a, 'py>(
+pub(super) fn read_dict<'py>(
     attrs: &ReadAttrs<'py>,
-    md: &'a Bound<'py, PyAny>,
+    md: &Bound<'py, PyAny>,
     names: &mut Vec<Bound<'py, PyString>>,
-) -> Option<Fields<'a, 'py>> {
-    if !attrs.topics.in_dict(md) || !attrs.user_data.in_dict(md) {
+) -> Option<Fields<'py>> {
+    if !attrs.topics.reads_instance_dict(md) || !attrs.user_data.reads_instance_dict(md) {
         return None;
     }
     // SAFETY: `md` is live and the GIL is held. The dict look-ups are the only calls that can
     // run Python code (a key's `__eq__` on equal hashes): the first value is held as a new
-    // reference across the second; after the second nothing runs Python code.
+    // reference across the second; after the second nothing runs Python code before
+    // `read_common` has taken new references to what it returns, while `dict` (held) keeps
+    // both values alive.
     unsafe {
         let py = md.py();
         let dict = ffi::PyObject_GenericGetDict(md.as_ptr(), std::ptr::null_mut());
@@ -96,22 +102,25 @@ pub(super) fn read_dict<'a, 'py>(
     }
 }
 
-/// The topics (appended to `names`) and user data of the common case; the rest is left to the
-/// caller (generation -1, no rack). `None` outside the common case (`names` then holds part).
+/// The topics (appended to `names`, as new references) and user data (a new reference) of the
+/// common case; the rest is left to the caller (generation -1, no rack). `None` outside the
+/// common case (`names` then holds part).
 ///
 /// # Safety
-/// Both pointers are live objects that stay live while the result is used, and the GIL is held;
-/// runs no Python code.
+/// The GIL is held and both pointers are live objects, kept alive (with the list's items) until
+/// this returns; it runs no Python code, so nothing can free them meanwhile. The results are new
+/// references and do not depend on the pointers afterwards.
 #[inline]
-unsafe fn read_common<'a, 'py>(
+unsafe fn read_common<'py>(
     py: Python<'py>,
     topics: *mut ffi::PyObject,
     user_data: *mut ffi::PyObject,
     names: &mut Vec<Bound<'py, PyString>>,
-) -> Option<Fields<'a, 'py>> {
+) -> Option<Fields<'py>> {
     // SAFETY: the caller's contract (above): both pointers are live and the GIL is held; every
     // object read below is checked for its exact type before its layout is used, and nothing
-    // here runs Python code, so no borrowed reference can be freed before the caller copies it.
+    // here runs Python code, so no borrowed pointer can be freed before it is turned into a new
+    // reference (`from_borrowed_ptr`).
     unsafe {
         let none = ffi::Py_None();
         if topics != none {
@@ -126,10 +135,10 @@ unsafe fn read_common<'a, 'py>(
                 names.push(Bound::from_borrowed_ptr(py, t).cast_into_unchecked());
             }
         }
-        let user_data: Option<Borrowed<'a, 'py, PyBytes>> = if user_data == none {
+        let user_data: Option<Bound<'py, PyBytes>> = if user_data == none {
             None
         } else if is_exact(user_data, &raw mut ffi::PyBytes_Type) {
-            Some(Borrowed::from_ptr(py, user_data).cast_unchecked())
+            Some(Bound::from_borrowed_ptr(py, user_data).cast_into_unchecked())
         } else {
             return None;
         };
@@ -152,6 +161,12 @@ unsafe fn is_exact(obj: *mut ffi::PyObject, ty: *mut ffi::PyTypeObject) -> bool 
 }
 
 /// The UTF-8 of an exact `str`, `None` (the error cleared) when it has none (lone surrogates).
+///
+/// # Safety
+/// `s` is a live object of exact type `str` and the GIL is held. The slice borrows the string's
+/// UTF-8 buffer, which lives as long as the string: the caller picks `'a` and must not use the
+/// slice after the string may have been freed (after any Python code has run, unless the caller
+/// holds a reference to the string).
 #[inline]
 unsafe fn utf8<'a>(s: *mut ffi::PyObject) -> Option<&'a [u8]> {
     let mut len: ffi::Py_ssize_t = 0;
@@ -188,15 +203,18 @@ unsafe fn int64(i: *mut ffi::PyObject) -> Option<i64> {
 /// `names`, its owned-partitions field (read when `kind` takes it) appended to `hist`, the rest
 /// returned. `None` when the member is not in the common case; `names` and `hist` may then hold
 /// part of it, which the caller truncates.
-pub(super) fn read<'a, 'py>(
+pub(super) fn read<'py>(
     attrs: &ReadAttrs<'py>,
-    md: &'a Bound<'py, PyAny>,
+    md: &Bound<'py, PyAny>,
     kind: History,
     names: &mut Vec<Bound<'py, PyString>>,
     hist: &mut Histories<'py>,
-) -> Option<Fields<'a, 'py>> {
+) -> Option<Fields<'py>> {
     // SAFETY: `md` is live and the GIL is held. Every pointer below is borrowed from a slot or a
-    // list of `md`'s object graph, which nothing changes while this runs: it calls no Python code.
+    // list of `md`'s object graph, which nothing changes while this runs: it calls no Python
+    // code. What it returns is owned: the topics, the rack and the user data as new references,
+    // the owned partitions copied into `hist` (the topic's UTF-8 copied by `push_str` before
+    // anything else runs).
     let py = md.py();
     unsafe {
         let none = ffi::Py_None();
@@ -206,9 +224,9 @@ pub(super) fn read<'a, 'py>(
             &raw mut ffi::PyLong_Type,
         );
         let md = md.as_ptr();
-        let topics = attrs.topics.peek(md)?;
-        let user_data = attrs.user_data.peek(md)?;
-        let rack = attrs.rack_id.peek(md)?;
+        let topics = attrs.topics.slot_pointer(md)?;
+        let user_data = attrs.user_data.slot_pointer(md)?;
+        let rack = attrs.rack_id.slot_pointer(md)?;
         if topics.is_null() || user_data.is_null() || rack.is_null() {
             return None;
         }
@@ -225,8 +243,8 @@ pub(super) fn read<'a, 'py>(
         };
         let mut generation = -1;
         if kind.reads_fields(user_data.as_ref().map(|b| b.as_bytes())) {
-            let owned = attrs.owned_partitions.peek(md)?;
-            let gen = attrs.generation_id.peek(md)?;
+            let owned = attrs.owned_partitions.slot_pointer(md)?;
+            let gen = attrs.generation_id.slot_pointer(md)?;
             if owned.is_null() || gen.is_null() {
                 return None;
             }
@@ -239,8 +257,8 @@ pub(super) fn read<'a, 'py>(
                     if entry.is_null() {
                         return None;
                     }
-                    let topic = attrs.entry.topic.peek(entry)?;
-                    let parts = attrs.entry.partitions.peek(entry)?;
+                    let topic = attrs.entry.topic.slot_pointer(entry)?;
+                    let parts = attrs.entry.partitions.slot_pointer(entry)?;
                     if topic.is_null() || parts.is_null() || !is_exact(topic, str_type) || !is_exact(parts, list_type) {
                         return None;
                     }

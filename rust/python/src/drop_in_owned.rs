@@ -118,8 +118,8 @@ fn owned_entry<'py>(
     warn: &mut impl FnMut(String) -> PyResult<()>,
 ) -> PyResult<Result<(), String>> {
     let (topic, parts) = match (
-        entry_attrs.topic.opt_raw(entry)?,
-        entry_attrs.partitions.opt_raw(entry)?,
+        entry_attrs.topic.get_if_present(entry)?,
+        entry_attrs.partitions.get_if_present(entry)?,
     ) {
         (Some(t), Some(p)) => (t, p),
         _ => {

@@ -38,10 +38,10 @@ struct MemberDescrHead {
     d_member: *const ffi::PyMemberDef,
 }
 
-/// Whether the fast ways apply here: the interpreter is CPython (`sys.implementation.name`) and
+/// Whether the fast reads apply here: the interpreter is CPython (`sys.implementation.name`) and
 /// the GIL is on (`sys._is_gil_enabled()`, 3.13+; earlier versions always have it). Elsewhere
 /// (PyPy, GraalPy, a free-threaded CPython run with the GIL forced off) every attribute is read by
-/// the ordinary `getattr`: the fast ways hand out borrowed references that only the GIL keeps
+/// the ordinary `getattr`: the fast reads hand out borrowed references that only the GIL keeps
 /// valid. Decided once: the GIL's state is settled by the time this module is imported.
 fn fast_reads(py: Python<'_>) -> bool {
     static FAST: PyOnceLock<bool> = PyOnceLock::new();
@@ -137,16 +137,16 @@ fn slot_offset(
 pub(super) struct SlotAttr<'py> {
     name: Bound<'py, PyString>,
     /// The type last seen and how the attribute is read on it.
-    seen: Option<(Bound<'py, PyType>, Way<'py>)>,
+    seen: Option<(Bound<'py, PyType>, ReadPath<'py>)>,
 }
 
 /// How an attribute is read on one type.
-enum Way<'py> {
+enum ReadPath<'py> {
     /// Through its slot descriptor (or at the slot's offset, when confirmed).
     Slot(SlotDescriptor<'py>),
     /// From the instance dict: no class on the MRO has the attribute, and the type uses
     /// `object.__getattribute__`.
-    Dict,
+    InstanceDict,
     /// By the ordinary `getattr`.
     Getattr,
 }
@@ -159,24 +159,24 @@ impl<'py> SlotAttr<'py> {
         }
     }
 
-    /// How `name` is read on `ty` with what `getattr` gives (see [`Way`]).
-    fn resolve(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<Way<'py>> {
+    /// How `name` is read on `ty` with what `getattr` gives (see [`ReadPath`]).
+    fn resolve(ty: &Bound<'py, PyType>, name: &Bound<'py, PyString>) -> PyResult<ReadPath<'py>> {
         let py = ty.py();
         if !fast_reads(py) {
-            return Ok(Way::Getattr);
+            return Ok(ReadPath::Getattr);
         }
         let object = py.get_type::<PyAny>();
         if !ty
             .getattr(intern!(py, "__getattribute__"))?
             .is(&object.getattr(intern!(py, "__getattribute__"))?)
         {
-            return Ok(Way::Getattr);
+            return Ok(ReadPath::Getattr);
         }
         Ok(match Self::slot_descriptor(ty, name)? {
-            Some(Some(d)) => Way::Slot(d),
-            Some(None) => Way::Getattr,
-            None if ty.getattr(intern!(py, "__dictoffset__"))?.extract::<isize>()? != 0 => Way::Dict,
-            None => Way::Getattr,
+            Some(Some(d)) => ReadPath::Slot(d),
+            Some(None) => ReadPath::Getattr,
+            None if ty.getattr(intern!(py, "__dictoffset__"))?.extract::<isize>()? != 0 => ReadPath::InstanceDict,
+            None => ReadPath::Getattr,
         })
     }
 
@@ -216,32 +216,39 @@ impl<'py> SlotAttr<'py> {
         Ok(None)
     }
 
-    /// The attribute's value when a fast way applies and finds it (a set slot, an instance dict
+    /// The attribute's value when a read without `getattr` applies and finds it (a set slot, an instance dict
     /// entry), else None.
     #[inline]
-    fn fast(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    fn read_without_getattr(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let fresh = matches!(&self.seen, Some((seen, _)) if seen.as_type_ptr() == obj.get_type_ptr());
         if !fresh {
             let ty = obj.get_type();
-            let mut way = Self::resolve(&ty, &self.name)?;
-            if let Way::Slot(d) = &mut way {
+            let mut path = Self::resolve(&ty, &self.name)?;
+            if let ReadPath::Slot(d) = &mut path {
                 // The offset is used only if it reads what the descriptor reads on this object.
-                if d.offset.is_some() && !same(&Self::direct(obj, d.offset), &Self::through(&ty, d, obj)?) {
+                if d.offset.is_some()
+                    && !same(
+                        &Self::read_slot_at_offset(obj, d.offset),
+                        &Self::read_slot_via_descriptor(&ty, d, obj)?,
+                    )
+                {
                     d.offset = None;
                 }
             }
-            self.seen = Some((ty, way));
+            self.seen = Some((ty, path));
         }
         match &self.seen {
-            Some((_, Way::Slot(d @ SlotDescriptor { offset: Some(_), .. }))) => Ok(Self::direct(obj, d.offset)),
-            Some((ty, Way::Slot(d))) => Self::through(ty, d, obj),
-            Some((_, Way::Dict)) => Self::from_dict(obj, &self.name),
+            Some((_, ReadPath::Slot(d @ SlotDescriptor { offset: Some(_), .. }))) => {
+                Ok(Self::read_slot_at_offset(obj, d.offset))
+            }
+            Some((ty, ReadPath::Slot(d))) => Self::read_slot_via_descriptor(ty, d, obj),
+            Some((_, ReadPath::InstanceDict)) => Self::read_instance_dict(obj, &self.name),
             _ => Ok(None),
         }
     }
 
     /// The instance dict's entry for `name`, None when missing (or when `obj` has no dict).
-    fn from_dict(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    fn read_instance_dict(obj: &Bound<'py, PyAny>, name: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = obj.py();
         // SAFETY: PyObject_GenericGetDict returns a new reference to the instance dict (the
         // dict the generic `getattr` reads), or NULL with an exception set;
@@ -267,7 +274,7 @@ impl<'py> SlotAttr<'py> {
     /// The slot at `offset` of `obj` (an instance of the type the offset was found on), None
     /// when unset.
     #[inline]
-    fn direct(obj: &Bound<'py, PyAny>, offset: Option<usize>) -> Option<Bound<'py, PyAny>> {
+    fn read_slot_at_offset(obj: &Bound<'py, PyAny>, offset: Option<usize>) -> Option<Bound<'py, PyAny>> {
         let offset = offset?;
         // SAFETY: `offset` is a `Py_T_OBJECT_EX` slot of `obj`'s type inside its basic size
         // (`slot_offset`), which holds a borrowed object pointer or NULL when unset; the caller
@@ -279,7 +286,7 @@ impl<'py> SlotAttr<'py> {
     }
 
     /// The slot read through the descriptor's `__get__`, None when unset.
-    fn through(
+    fn read_slot_via_descriptor(
         ty: &Bound<'py, PyType>,
         d: &SlotDescriptor<'py>,
         obj: &Bound<'py, PyAny>,
@@ -301,34 +308,37 @@ impl<'py> SlotAttr<'py> {
         Ok(Some(unsafe { Bound::from_owned_ptr(py, value) }))
     }
 
-    /// The slot's raw value on `obj` when the direct read applies to `obj`'s type (the type this
-    /// attribute last resolved on, with a confirmed offset): `Some(null)` for an unset slot, else
-    /// a borrowed pointer, valid while the slot keeps it. `None`: read with [`Self::get`] or
-    /// [`Self::opt`], which also resolve a new type. Runs no Python code.
+    /// The slot's raw value on `obj` when the read at the offset applies to `obj`'s type (the
+    /// type this attribute last resolved on, with a confirmed offset): `Some(null)` for an unset slot, else
+    /// a borrowed pointer. `None`: read with [`Self::get`] or [`Self::opt`], which also resolve a
+    /// new type. Runs no Python code.
     ///
     /// # Safety
-    /// `obj` is a live object (the GIL held).
+    /// `obj` is a live object and the GIL is held. The pointer returned is borrowed from the slot:
+    /// it is valid only while the slot keeps it, so the caller may not run any Python code (which
+    /// could rebind the slot or free `obj`) before it has taken a new reference to it or finished
+    /// with it.
     #[inline]
-    pub(super) unsafe fn peek(&self, obj: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
+    pub(super) unsafe fn slot_pointer(&self, obj: *mut ffi::PyObject) -> Option<*mut ffi::PyObject> {
         match &self.seen {
             // SAFETY (the guard's `Py_TYPE`): the caller's contract, `obj` is a live object.
             Some((
                 ty,
-                Way::Slot(SlotDescriptor {
+                ReadPath::Slot(SlotDescriptor {
                     offset: Some(offset), ..
                 }),
             )) if ty.as_type_ptr() == unsafe { ffi::Py_TYPE(obj) } => {
-                // SAFETY: as in `direct`: `offset` is an object slot of this exact type, and `obj`
-                // is live.
+                // SAFETY: as in `read_slot_at_offset`: `offset` is an object slot of this exact
+                // type, and `obj` is live.
                 Some(unsafe { *(obj as *const u8).add(*offset).cast::<*mut ffi::PyObject>() })
             }
             _ => None,
         }
     }
 
-    /// Whether this attribute was resolved to the instance dict ([`Way::Dict`]) on `obj`'s type.
-    pub(super) fn in_dict(&self, obj: &Bound<'py, PyAny>) -> bool {
-        matches!(&self.seen, Some((ty, Way::Dict)) if ty.as_type_ptr() == obj.get_type_ptr())
+    /// Whether this attribute was resolved to the instance dict ([`ReadPath::InstanceDict`]) on `obj`'s type.
+    pub(super) fn reads_instance_dict(&self, obj: &Bound<'py, PyAny>) -> bool {
+        matches!(&self.seen, Some((ty, ReadPath::InstanceDict)) if ty.as_type_ptr() == obj.get_type_ptr())
     }
 
     /// The attribute's name.
@@ -338,15 +348,15 @@ impl<'py> SlotAttr<'py> {
 
     /// `getattr(obj, name)`.
     pub(super) fn get(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        match self.fast(obj)? {
+        match self.read_without_getattr(obj)? {
             Some(v) => Ok(v),
             None => obj.getattr(&self.name),
         }
     }
 
     /// `getattr(obj, name, None)` told apart from a missing attribute (None).
-    pub(super) fn opt_raw(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.fast(obj)? {
+    pub(super) fn get_if_present(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.read_without_getattr(obj)? {
             Some(v) => Ok(Some(v)),
             None => obj.getattr_opt(&self.name),
         }
@@ -354,7 +364,7 @@ impl<'py> SlotAttr<'py> {
 
     /// `getattr(obj, name, None)`, with None also for a `None` value (as [`attr`]).
     pub(super) fn opt(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.fast(obj)? {
+        match self.read_without_getattr(obj)? {
             Some(v) if !v.is_none() => Ok(Some(v)),
             Some(_) => Ok(None),
             None => attr(obj, &self.name),
