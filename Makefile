@@ -160,12 +160,15 @@ clean:
 # - win_amd64: Rust's x86_64-pc-windows-gnu target linked by Debian's MinGW-w64 GCC; maturin writes
 #   the import library of python3.dll (the stable ABI's DLL) for an abi3 build, so no Windows Python
 #   is needed.
+# - cp314t: manylinux2014 x86_64 for free-threaded CPython 3.14 (version-specific: abi3 does not
+#   exist for free-threaded 3.14), built against the --disable-gil CPython of scripts/ft-python.
 # DIST_PLATFORMS chooses the wheels (e.g. `make dist DIST_PLATFORMS=x86_64`). Each target has its own
 # cargo target directory, so no build invalidates another's (or `make develop`'s).
-DIST_PLATFORMS ?= x86_64 aarch64 win_amd64
+DIST_PLATFORMS ?= x86_64 aarch64 win_amd64 cp314t
 DIST_TARGET_DIR ?= target/dist
 DIST_AARCH64_TARGET_DIR ?= target/dist-aarch64
 DIST_WINDOWS_TARGET_DIR ?= target/dist-windows
+DIST_FT_TARGET_DIR ?= target/dist-ft
 DIST_MATURIN := PATH="$(abspath $(VENV))/bin:$$PATH" $(abspath $(VENV))/bin/maturin build --release --out dist --quiet
 DIST_RUST_TARGETS := $(if $(filter aarch64,$(DIST_PLATFORMS)),aarch64-unknown-linux-gnu) \
 	$(if $(filter win_amd64,$(DIST_PLATFORMS)),x86_64-pc-windows-gnu)
@@ -178,6 +181,8 @@ dist: $(VENV)/.tools
 		$(DIST_MATURIN) --compatibility manylinux2014 --zig --target aarch64-unknown-linux-gnu)
 	$(if $(filter win_amd64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_WINDOWS_TARGET_DIR) \
 		$(DIST_MATURIN) --target x86_64-pc-windows-gnu)
+	$(if $(filter cp314t,$(DIST_PLATFORMS)),ftpy="$$(scripts/ft-python 3.14)" && CARGO_TARGET_DIR=$(DIST_FT_TARGET_DIR) \
+		$(DIST_MATURIN) --compatibility manylinux2014 --zig --interpreter "$$ftpy")
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
