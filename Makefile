@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-aarch64 test-fast test-pypy test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-aarch64 test-ft test-fast test-pypy test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -70,6 +70,19 @@ test-aarch64: $(VENV)/.tools
 	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin PYTHON=$(PYTHON) \
 		DIST_TARGET_DIR=$(DIST_TARGET_DIR) DIST_AARCH64_TARGET_DIR=$(DIST_AARCH64_TARGET_DIR) \
 		scripts/interpreters/aarch64
+
+# The free-threaded CPython 3.14 wheel (docs/platforms.md, "Free-threaded CPython 3.14"): builds a
+# --disable-gil CPython 3.14 once (scripts/ft-python; needs its source: a cached tarball, Debian's
+# source package or KASSIGN_CPYTHON_SRC), the cp314t wheel into target/ft-dist, then scripts/ft-wheel:
+# the GIL check, the smoke test, the boundary tests and the seeded digest against this tree's
+# .venv. Not part of `make test`: a fresh machine here cannot download CPython's source.
+FT_DIST_DIR ?= target/ft-dist
+DIST_FT_TARGET_DIR ?= target/dist-ft
+test-ft: $(VENV)/.tools develop
+	rm -rf $(FT_DIST_DIR)
+	ftpy="$$(scripts/ft-python 3.14)" && CARGO_TARGET_DIR=$(DIST_FT_TARGET_DIR) PATH="$(abspath $(VENV))/bin:$$PATH" \
+		$(VENV)/bin/maturin build --release --quiet --out $(FT_DIST_DIR) --compatibility manylinux2014 --zig --interpreter "$$ftpy"
+	DIST_DIR=$(FT_DIST_DIR) FT_REFERENCE_PYTHON=$(abspath $(PY)) PYTHON=$(PYTHON) scripts/ft-wheel
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
 # broker tests by the fixtures they use), 10 hypothesis cases per property.
@@ -172,6 +185,9 @@ clean:
 # - win_amd64: Rust's x86_64-pc-windows-gnu target linked by Debian's MinGW-w64 GCC; maturin writes
 #   the import library of python3.dll (the stable ABI's DLL) for an abi3 build, so no Windows Python
 #   is needed.
+# - cp314t (only when DIST_PLATFORMS names it; `make test-ft`): manylinux2014 x86_64 for free-threaded
+#   CPython 3.14 (version-specific: abi3 does not exist for free-threaded 3.14), built against the
+#   --disable-gil CPython of scripts/ft-python, which needs CPython's source (docs/platforms.md).
 # DIST_PLATFORMS chooses the wheels (e.g. `make dist DIST_PLATFORMS=x86_64`). Each target has its own
 # cargo target directory, so no build invalidates another's (or `make develop`'s).
 DIST_PLATFORMS ?= x86_64 aarch64 win_amd64
@@ -190,6 +206,8 @@ dist: $(VENV)/.tools
 		$(DIST_MATURIN) --compatibility manylinux2014 --zig --target aarch64-unknown-linux-gnu)
 	$(if $(filter win_amd64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_WINDOWS_TARGET_DIR) \
 		$(DIST_MATURIN) --target x86_64-pc-windows-gnu)
+	$(if $(filter cp314t,$(DIST_PLATFORMS)),ftpy="$$(scripts/ft-python 3.14)" && CARGO_TARGET_DIR=$(DIST_FT_TARGET_DIR) \
+		$(DIST_MATURIN) --compatibility manylinux2014 --zig --interpreter "$$ftpy")
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
