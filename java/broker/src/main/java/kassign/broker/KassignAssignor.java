@@ -189,7 +189,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * One pass over the partitions, in topic order: {@code isPartitionAssignable} for each and,
      * when {@code withFree}, {@code isPartitionAssigned}.
      */
-    private static final class Scan {
+    private static final class PartitionScan {
         /** One flag per partition (0: not assignable); null when every partition is (the usual case). */
         byte[] assignable;
         /** The partitions (flat, ascending) in no member's current target; null without {@code withFree}. */
@@ -198,7 +198,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         private final int total;
         private int k;
 
-        Scan(GroupSpec groupSpec, List<Uuid> topics, int[] partitionCounts, int total, boolean withFree) {
+        PartitionScan(GroupSpec groupSpec, List<Uuid> topics, int[] partitionCounts, int total, boolean withFree) {
             this.total = total;
             free = withFree ? new int[16] : null;
             int flat = 0;
@@ -290,7 +290,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             read = NativeAssignor.membersToRead(partitionCounts, subOffsets, subTopics, in.memberCounts);
         }
         splits.mark("membersToRead");
-        Scan scan = new Scan(groupSpec, topics, partitionCounts, total, read != null);
+        PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);
         splits.mark("scan");
         byte[] assignable = scan.assignable;
         if (assignable != null) read = null;
@@ -298,15 +298,15 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // The owners: of every partition (at == null), or of the partitions at[j] (ascending).
         int[] at = null;
         int[] owners = null;
-        Current cur = null;
+        CurrentTargets cur = null;
         boolean[] counted = new boolean[m];
         // The native call: counts first when the rule judged some members by size; the full read
         // when it did not, or when the counts-first call answers null (its counts do not add up).
         for (byte[] only = read; owners == null; only = null) {
             boolean counting = only != null;
             // A fresh HOMOGENEOUS group (every current target empty, sizes read) has nothing to read.
-            cur = countsFirst && in.homogeneous && !in.anyCurrent ? Current.none(m)
-                : Current.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
+            cur = countsFirst && in.homogeneous && !in.anyCurrent ? CurrentTargets.none(m)
+                : CurrentTargets.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
             splits.mark("current");
             int[] answer = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
@@ -342,7 +342,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * the coordinator's own map (set) back.
      */
     private static GroupAssignment result(String[] memberIds, List<Uuid> topics, int[] topicBase,
-            Map<Uuid, Set<Integer>>[] currentMaps, Current cur, boolean[] counted, int[] at, int[] owners,
+            Map<Uuid, Set<Integer>>[] currentMaps, CurrentTargets cur, boolean[] counted, int[] at, int[] owners,
             int[] subOffsets, int[] subTopics) {
         int m = memberIds.length;
         int nt = topics.size();
@@ -393,21 +393,21 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         int widest = 0;
         for (int t = 0; t < nt; t++) widest = Math.max(widest, topicBase[t + 1] - topicBase[t]);
         Integer[] boxes = new Integer[Math.min(widest, 1 << 20)];
-        int j1 = 0;
+        int topicEnd = 0;
         for (int t = 0; t < nt; t++) {
             Uuid id = topics.get(t);
             int base = topicBase[t];
-            int j0 = j1;
-            while (j1 < len && (at == null ? j1 : at[j1]) < topicBase[t + 1]) j1++;
+            int topicStart = topicEnd;
+            while (topicEnd < len && (at == null ? topicEnd : at[topicEnd]) < topicBase[t + 1]) topicEnd++;
             int nTouched = 0;
-            for (int j = j0; j < j1; j++) {
+            for (int j = topicStart; j < topicEnd; j++) {
                 int o = owners[j];
                 if (o < 0 || whole[o]) continue;
                 if (count[o]++ == 0) touched[nTouched++] = o;
                 if (holder != null && holder[at == null ? j : at[j]] == o) kept[o]++;
             }
-            for (int k2 = 0; k2 < nTouched; k2++) {
-                int o = touched[k2];
+            for (int n = 0; n < nTouched; n++) {
+                int o = touched[n];
                 Set<Integer> held = currentMaps[o] == null ? null : currentMaps[o].get(id);
                 if (counted[o]) {
                     if (held != null) { // its current set, and the partitions it gets
@@ -421,7 +421,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                     reused[o] = true;
                 }
             }
-            for (int j = j0; j < j1; j++) {
+            for (int j = topicStart; j < topicEnd; j++) {
                 int o = owners[j];
                 if (o < 0 || whole[o] || reused[o]) continue;
                 int p = (at == null ? j : at[j]) - base;
@@ -444,8 +444,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 }
                 set.add(boxed);
             }
-            for (int k2 = 0; k2 < nTouched; k2++) {
-                int o = touched[k2];
+            for (int n = 0; n < nTouched; n++) {
+                int o = touched[n];
                 sets[o] = null;
                 count[o] = 0;
                 kept[o] = 0;
@@ -563,7 +563,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * The current target assignment of the members read, as (topic index, partition) pairs per
      * member, in one pass over their sets.
      */
-    private static final class Current {
+    private static final class CurrentTargets {
         final int[] offsets;
         final int[] topics;
         final int[] partitions;
@@ -580,7 +580,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
          */
         final boolean[] exact;
 
-        private Current(int[] offsets, int[] topics, int[] partitions, int[] holder, int[] size, boolean[] exact) {
+        private CurrentTargets(int[] offsets, int[] topics, int[] partitions, int[] holder, int[] size, boolean[] exact) {
             this.offsets = offsets;
             this.topics = topics;
             this.partitions = partitions;
@@ -590,12 +590,12 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         }
 
         /** Nobody's current target: every member's is empty. */
-        static Current none(int m) {
-            return new Current(new int[m + 1], new int[0], new int[0], null, new int[m], new boolean[m]);
+        static CurrentTargets none(int m) {
+            return new CurrentTargets(new int[m + 1], new int[0], new int[0], null, new int[m], new boolean[m]);
         }
 
         /** Read the members with {@code read[i] != 0} (every member when {@code read} is null). */
-        static Current read(Map<Uuid, Set<Integer>>[] currentMaps, byte[] read, Map<Uuid, Integer> topicIndex,
+        static CurrentTargets read(Map<Uuid, Set<Integer>>[] currentMaps, byte[] read, Map<Uuid, Integer> topicIndex,
                 int[] partitionCounts, int[] topicBase, int total) {
             int m = currentMaps.length;
             int[] ownedOffsets = new int[m + 1];
@@ -649,7 +649,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 ownedOffsets[i + 1] = k;
                 currentSize[i] = k - ownedOffsets[i];
             }
-            return new Current(ownedOffsets, Arrays.copyOf(ownedTopics, k), Arrays.copyOf(ownedPartitions, k), holder,
+            return new CurrentTargets(ownedOffsets, Arrays.copyOf(ownedTopics, k), Arrays.copyOf(ownedPartitions, k), holder,
                 currentSize, currentExact);
         }
     }
