@@ -16,6 +16,8 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: every call is forwarded unchanged to the system allocator, which upholds
 // `GlobalAlloc`'s contract; the counters are only atomics beside it.
 unsafe impl GlobalAlloc for Counting {
+    // SAFETY (of the method): callers uphold `GlobalAlloc::alloc`'s contract, which is passed on
+    // unchanged to the system allocator.
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's `layout` goes to the system allocator as given.
         let p = System.alloc(layout);
@@ -25,6 +27,8 @@ unsafe impl GlobalAlloc for Counting {
         }
         p
     }
+    // SAFETY (of the method): callers uphold `GlobalAlloc::dealloc`'s contract, which is passed on
+    // unchanged to the system allocator.
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` came from `alloc` above, i.e. from the system allocator, with `layout`.
         System.dealloc(ptr, layout);

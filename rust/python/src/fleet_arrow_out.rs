@@ -67,12 +67,7 @@ impl Rows<'_> {
     }
 
     fn quality_i32(&self, get: fn(&Quality) -> i64) -> ArrayRef {
-        Arc::new(Int32Array::from(
-            self.rows
-                .iter()
-                .map(|r| r.quality.as_ref().map(|q| i32c(get(q))))
-                .collect::<Vec<_>>(),
-        ))
+        self.each_i32_opt(|r| r.quality.as_ref(), get)
     }
 
     fn quality_f64(&self, get: fn(&Quality) -> Option<f64>) -> ArrayRef {
