@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-fast test-pypy test-long test-soak test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-aarch64 test-ft test-fast test-pypy test-long test-soak test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -40,8 +40,10 @@ demo: develop
 	$(PY) -m kassign.fleet.warmup
 	$(VENV)/bin/kassign fleet --out $(DEMO_OUT) --churn 4
 
+# The core crate's tests (rust/core: no Python, no JVM); the bindings are tested through Python
+# and java/broker's Maven tests.
 test-rust:
-	cargo test --quiet
+	cargo test --quiet -p kassign-core
 
 # The broker plugin's jar first: tests/broker/test_broker_plugin.py loads it into the coordinator's classes
 # and into real brokers.
@@ -49,8 +51,8 @@ test-python: develop broker-plugin
 	$(PY) -m pytest -q
 
 # All tests: Rust unit tests, the broker plugin's build and Java tests, then the Python suite (unit,
-# property, broker, Spark), then the interpreter matrix.
-test: test-rust test-python test-interpreters
+# property, broker, Spark), then the interpreter matrix (x86-64, then aarch64 under qemu).
+test: test-rust test-python test-interpreters test-aarch64
 
 # The interpreter matrix (docs/interpreters.md): the abi3 wheel on CPython 3.10, 3.12, 3.13 (pyenv)
 # and 3.14, 3.15 (a Debian sid chroot): the boundary tests on each, and the same seeded groups'
@@ -58,6 +60,29 @@ test: test-rust test-python test-interpreters
 test-interpreters: $(VENV)/.tools
 	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin DIST_TARGET_DIR=$(DIST_TARGET_DIR) \
 		scripts/interpreters/run
+
+# The matrix's aarch64 leg (docs/interpreters.md): the aarch64 wheel on Debian's arm64 CPython 3.11
+# under qemu-user: its smoke test, the broker-free boundary tests and the seeded groups' digest
+# against the x86_64 wheel's (scripts/interpreters/aarch64, scripts/foreign-wheel). Uses dist/'s
+# wheels when they are fresh, else builds both with `make dist`'s cargo target directories.
+test-aarch64: $(VENV)/.tools
+	@$(call ensure-rust-targets,aarch64-unknown-linux-gnu,make test-interpreters (the x86-64 matrix alone))
+	PATH="$(abspath $(VENV))/bin:$$PATH" MATURIN=$(VENV)/bin/maturin PYTHON=$(PYTHON) \
+		DIST_TARGET_DIR=$(DIST_TARGET_DIR) DIST_AARCH64_TARGET_DIR=$(DIST_AARCH64_TARGET_DIR) \
+		scripts/interpreters/aarch64
+
+# The free-threaded CPython 3.14 wheel (docs/platforms.md, "Free-threaded CPython 3.14"): builds a
+# --disable-gil CPython 3.14 once (scripts/ft-python; needs its source: a cached tarball, Debian's
+# source package or KASSIGN_CPYTHON_SRC), the cp314t wheel into target/ft-dist, then scripts/ft-wheel:
+# the GIL check, the smoke test, the boundary tests and the seeded digest against this tree's
+# .venv. Not part of `make test`: a fresh machine here cannot download CPython's source.
+FT_DIST_DIR ?= target/ft-dist
+DIST_FT_TARGET_DIR ?= target/dist-ft
+test-ft: $(VENV)/.tools develop
+	rm -rf $(FT_DIST_DIR)
+	ftpy="$$(scripts/ft-python 3.14)" && CARGO_TARGET_DIR=$(DIST_FT_TARGET_DIR) PATH="$(abspath $(VENV))/bin:$$PATH" \
+		$(VENV)/bin/maturin build --release --quiet --out $(FT_DIST_DIR) --compatibility manylinux2014 --zig --interpreter "$$ftpy"
+	DIST_DIR=$(FT_DIST_DIR) FT_REFERENCE_PYTHON=$(abspath $(PY)) PYTHON=$(PYTHON) scripts/ft-wheel
 
 # The broker soak and crash tests (tests/broker/test_broker_soak.py; figures in out/soak-churn.json,
 # out/soak-crash.json and RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS
@@ -120,7 +145,7 @@ bench-fleet: develop
 
 # Rust-core timings of the sticky engine on the benchmark shapes of docs/benchmark-shapes.md (no Python).
 bench-core:
-	cargo bench --bench core
+	cargo bench -p kassign-core --bench core
 
 # The leader's wire path (kassign::wire::assign) with no Python in the loop, whole and by phase, on
 # the 1M-partition round 2 (WIRE_SCENARIO, WIRE_STRATEGY to change it).
@@ -129,7 +154,7 @@ WIRE_STRATEGY ?= sticky
 bench-wire: develop
 	mkdir -p out
 	$(PY) benches/wire_dump.py $(WIRE_SCENARIO) $(WIRE_STRATEGY) out/wire.bin
-	cargo bench --bench wire -- out/wire.bin $(WIRE_STRATEGY)
+	cargo bench -p kassign-core --bench wire -- out/wire.bin $(WIRE_STRATEGY)
 
 # Side-by-side runs vs kafka-python, aiokafka, Java (kafka-clients) and franz-go (benches/run_all.py).
 # bench-smoke: tiny sizes, about a minute (also run by `make test` via benches/test_bench_smoke.py).
@@ -166,6 +191,9 @@ clean:
 # - win_amd64: Rust's x86_64-pc-windows-gnu target linked by Debian's MinGW-w64 GCC; maturin writes
 #   the import library of python3.dll (the stable ABI's DLL) for an abi3 build, so no Windows Python
 #   is needed.
+# - cp314t (only when DIST_PLATFORMS names it; `make test-ft`): manylinux2014 x86_64 for free-threaded
+#   CPython 3.14 (version-specific: abi3 does not exist for free-threaded 3.14), built against the
+#   --disable-gil CPython of scripts/ft-python, which needs CPython's source (docs/platforms.md).
 # DIST_PLATFORMS chooses the wheels (e.g. `make dist DIST_PLATFORMS=x86_64`). Each target has its own
 # cargo target directory, so no build invalidates another's (or `make develop`'s).
 DIST_PLATFORMS ?= x86_64 aarch64 win_amd64
@@ -184,11 +212,13 @@ dist: $(VENV)/.tools
 		$(DIST_MATURIN) --compatibility manylinux2014 --zig --target aarch64-unknown-linux-gnu)
 	$(if $(filter win_amd64,$(DIST_PLATFORMS)),CARGO_TARGET_DIR=$(DIST_WINDOWS_TARGET_DIR) \
 		$(DIST_MATURIN) --target x86_64-pc-windows-gnu)
+	$(if $(filter cp314t,$(DIST_PLATFORMS)),ftpy="$$(scripts/ft-python 3.14)" && CARGO_TARGET_DIR=$(DIST_FT_TARGET_DIR) \
+		$(DIST_MATURIN) --compatibility manylinux2014 --zig --interpreter "$$ftpy")
 	$(VENV)/bin/maturin sdist --out dist
 	ls -l dist
 
 # The broker-side assignor (java/broker/, docs/broker.md) -> dist/kassign-broker-<version>.jar, the
-# version being Cargo.toml's (the wheel's). Its JNI library (rust/src/jni/, the `jni` feature) is
+# version being Cargo.toml's (the wheel's). Its JNI library (the kassign-jni crate, rust/jni/) is
 # built for each Rust target in BROKER_TARGETS, linked by zig against glibc 2.17 symbols as the wheel
 # is, and bundled in the jar as kassign/broker/native/linux-<arch>/libkassign.so (the directory
 # NativeLibrary.platform() derives from os.name/os.arch). Maven runs the module's tests
@@ -203,7 +233,7 @@ broker-plugin: $(VENV)/.tools broker-rust-targets
 	rm -rf $(BROKER_NATIVE_DIR)
 	for t in $(BROKER_TARGETS); do \
 		PATH="$(abspath $(VENV))/bin:$$PATH" CARGO_TARGET_DIR=$(BROKER_TARGET_DIR) \
-			$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet --lib --no-default-features --features jni \
+			$(VENV)/bin/cargo-zigbuild zigbuild --release --quiet -p kassign-jni --lib \
 			--target $$t.2.17 || exit 1; \
 		dir=$(BROKER_NATIVE_DIR)/kassign/broker/native/linux-$${t%%-*}; \
 		mkdir -p $$dir && cp $(BROKER_TARGET_DIR)/$$t/release/libkassign.so $$dir/libkassign.so || exit 1; \
@@ -240,8 +270,9 @@ done
 endef
 
 # Install the x86_64 wheel into a clean venv with no cargo on PATH and run scripts/dist_smoke.py; then
-# the aarch64 wheel under qemu-user and the win_amd64 wheel under wine (scripts/foreign-wheel), each
-# with the smoke test, broker-free unit tests and the seeded groups' digests against x86_64's.
+# the win_amd64 wheel under wine (scripts/foreign-wheel): the smoke test, broker-free unit tests and
+# the seeded groups' digests against x86_64's. (The aarch64 wheel's run is `make test`'s
+# test-aarch64, which uses the wheels this leaves in dist/.)
 dist-smoke: dist
 	AUDITWHEEL=$(VENV)/bin/auditwheel PYTHON=$(PYTHON) DIST_PLATFORMS="$(DIST_PLATFORMS)" scripts/dist-smoke
 
@@ -255,10 +286,8 @@ lint-python: $(VENV)/.tools develop
 	$(PY) -m mypy.stubtest kassign._core --allowlist stubtest-allowlist.txt
 
 lint-rust:
-	cargo fmt --check
-	cargo clippy --quiet --all-targets -- -D warnings
-	cargo clippy --quiet --all-targets --features python -- -D warnings
-	cargo clippy --quiet --all-targets --features jni -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --quiet --workspace --all-targets -- -D warnings
 
 # Rewrite formatting in place: ruff's safe fixes (imports, py310 syntax), ruff format, cargo fmt.
 fmt: $(VENV)/.tools
@@ -276,8 +305,8 @@ docs-serve: $(VENV)/.tools
 docs-images: demo
 	scripts/docs-images $(DEMO_OUT)
 
-# Fuzz every wire decoder (rust/src/protocol.rs) with libFuzzer: no panic, bounded allocation,
-# re-encoding round trips; then the leader path (rust/src/wire.rs): every member answered, valid
+# Fuzz every wire decoder (rust/core/src/protocol.rs) with libFuzzer: no panic, bounded allocation,
+# re-encoding round trips; then the leader path (rust/core/src/wire.rs): every member answered, valid
 # assignments. Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 FUZZ_RUNS ?= 1000000
 .PHONY: fuzz

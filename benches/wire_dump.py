@@ -1,5 +1,5 @@
 """Write a benchmark scenario's JoinGroup metadata (as kassign members of a strategy send it) to a
-file for the Rust wire-path bench (`benches/wire/main.rs`), which times the leader's bytes-in,
+file for the Rust wire-path bench (`rust/core/benches/wire/main.rs`), which times the leader's bytes-in,
 bytes-out path with no Python in the loop.
 
     python benches/wire_dump.py java-large-uniform/round2 sticky out/wire-1m.bin

@@ -1,6 +1,6 @@
 """Pure-Python reference of kassign's sticky engine (``sticky`` and ``cooperative-sticky``).
 
-This is the readable statement of the algorithm that ``rust/src/sticky/`` implements; the two
+This is the readable statement of the algorithm that ``rust/core/src/sticky/`` implements; the two
 must return identical assignments for identical input (tests compare them on random groups).
 Every tie is broken by member index (members sorted by id) or flat partition id (partitions
 sorted by (topic, partition)), never by hash order.

@@ -1,4 +1,4 @@
-//! Fuzz every decoder of `kassign::protocol` with each input.
+//! Fuzz every decoder of `kassign_core::protocol` with each input.
 //!
 //! Checks, besides "never panics":
 //! * bounded allocation: while one decoder runs, the peak of live Rust heap bytes stays within
@@ -13,7 +13,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use kassign::protocol::{
+use kassign_core::protocol::{
     decode_generation, decode_priority, flatten, group_sorted, Assignment, StickyUserData, Subscription,
     TopicPartitions, MAX_VERSION,
 };

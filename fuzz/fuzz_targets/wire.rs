@@ -1,4 +1,4 @@
-//! Fuzz the leader's bytes-in, bytes-out path (`kassign::wire::assign`) with each input split
+//! Fuzz the leader's bytes-in, bytes-out path (`kassign_core::wire::assign`) with each input split
 //! into the subscriptions of up to eight members.
 //!
 //! Checks, besides "never panics": every strategy answers every member (an undecodable member
@@ -8,9 +8,9 @@
 //! gives the same bytes and warnings as decoding every member with `wire::member`.
 #![no_main]
 
-use kassign::protocol::{Assignment, Subscription};
-use kassign::strategy::Strategy;
-use kassign::wire::{assign, assign_unresolved, WireInput};
+use kassign_core::protocol::{Assignment, Subscription};
+use kassign_core::strategy::Strategy;
+use kassign_core::wire::{assign, assign_unresolved, WireInput};
 use libfuzzer_sys::fuzz_target;
 
 const TOPICS: [(&str, i64); 3] = [("t", 4), ("u", 2), ("", 1)];

@@ -25,7 +25,7 @@ from .assignors import PYTHON_STRATEGIES
 
 __version__: str = _core.__version__
 
-#: Largest total partition count accepted (the Rust core's MAX_PARTITIONS, rust/src/model.rs).
+#: Largest total partition count accepted (the Rust core's MAX_PARTITIONS, rust/core/src/model.rs).
 _MAX_PARTITIONS: int = _core.MAX_PARTITIONS
 
 _CANONICAL_ORDER = (
@@ -101,7 +101,7 @@ def _run(
     """Run a dispatched strategy on checked inputs (:func:`_implementation`, :func:`_check_inputs`;
     ``options``: the strategy's checked options)."""
     # The cyclic GC is paused while the result is built. Result TopicPartitions are made in Rust and
-    # untracked by the GC (rust/src/py/objects.rs), but the Python strategies' intermediate
+    # untracked by the GC (rust/python/src/objects.rs), but the Python strategies' intermediate
     # containers for ~1M partitions would still trigger full collections over the whole heap that
     # hold the GIL for 60-600 ms each, stalling the consumer's heartbeat thread (RELIABILITY.md,
     # GIL). Nothing made here holds a cycle.

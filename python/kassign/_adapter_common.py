@@ -105,6 +105,9 @@ STRATEGY_TABLE: tuple[StrategySpec, ...] = (
 )
 
 #: Strategy name -> how it carries history on the wire (see :class:`StrategySpec`).
+#: The names of the drop-in classes, as each adapter module (``kassign.kafka_python``,
+#: ``kassign.aiokafka``) exports them.
+CLASS_NAMES: tuple[str, ...] = tuple(spec.class_name for spec in STRATEGY_TABLE)
 HISTORY: dict[str, str | None] = {spec.name: spec.history for spec in STRATEGY_TABLE}
 #: Strategies whose members carry history only when configured with ``sticky=True`` (then exactly
 #: as "sticky": ``StickyAssignorUserData`` v1); their leader reads it whenever it is sent.
@@ -354,7 +357,7 @@ def leader_assign(
     user data, as Java's built-in assignors).
 
     Each member's history is read by the rule of ``protocol_name`` (in the Rust core:
-    ``rust/src/wire.rs``); a member whose history cannot be decoded is logged and treated as
+    ``rust/core/src/wire.rs``); a member whose history cannot be decoded is logged and treated as
     having none. For the Rust strategies the members are read, assigned and encoded in one call
     into the core; the strategies written in Python get :class:`kassign.Member` objects read in Rust
     and their result is encoded in Rust.

@@ -1,7 +1,7 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, final
+from typing import Any, TypedDict, TypeVar, final
 
 from ._types import TopicPartition
 
@@ -93,10 +93,10 @@ def previous_owners(members: Mapping[str, Member]) -> dict[tuple[str, int], str]
     """The claim rule: {(topic, partition): previous owner's id}, every claimed key."""
 
 def next_offset(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str) -> int:
-    """The lag rule (rust/src/lag.rs): the offset a group consumes next on a partition."""
+    """The lag rule (rust/core/src/lag.rs): the offset a group consumes next on a partition."""
 
 def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str) -> int:
-    """The lag rule (rust/src/lag.rs): max(end - next, 0), exact."""
+    """The lag rule (rust/core/src/lag.rs): max(end - next, 0), exact."""
 
 def rust_strategies() -> list[str]:
     """Names of the strategies computed by the Rust core."""
@@ -104,7 +104,7 @@ def rust_strategies() -> list[str]:
 def _trigger_panic() -> None:
     """Panic inside the core on purpose (tests: panics surface as InternalError)."""
 
-# --- kassign.protocol (rust/src/py/protocol.rs); the public, typed API is kassign.protocol.
+# --- kassign.protocol (rust/python/src/protocol.rs); the public, typed API is kassign.protocol.
 
 _BytesLike = bytes | bytearray | memoryview
 
@@ -163,7 +163,7 @@ def members_from_wire(
 def encode_assignments(result: Mapping[str, list[TopicPartition]]) -> dict[str, bytes]:
     """ConsumerProtocolAssignment v3 bytes per member (grouped, sorted, null user data)."""
 
-# -- the drop-in classes' leader step (rust/src/py/drop_in.rs) -----------------------------------
+# -- the drop-in classes' leader step (rust/python/src/drop_in.rs) -----------------------------------
 
 def drop_in_assign(
     strategy: str,
@@ -180,57 +180,44 @@ def drop_in_assign(
 def drop_in_members(protocol_name: str, client: str, members: Any, warn: Callable[[str], object]) -> dict[str, Member]:
     """The client's decoded members as ``Member``s (history by ``protocol_name``'s rule)."""
 
-# -- the fleet job's per-group evaluation (rust/src/py/fleet.rs) ---------------------------------
+# -- the fleet job's per-group evaluation (rust/python/src/fleet.rs) ---------------------------------
+
+class EvalSettings(TypedDict):
+    """The settings of a group's evaluation (kassign.fleet.evaluate builds them once per job)."""
+
+    churn_rounds: int
+    churn_seed: int
+    with_assignment: bool
+    auto_offset_reset: str
+    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]]
+    member_class: type
+    inputs_class: type
 
 def fleet_evaluate(
-    cluster: str,
-    group_id: str,
-    members: Any,
-    parts: Any,
-    strategies: list[str],
-    *,
-    churn_rounds: int,
-    churn_seed: int,
-    with_assignment: bool,
-    auto_offset_reset: str,
-    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
-    member_class: type,
-    inputs_class: type,
+    cluster: str, group_id: str, members: Any, parts: Any, strategies: list[str], settings: EvalSettings
 ) -> Any: ...
 
 @final
 class StreamIndex:
     """The stream plan's partitions file (and committed offsets file), read once per task
-    (rust/src/py/fleet_stream.rs)."""
+    (rust/python/src/fleet_stream.rs)."""
 
     def __new__(cls, parts: Any, offsets: Any | None = None) -> StreamIndex: ...
     def __len__(self) -> int: ...
 
 def fleet_evaluate_stream(
-    cluster: str,
-    group_id: str,
-    group: Any,
-    index: StreamIndex,
-    strategies: list[str],
-    *,
-    churn_rounds: int,
-    churn_seed: int,
-    with_assignment: bool,
-    auto_offset_reset: str,
-    python_strategies: Mapping[str, tuple[Callable[..., Any], bool]],
-    member_class: type,
-    inputs_class: type,
+    cluster: str, group_id: str, group: Any, index: StreamIndex, strategies: list[str], settings: EvalSettings
 ) -> Any: ...
 def fleet_result_schema(with_assignment: bool) -> Any:
-    """The pyarrow schema of fleet_evaluate's result table (rust/src/py/fleet_arrow_out.rs)."""
+    """The pyarrow schema of fleet_evaluate's result table (rust/python/src/fleet_arrow_out.rs)."""
 
-# -- the fleet's churn replay (rust/src/py/churn.rs) ---------------------------------------------
+# -- the fleet's churn replay (rust/python/src/churn.rs) ---------------------------------------------
 
 def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[str, str, str | None]]:
     """The churn replay's events for a group (member ids in row order, unique): ``("leave", id,
     None)`` or ``("join", id, like_id)``; seeded SplitMix64 draws (docs/fleet.md, Churn replay)."""
 
-# -- placement loops of the Python strategies fair and lag-aware (rust/src/py/greedy.rs) ---------
+# -- placement loops of the Python strategies fair and lag-aware (rust/python/src/greedy.rs) ---------
 
 def greedy_deal(
     n_members: int,
@@ -286,7 +273,7 @@ def lag_improve(
     """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
     loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not describe a placement."""
 
-# kassign.quality's metrics (rust/src/fleet/metrics.rs; python/kassign/quality.py documents them)
+# kassign.quality's metrics (rust/core/src/fleet/metrics.rs; python/kassign/quality.py documents them)
 IMBALANCE_THRESHOLD: float
 
 def quality_counts(assignment: Mapping[str, Sequence[tuple[str, int]]]) -> list[int]: ...

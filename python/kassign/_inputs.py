@@ -5,7 +5,7 @@ Python strategies call :func:`check_inputs` (or the function of the one input th
 any strategy runs; the strategies read what it returns and check nothing again. What is checked
 here: the members mapping (for the strategies written in Python; the Rust core reads it itself),
 the replica racks, the lags and each strategy's options. Counts, the partition cap, duplicates and
-owned partitions are the Rust core's (``rust/src/model.rs``; ``kassign.Member`` checks a member's
+owned partitions are the Rust core's (``rust/core/src/model.rs``; ``kassign.Member`` checks a member's
 shape when it is built).
 """
 

@@ -39,33 +39,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._adapter_common import client_missing
+from . import _adapter_common as common
 
 try:
     from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
-    raise client_missing("aiokafka", "aiokafka", _exc) from None
+    raise common.client_missing("aiokafka", "aiokafka", _exc) from None
 
 import kassign
 
-from ._adapter_common import (
-    ConsumerState,
-    StateStore,
-    current_consumer,
-    encode_member_metadata,
-    leader_assign,
-    make_classes,
-)
-
-__all__ = [
-    "CooperativeStickyAssignor",
-    "FailoverAssignor",
-    "FairAssignor",
-    "LagAwareAssignor",
-    "RangeAssignor",
-    "RoundRobinAssignor",
-    "StickyAssignor",
-]
+# The drop-in classes, one per row of the strategy table, defined at the end of the module.
+__all__ = list(common.CLASS_NAMES)
 
 
 class hybridmethod:
@@ -81,15 +65,15 @@ class hybridmethod:
         return self.fn.__get__(owner if obj is None else obj, owner)
 
 
-def _store(target: Any) -> StateStore:
+def _store(target: Any) -> common.StateStore:
     """The StateStore of an instance, or of a class used directly (one per class, never inherited)."""
     if isinstance(target, type):
         store = target.__dict__.get("_class_states")
         if store is None:
-            store = StateStore()
+            store = common.StateStore()
             setattr(target, "_class_states", store)  # noqa: B010 - a class attribute set at run time
         return store
-    states: StateStore = target._states
+    states: common.StateStore = target._states
     return states
 
 
@@ -116,7 +100,7 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
         type(self)._check_available()
         self.rack = rack or None
         self.options = dict(options)
-        self._states = StateStore()
+        self._states = common.StateStore()
 
     @classmethod
     def _check_available(cls) -> None:
@@ -129,8 +113,8 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
     @hybridmethod
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
-        state = _store(self).get(current_consumer())
-        return encode_member_metadata(
+        state = _store(self).get(common.current_consumer())
+        return common.encode_member_metadata(
             self.name,
             topics,
             state,
@@ -143,7 +127,7 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
     @hybridmethod
     def on_assignment(self, assignment: Any) -> None:
         """Remember this consumer's partitions, and the generation from its coordinator."""
-        consumer = current_consumer()
+        consumer = common.current_consumer()
         state = _store(self).get(consumer)
         generation = getattr(consumer, "generation", -1)
         partitions = assignment.partitions() if hasattr(assignment, "partitions") else assignment
@@ -152,9 +136,9 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
     @hybridmethod
     def on_generation_assignment(self, generation: int) -> None:
         """Set the generation (aiokafka 0.14 never calls this; kept for callers that do)."""
-        _store(self).get(current_consumer()).generation = generation
+        _store(self).get(common.current_consumer()).generation = generation
 
-    def state(self, consumer: Any = None) -> ConsumerState:
+    def state(self, consumer: Any = None) -> common.ConsumerState:
         """This instance's state for ``consumer`` (a coordinator; None = direct calls)."""
         return _store(self).get(consumer)
 
@@ -169,7 +153,7 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # aioka
         """
         if isinstance(self, type):
             self._check_available()
-        return leader_assign(
+        return common.leader_assign(
             self.name, self._compute_strategy or self.strategy, "aiokafka", members, cluster, self.options
         )
 
@@ -196,7 +180,7 @@ class _EagerCooperative:
             )
 
 
-_CLASSES = make_classes(KassignAssignor, {"cooperative-sticky": (_EagerCooperative,)}, __name__)
+_CLASSES = common.make_classes(KassignAssignor, {"cooperative-sticky": (_EagerCooperative,)}, __name__)
 RangeAssignor: type[KassignAssignor] = _CLASSES["RangeAssignor"]
 RoundRobinAssignor: type[KassignAssignor] = _CLASSES["RoundRobinAssignor"]
 StickyAssignor: type[KassignAssignor] = _CLASSES["StickyAssignor"]

@@ -43,33 +43,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._adapter_common import client_missing
+from . import _adapter_common as common
 
 try:
     from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
 except ImportError as _exc:  # pragma: no cover - exercised in a subprocess test
-    raise client_missing("kafka-python", "kafka-python", _exc) from None
+    raise common.client_missing("kafka-python", "kafka-python", _exc) from None
 
 import kassign
 
-from ._adapter_common import (
-    ConsumerState,
-    StateStore,
-    current_consumer,
-    encode_member_metadata,
-    leader_assign,
-    make_classes,
-)
-
-__all__ = [
-    "CooperativeStickyAssignor",
-    "FailoverAssignor",
-    "FairAssignor",
-    "LagAwareAssignor",
-    "RangeAssignor",
-    "RoundRobinAssignor",
-    "StickyAssignor",
-]
+# The drop-in classes, one per row of the strategy table, defined at the end of the module.
+__all__ = list(common.CLASS_NAMES)
 
 
 class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka-python has no type hints
@@ -99,15 +83,15 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
             raise TypeError(f"rack: expected a str or None, got {type(rack).__name__}")
         self.rack = rack or None
         self.options = dict(options)
-        self._states = StateStore()
+        self._states = common.StateStore()
 
     # -- member side ---------------------------------------------------------------------------
     def _state(self) -> Any:
-        return self._states.get(current_consumer())
+        return self._states.get(common.current_consumer())
 
     def metadata(self, topics: Iterable[str]) -> bytes:
         """The JoinGroup subscription bytes (Java's format for this strategy)."""
-        return encode_member_metadata(
+        return common.encode_member_metadata(
             self.name, topics, self._state(), rack=self.rack, priority=self.priority, sticky=self.sticky
         )
 
@@ -120,12 +104,12 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
     @property
     def owned_partitions(self) -> tuple[kassign.TopicPartition, ...]:
         """Partitions of the last assignment (of the consumer calling, or of direct calls)."""
-        state: ConsumerState = self._state()
+        state: common.ConsumerState = self._state()
         return state.owned
 
     @property
     def generation(self) -> int:
-        state: ConsumerState = self._state()
+        state: common.ConsumerState = self._state()
         return state.generation
 
     # -- leader side ---------------------------------------------------------------------------
@@ -140,7 +124,7 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]  # kafka
             {member_id: assignment bytes}: ``ConsumerProtocolAssignment`` v3 with null user data,
             as Java's built-ins send it, encoded in Rust (kafka-python sends bytes as they are).
         """
-        return leader_assign(self.name, self.strategy, "kafka-python", members, cluster, self.options)
+        return common.leader_assign(self.name, self.strategy, "kafka-python", members, cluster, self.options)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.options.items())
@@ -153,22 +137,22 @@ class _Cooperative:
 
     name: str
     rack: str | None
-    _states: StateStore
+    _states: common.StateStore
 
     def supported_protocols(self) -> list[Any]:
         return [RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER]
 
     def metadata(self, topics: Iterable[str]) -> bytes:
-        consumer = current_consumer()
+        consumer = common.current_consumer()
         state = self._states.get(consumer)
         if getattr(consumer, "_rebalance_protocol", None) == RebalanceProtocol.EAGER:
             # Combined with eager assignors the consumer revokes everything before joining, so it
             # owns nothing (Java sends its then-empty assigned partitions); keep the generation.
-            state = ConsumerState(owned=(), generation=state.generation, assigned=state.assigned)
-        return encode_member_metadata(self.name, topics, state, rack=self.rack)
+            state = common.ConsumerState(owned=(), generation=state.generation, assigned=state.assigned)
+        return common.encode_member_metadata(self.name, topics, state, rack=self.rack)
 
 
-_CLASSES = make_classes(KassignAssignor, {"cooperative-sticky": (_Cooperative,)}, __name__)
+_CLASSES = common.make_classes(KassignAssignor, {"cooperative-sticky": (_Cooperative,)}, __name__)
 RangeAssignor: type[KassignAssignor] = _CLASSES["RangeAssignor"]
 RoundRobinAssignor: type[KassignAssignor] = _CLASSES["RoundRobinAssignor"]
 StickyAssignor: type[KassignAssignor] = _CLASSES["StickyAssignor"]

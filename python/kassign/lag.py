@@ -60,12 +60,12 @@ def _check_reset(auto_offset_reset: Any) -> str:
 
 def next_offset(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str = "latest") -> int:
     """The offset the group would consume next (see the module docstring; the rule is the core's,
-    ``rust/src/lag.rs``). Offsets are Kafka's int64 values."""
+    ``rust/core/src/lag.rs``). Offsets are Kafka's int64 values."""
     return _core.next_offset(committed, begin, end, _check_reset(auto_offset_reset))
 
 
 def compute_lag(committed: int | None, begin: int | None, end: int | None, auto_offset_reset: str = "latest") -> int:
-    """Lag of one partition: ``max(end - next, 0)`` (the core's rule, ``rust/src/lag.rs``).
+    """Lag of one partition: ``max(end - next, 0)`` (the core's rule, ``rust/core/src/lag.rs``).
 
     >>> compute_lag(5555, 1111, 9999, "none")
     4444

@@ -2,7 +2,7 @@
 
 Pure functions over ``kassign.Member`` objects and assignments (``{member id: [TopicPartition]}``),
 useful on their own, e.g. to measure :func:`kassign.assign` results in a test. Every metric is the
-core's (``rust/src/fleet/metrics.rs``), the same code the fleet job measures with; this module
+core's (``rust/core/src/fleet/metrics.rs``), the same code the fleet job measures with; this module
 converts and forwards. Importing it does not import pyarrow or pyspark.
 
 Definitions (docs/fleet.md, "Result columns"): a partition is *assignable* when its topic exists
@@ -71,7 +71,7 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
 
     Claims of one partition by several members: the highest generation wins; a tie at the highest
     generation leaves the partition without a previous owner (the sticky strategies' rule, computed
-    by the core: ``rust/src/claims.rs``). Every claimed key is returned, in the order first
+    by the core: ``rust/core/src/claims.rs``). Every claimed key is returned, in the order first
     claimed, valid or not (:func:`moves` counts the assignable ones).
     """
     return _core.previous_owners(members)

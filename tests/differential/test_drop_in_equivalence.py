@@ -360,7 +360,7 @@ def _odd_group(seed: int, size: int, strategy: str, general: bool) -> tuple[Clus
 @given(seed=st.integers(0, 2**32 - 1), size=st.integers(1, 9))
 def test_the_common_case_read_equals_the_general_read(strategy: str, seed: int, size: int) -> None:
     """kafka-python members are read without Python calls when every field is a set slot of an
-    exact builtin type (``rust/src/py/drop_in_fast.rs``), else the general way. A topic list given
+    exact builtin type (``rust/python/src/drop_in_fast.rs``), else the general way. A topic list given
     as a tuple takes the general way and reads the same, so the same group with its lists made
     tuples is the reference: fields made odd at random (unset slots, None, subclasses, tuples,
     bytearrays, bools, out-of-range ints, lone surrogates, entries of other types) must give the

@@ -1,5 +1,5 @@
 """The Python reference of the fleet's churn replay (formerly ``kassign/fleet/churn.py``; the
-fleet job replays in the core, ``rust/src/fleet/churn.rs``): members leave and join, one
+fleet job replays in the core, ``rust/core/src/fleet/churn.rs``): members leave and join, one
 rebalance each; count partition moves.
 
 The replay starts from a strategy's assignment of the group and alternates events: a member

@@ -57,7 +57,7 @@ class GroupInputError(ValueError):
 def core_partition_lag(
     committed: int | None, beginning: int | None, end: int | None, auto_offset_reset: str = "latest"
 ) -> int:
-    """Lag by the core's rule (``rust/src/lag.rs``, docs/strategies/lag-aware.md): the next offset
+    """Lag by the core's rule (``rust/core/src/lag.rs``, docs/strategies/lag-aware.md): the next offset
     is the committed one (a committed offset below the log start counts from the log start); with
     no committed offset, the end when ``auto_offset_reset`` is "latest", else the beginning. Lag =
     max(end - next, 0); missing beginning/end offsets count as 0."""
@@ -67,7 +67,7 @@ def core_partition_lag(
 def lag_function() -> tuple[Callable[..., int], str]:
     """The per-partition lag function ``fn(committed, beginning, end, auto_offset_reset)`` and
     where it comes from."""
-    return core_partition_lag, "the core's lag rule (rust/src/lag.rs)"
+    return core_partition_lag, "the core's lag rule (rust/core/src/lag.rs)"
 
 
 @dataclass

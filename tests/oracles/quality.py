@@ -1,5 +1,5 @@
 """The Python reference of :mod:`kassign.quality` (formerly ``kassign/fleet/quality.py``): the
-fleet metrics written in Python, before the core's (``rust/src/fleet/metrics.rs``) became their
+fleet metrics written in Python, before the core's (``rust/core/src/fleet/metrics.rs``) became their
 one implementation. ``test_quality_oracle.py`` compares the two on random inputs.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from kassign import Member, TopicPartition
 
-# the threshold is the core's one constant (rust/src/fleet/metrics.rs), not defined again here
+# the threshold is the core's one constant (rust/core/src/fleet/metrics.rs), not defined again here
 from kassign.quality import IMBALANCE_THRESHOLD, GroupQuality  # the result's fields are the API's
 
 __all__ = [
@@ -65,7 +65,7 @@ def previous_owners(members: Mapping[str, Member]) -> dict[Key, str]:
 
     Claims of one partition by several members: the highest generation wins; a tie at the highest
     generation leaves the partition without a previous owner (the sticky strategies' rule, computed
-    by the core: ``rust/src/claims.rs``). Every claimed key is returned, in the order first
+    by the core: ``rust/core/src/claims.rs``). Every claimed key is returned, in the order first
     claimed, valid or not (:func:`moves` counts the assignable ones).
     """
     from kassign import _core

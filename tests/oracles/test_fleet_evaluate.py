@@ -14,22 +14,9 @@ import kassign
 from kassign.assignors import PYTHON_OWNERS, PYTHON_STRATEGIES
 from kassign.fleet.evaluate import evaluate_group_table
 from kassign.fleet.group import result_schema, strategy_labels
-from kassign.fleet.snapshot import MEMBERS_SCHEMA
 from oracles.fleet_group import evaluate_group
+from support.fleet_tables import members_table, parts_table
 
-PARTS_SCHEMA = pa.schema(
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("replica_racks", pa.list_(pa.string())),
-        ("beginning_offset", pa.int64()),
-        ("end_offset", pa.int64()),
-        ("committed", pa.int64()),
-        ("state", pa.string()),
-        ("protocol", pa.string()),
-    ]
-)
-MEMBER_COLUMNS = [f for f in MEMBERS_SCHEMA if f.name not in ("cluster", "group_id")]
 TIMES = ("time_ms", "churn_time_ms")
 #: Every fleet label: kassign.STRATEGIES and lag-aware's modes (sticky among them).
 LABELS = list(strategy_labels())
@@ -127,8 +114,8 @@ def random_group(rng: random.Random, bad: bool) -> tuple[pa.Table, pa.Table]:
                 "protocol": rng.choice([None, "", "range", "cooperative-sticky"]),
             }
         )
-    m_tbl = pa.Table.from_pylist(members, schema=pa.schema(MEMBER_COLUMNS))
-    p_tbl = pa.Table.from_pylist(parts, schema=PARTS_SCHEMA)
+    m_tbl = members_table(members)
+    p_tbl = parts_table(parts)
     return m_tbl, p_tbl
 
 
@@ -217,8 +204,8 @@ def test_bigger_groups_with_churn():
         for t in TOPICS
         for p in range(40)
     ]
-    m = pa.Table.from_pylist(members, schema=pa.schema(MEMBER_COLUMNS))
-    p = pa.Table.from_pylist(parts, schema=PARTS_SCHEMA)
+    m = members_table(members)
+    p = parts_table(parts)
     kw = dict(churn_rounds=6, with_assignment=True, seed=3)
     got = evaluate_group_table("k", "big", m, p, LABELS, **kw)
     assert_rows_equal(got, evaluate_group("k", "big", m, p, LABELS, **kw), "big")
@@ -308,7 +295,7 @@ def compact_side(rng: random.Random, parts: pa.Table) -> tuple[pa.Table, pa.Tabl
                 expanded.append({"topic": t, **p, "committed": c})
     rows += [{"topic": None, "state": m["state"], "protocol": m["protocol"]} for m in markers]
     expanded += markers
-    return pa.Table.from_pylist(rows, schema=COMPACT_SCHEMA), pa.Table.from_pylist(expanded, schema=PARTS_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=COMPACT_SCHEMA), parts_table(expanded)
 
 
 @pytest.mark.parametrize("seed", range(200, 230))

@@ -17,7 +17,8 @@ import pytest
 from kassign.assignors._greedy import TOPIC_LAGS, Inputs, subscribers_by_topic
 from kassign.fleet.evaluate import evaluate_group_table, python_strategies
 from oracles.fleet_group import evaluate_group
-from oracles.test_fleet_evaluate import MEMBER_COLUMNS, PARTS_SCHEMA, TOPICS, assert_rows_equal, random_group
+from oracles.test_fleet_evaluate import TOPICS, assert_rows_equal, random_group
+from support.fleet_tables import members_table, parts_table
 
 PY_LABELS = ["lag-aware", "fair", "failover", "lag-aware:sticky", "lag-aware:per-topic", "lag-aware:global"]
 SEEN: Counter[str] = Counter()
@@ -94,10 +95,7 @@ def big_group(rng: random.Random, n: int) -> tuple[pa.Table, pa.Table]:
         for t in topics
         for q in range(rng.randint(1, 20))
     ]
-    return (
-        pa.Table.from_pylist(members, schema=pa.schema(MEMBER_COLUMNS)),
-        pa.Table.from_pylist(parts, schema=PARTS_SCHEMA),
-    )
+    return members_table(members), parts_table(parts)
 
 
 @pytest.mark.parametrize("seed", range(12))

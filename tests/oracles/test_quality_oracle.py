@@ -1,4 +1,4 @@
-"""kassign.quality (the core's metrics, rust/src/fleet/metrics.rs) against its former Python
+"""kassign.quality (the core's metrics, rust/core/src/fleet/metrics.rs) against its former Python
 implementation (oracles/quality.py) on random groups and random assignments, valid or not:
 unknown members, members missing from the result, partitions given twice, out of range, of
 unknown or unsubscribed topics; with and without lags, replica racks and a previous owner map."""

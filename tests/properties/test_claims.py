@@ -1,4 +1,4 @@
-"""The claim rule (rust/src/claims.rs) through ``_core``: equal to the Python derivations it
+"""The claim rule (rust/core/src/claims.rs) through ``_core``: equal to the Python derivations it
 replaced, on random histories, and to the rule as stated.
 
 The functions ``old_*`` are the Python code that shipped before the rule moved into the core

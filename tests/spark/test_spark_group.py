@@ -6,35 +6,15 @@ import pytest
 import kassign
 from kassign import Member, TopicPartition, _core
 from kassign.fleet.group import assignment_from_rows, result_schema, rows_to_table
-from kassign.fleet.snapshot import MEMBERS_SCHEMA
 from oracles import quality
 from oracles.fleet_churn import replay
 from oracles.fleet_group import GroupInputError, build_group, core_partition_lag, evaluate_group
-
-PARTS_SCHEMA = pa.schema(
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("replica_racks", pa.list_(pa.string())),
-        ("beginning_offset", pa.int64()),
-        ("end_offset", pa.int64()),
-        ("committed", pa.int64()),
-        ("state", pa.string()),
-        ("protocol", pa.string()),
-    ]
-)
+from support.fleet_tables import members_table, parts_table
 
 
-def members_table(rows):
-    full = [{f.name: r.get(f.name) for f in MEMBERS_SCHEMA} for r in rows]
-    for r in full:
-        r["cluster"], r["group_id"] = "c", "g"
-    return pa.Table.from_pylist(full, schema=MEMBERS_SCHEMA).drop(["cluster", "group_id"])
-
-
-def parts_table(rows, state="Stable", protocol="range"):
-    marker = {"topic": None, "state": state, "protocol": protocol}
-    return pa.Table.from_pylist([*rows, marker], schema=PARTS_SCHEMA)
+def group_parts(rows, state="Stable", protocol="range"):
+    """The partition side of a group: ``rows`` and the marker row of its groups-table entry."""
+    return parts_table([*rows, {"topic": None, "state": state, "protocol": protocol}])
 
 
 def part(t, p, committed, end, begin=0, racks=None):
@@ -83,7 +63,7 @@ def test_build_group_inputs_and_lag_sums():
             },
         ]
     )
-    p = parts_table(
+    p = group_parts(
         [part("t", 0, 90, 100, racks=["r1"]), part("t", 2, None, 50), part("t", 1, 10, 10), part("other", 0, 0, 999)]
     )
     g = build_group(m, p)
@@ -111,7 +91,7 @@ def test_build_group_inputs_and_lag_sums():
 )
 def test_bad_groups_raise_and_become_error_rows(rows, message):
     m = members_table(rows)
-    p = parts_table([part("t", 0, 1, 2)])
+    p = group_parts([part("t", 0, 1, 2)])
     with pytest.raises(GroupInputError, match=message):
         build_group(m, p)
     out = evaluate_group("c", "g", m, p, ["range", "roundrobin"])
@@ -134,7 +114,7 @@ def test_evaluate_group_equals_kassign_assign_and_quality():
             for i in range(5)
         ]
     )
-    p = parts_table(
+    p = group_parts(
         [part("t", i, i * 100, 1000 + i, racks=[f"r{i % 3}", f"r{(i + 1) % 3}"]) for i in range(12)]
         + [part("u", i, 0, 10 ** (i % 4)) for i in range(7)]
     )
@@ -170,7 +150,7 @@ def test_a_failing_strategy_is_an_error_row_of_its_own(monkeypatch):
 
     monkeypatch.setattr(group.kassign, "assign", flaky)
     m = members_table([{"member_id": "a", "topics": ["t"]}])
-    rows = evaluate_group("c", "g", m, parts_table([part("t", 0, 0, 0)]), ["range", "roundrobin"])
+    rows = evaluate_group("c", "g", m, group_parts([part("t", 0, 0, 0)]), ["range", "roundrobin"])
     assert [r["status"] for r in rows] == ["ok", "error"]
     assert "RuntimeError: boom" in rows[1]["error"]
 

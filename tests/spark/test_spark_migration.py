@@ -9,38 +9,18 @@ import pytest
 import kassign
 from kassign.fleet import migration as M
 from kassign.fleet.group import rows_to_table
-from kassign.fleet.snapshot import MEMBERS_SCHEMA
 from oracles.fleet_group import evaluate_group
+from support.fleet_tables import members_table, parts_table
 
-PARTS_SCHEMA = pa.schema(
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("replica_racks", pa.list_(pa.string())),
-        ("beginning_offset", pa.int64()),
-        ("end_offset", pa.int64()),
-        ("committed", pa.int64()),
-        ("state", pa.string()),
-        ("protocol", pa.string()),
-        ("group_protocol", pa.string()),
-    ]
-)
 STRATEGIES = ("range", "sticky", "cooperative-sticky", "lag-aware", "server-uniform", "server-range")
 
 
-def members_table(rows):
-    full = [{f.name: r.get(f.name) for f in MEMBERS_SCHEMA} for r in rows]
-    for r in full:
-        r["cluster"], r["group_id"] = "c", "g"
-    return pa.Table.from_pylist(full, schema=MEMBERS_SCHEMA).drop(["cluster", "group_id"])
-
-
-def parts_table(n, protocol, group_protocol="classic", lag=lambda p: 10 * p):
+def group_parts(n, protocol, group_protocol="classic", lag=lambda p: 10 * p):
     rows = [
         {"topic": "t", "partition": p, "committed": 0, "end_offset": lag(p), "beginning_offset": 0} for p in range(n)
     ]
     rows.append({"topic": None, "state": "Stable", "protocol": protocol, "group_protocol": group_protocol})
-    return pa.Table.from_pylist(rows, schema=PARTS_SCHEMA)
+    return parts_table(rows)
 
 
 def group(gid, protocol, owned, *, group_protocol="classic", user_data=None, n=6):
@@ -56,7 +36,7 @@ def group(gid, protocol, owned, *, group_protocol="classic", user_data=None, n=6
             for i, (m, ps) in enumerate(owned.items())
         ]
     )
-    rows = evaluate_group("c", gid, members, parts_table(n, protocol, group_protocol), STRATEGIES)
+    rows = evaluate_group("c", gid, members, group_parts(n, protocol, group_protocol), STRATEGIES)
     return rows_to_table(rows, False)
 
 

@@ -1,5 +1,5 @@
 """The drop-in leader reads aiokafka's struct fields from the instance dict when no class on the
-type's MRO has an attribute of that name (``rust/src/py/slot_attr.rs``): each object must still
+type's MRO has an attribute of that name (``rust/python/src/slot_attr.rs``): each object must still
 give what ``getattr`` gives, whatever mix of types, missing entries and class attributes."""
 
 from __future__ import annotations

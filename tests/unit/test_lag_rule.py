@@ -1,4 +1,4 @@
-"""The lag rule (rust/src/lag.rs) through ``_core``: equal to the Python implementations it
+"""The lag rule (rust/core/src/lag.rs) through ``_core``: equal to the Python implementations it
 replaced (``kassign.lag.next_offset`` / ``compute_lag`` and
 ``kassign.fleet.group._local_partition_lag`` before the move, now
 ``oracles.fleet_group.core_partition_lag``) on random

@@ -214,7 +214,7 @@ def test_over_the_partition_limit_is_rejected_before_any_work(strategy):
 
 
 def test_one_partition_limit_for_every_strategy():
-    # The limit is the Rust model's (rust/src/model.rs MAX_PARTITIONS), exported, not copied.
+    # The limit is the Rust model's (rust/core/src/model.rs MAX_PARTITIONS), exported, not copied.
     assert kassign._MAX_PARTITIONS == kassign._core.MAX_PARTITIONS == 100_000_000
     with pytest.raises(ValueError, match="exceeds the supported maximum of 100000000"):
         kassign._core.check_partitions({"a": 60_000_000, "b": 40_000_001})
@@ -692,7 +692,7 @@ def test_kafka_python_leader_survives_undecodable_member_metadata(strategy, capl
 @pytest.mark.parametrize("strategy", ["sticky", "cooperative-sticky"])
 @pytest.mark.parametrize("junk", GARBAGE_USER_DATA)
 def test_member_with_undecodable_history_has_none_and_is_logged(strategy, junk):
-    # The leader's wire-history rule (rust/src/wire.rs, shared by the adapters and assign_wire),
+    # The leader's wire-history rule (rust/core/src/wire.rs, shared by the adapters and assign_wire),
     # for the two strategies that read history from user data.
     raw = protocol.encode_subscription(["a"], junk, [] if strategy == "sticky" else [("a", 1)], -1)
     members, warnings = kassign._core.members_from_wire(strategy, {"bad-member": raw}, None)

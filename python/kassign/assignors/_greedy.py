@@ -3,7 +3,7 @@ order and placement of ``fair`` and ``lag-aware``'s global mode.
 
 Both strategies place partitions one at a time, in an order they choose, on the "least-loaded"
 member among the partition's eligible members (the subscribers of its topic). The placement loop
-is the Rust core's (``rust/src/greedy.rs``, ``_core.greedy_deal``); this module decides the order.
+is the Rust core's (``rust/core/src/greedy.rs``, ``_core.greedy_deal``); this module decides the order.
 
 Members are dense indices ``0..n-1`` assigned in member-id order, so comparing indices is
 comparing member ids (the tie-break of every rule here).

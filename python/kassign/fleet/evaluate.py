@@ -75,8 +75,10 @@ def evaluate_group_table(
     every strategy. ``prepared``: :func:`python_strategies` of ``strategies``, when the caller evaluates many
     groups with the same strategies (computed here otherwise)."""
     strategies = list(strategies)
-    kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
-    return _core.fleet_evaluate(cluster, group_id, members_tbl, parts_tbl, strategies, **kw)
+    settings = _core_options(
+        cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared
+    )
+    return _core.fleet_evaluate(cluster, group_id, members_tbl, parts_tbl, strategies, settings)
 
 
 def _core_options(
@@ -88,19 +90,19 @@ def _core_options(
     auto_offset_reset: str,
     seed: int,
     prepared: dict[str, tuple[Callable[..., Any], bool]] | None,
-) -> dict[str, Any]:
-    """The keyword arguments of the core's evaluation of a group (checked)."""
+) -> _core.EvalSettings:
+    """The settings of the core's evaluation of a group (checked)."""
     if churn_rounds < 0:
         raise ValueError(f"churn_rounds: expected >= 0, got {churn_rounds}")
-    return dict(
-        churn_rounds=churn_rounds,
-        churn_seed=churn_seed(cluster, group_id, seed),
-        with_assignment=with_assignment,
-        auto_offset_reset=auto_offset_reset,
-        python_strategies=python_strategies(strategies) if prepared is None else prepared,
-        member_class=Member,
-        inputs_class=Inputs,
-    )
+    return {
+        "churn_rounds": churn_rounds,
+        "churn_seed": churn_seed(cluster, group_id, seed),
+        "with_assignment": with_assignment,
+        "auto_offset_reset": auto_offset_reset,
+        "python_strategies": python_strategies(strategies) if prepared is None else prepared,
+        "member_class": Member,
+        "inputs_class": Inputs,
+    }
 
 
 def evaluate_stream_group(
@@ -123,5 +125,7 @@ def evaluate_stream_group(
     strategies = list(strategies)
     cluster = group.column("cluster")[0].as_py()
     group_id = group.column("group_id")[0].as_py()
-    kw = _core_options(cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared)
-    return _core.fleet_evaluate_stream(cluster, group_id, group, index, strategies, **kw)
+    settings = _core_options(
+        cluster, group_id, strategies, churn_rounds, with_assignment, auto_offset_reset, seed, prepared
+    )
+    return _core.fleet_evaluate_stream(cluster, group_id, group, index, strategies, settings)

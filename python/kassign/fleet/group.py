@@ -19,7 +19,7 @@ from kassign import TopicPartition
 
 def result_schema(with_assignment: bool) -> pa.Schema:
     """The columns of the fleet evaluation's result, one row per (group, strategy), with the
-    ``assignment`` column when asked. Defined once, in the core (``rust/src/py/fleet_arrow_out.rs``):
+    ``assignment`` column when asked. Defined once, in the core (``rust/python/src/fleet_arrow_out.rs``):
     identity and status, the groups table's state and protocols, the KIP-848 migration inputs
     (``group_protocol``, ``custom_user_data``), counts and their spread, the lag statistics
     (``sum_lag`` and ``max_lag`` as kafka-lag-exporter reports them, ``lag_vs_bound`` = busiest

@@ -102,7 +102,9 @@ class FleetRun:
 
 
 #: Where the job's lags come from: the Rust core computes them while it builds each group's inputs.
-LAG_SOURCE = "kassign's Rust core, the lag rule of rust/src/lag.rs (lag::partition_lag), which kassign.lag also calls"
+LAG_SOURCE = (
+    "kassign's Rust core, the lag rule of rust/core/src/lag.rs (lag::partition_lag), which kassign.lag also calls"
+)
 
 
 def run_fleet(cfg: FleetConfig, spark: Any = None, log: Any = None) -> FleetRun:

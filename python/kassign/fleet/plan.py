@@ -107,7 +107,7 @@ def build_inputs(spark: Any, snapshot: str) -> tuple[Any, Any]:
     )
     # The partition side travels compactly: one row per (group, subscribed topic) carrying the
     # topic's partitions and the group's committed offsets as lists (tens of thousands of rows for
-    # 10,000 groups instead of millions); the core expands them (rust/src/py/fleet.rs).
+    # 10,000 groups instead of millions); the core expands them (rust/python/src/fleet.rs).
     parts_by_topic = partitions.groupBy("cluster", "topic").agg(
         F.collect_list(F.struct("partition", "replica_racks", "beginning_offset", "end_offset")).alias("parts")
     )

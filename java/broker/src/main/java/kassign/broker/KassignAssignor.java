@@ -60,6 +60,36 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
 
     private volatile long budgetNanos = BUDGET_MS_DEFAULT * 1_000_000L;
 
+    /**
+     * Debug: with the system property {@code kassign.broker.timing=true}, each assignment prints
+     * the time of its phases to standard error (docs/broker.md, "Where the time goes"). Off by default.
+     */
+    static final boolean TIMING = Boolean.getBoolean("kassign.broker.timing");
+
+    /** The phase splits of one assignment when {@link #TIMING}; a no-op otherwise. */
+    private static final class Splits {
+        private final StringBuilder b = TIMING ? new StringBuilder("kassign timing:") : null;
+        private static final java.lang.management.ThreadMXBean THREADS =
+            TIMING ? java.lang.management.ManagementFactory.getThreadMXBean() : null;
+        private long last = TIMING ? System.nanoTime() : 0;
+        private long lastCpu = TIMING ? THREADS.getCurrentThreadCpuTime() : 0;
+
+        /** The wall time and the calling thread's CPU time since the last mark, in microseconds. */
+        void mark(String phase) {
+            if (b == null) return;
+            long now = System.nanoTime();
+            long cpu = THREADS.getCurrentThreadCpuTime();
+            b.append(' ').append(phase).append('=').append((now - last) / 1000).append("us");
+            b.append('/').append((cpu - lastCpu) / 1000).append("cpu");
+            last = now;
+            lastCpu = cpu;
+        }
+
+        void print() {
+            if (b != null) System.err.println(b);
+        }
+    }
+
     /** Loads the native library now (not on a group's first rebalance). */
     public KassignAssignor() {
         NativeLibrary.load();
@@ -159,7 +189,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * One pass over the partitions, in topic order: {@code isPartitionAssignable} for each and,
      * when {@code withFree}, {@code isPartitionAssigned}.
      */
-    private static final class Scan {
+    private static final class PartitionScan {
         /** One flag per partition (0: not assignable); null when every partition is (the usual case). */
         byte[] assignable;
         /** The partitions (flat, ascending) in no member's current target; null without {@code withFree}. */
@@ -168,7 +198,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         private final int total;
         private int k;
 
-        Scan(GroupSpec groupSpec, List<Uuid> topics, int[] partitionCounts, int total, boolean withFree) {
+        PartitionScan(GroupSpec groupSpec, List<Uuid> topics, int[] partitionCounts, int total, boolean withFree) {
             this.total = total;
             free = withFree ? new int[16] : null;
             int flat = 0;
@@ -215,14 +245,17 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
     /**
      * The assignment; {@code countsFirst} lets the core skip reading the elements of current
      * targets it can judge from their sizes ({@code members_to_read} in
-     * rust/src/server/kassign.rs). Without it every current target is read (the tests compare the
+     * rust/core/src/server/kassign.rs). Without it every current target is read (the tests compare the
      * two). {@code deadline}: the {@link System#nanoTime()} the assignment is due by, or null.
      */
     static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst,
             Long deadline) {
+        Splits splits = new Splits();
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
+        splits.mark("ids");
         Members in = new Members(groupSpec, describer, memberIds, countsFirst);
+        splits.mark("members");
         Map<Uuid, Integer> topicIndex = in.topicIndex;
         List<Uuid> topics = in.topics;
         List<String> rackNames = in.rackNames;
@@ -256,24 +289,30 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         if (countsFirst && in.anyCurrent) {
             read = NativeAssignor.membersToRead(partitionCounts, subOffsets, subTopics, in.memberCounts);
         }
-        Scan scan = new Scan(groupSpec, topics, partitionCounts, total, read != null);
+        splits.mark("membersToRead");
+        PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);
+        splits.mark("scan");
         byte[] assignable = scan.assignable;
         if (assignable != null) read = null;
         String[] rackArray = rackNames.toArray(new String[0]);
         // The owners: of every partition (at == null), or of the partitions at[j] (ascending).
         int[] at = null;
         int[] owners = null;
-        Current cur = null;
+        CurrentTargets cur = null;
         boolean[] counted = new boolean[m];
         // The native call: counts first when the rule judged some members by size; the full read
         // when it did not, or when the counts-first call answers null (its counts do not add up).
         for (byte[] only = read; owners == null; only = null) {
             boolean counting = only != null;
-            cur = Current.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
+            // A fresh HOMOGENEOUS group (every current target empty, sizes read) has nothing to read.
+            cur = countsFirst && in.homogeneous && !in.anyCurrent ? CurrentTargets.none(m)
+                : CurrentTargets.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
+            splits.mark("current");
             int[] answer = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
                 assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
                 deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
+            splits.mark(counting ? "native(counted)" : "native");
             if (counting) {
                 if (answer == null) continue;
                 int half = answer.length / 2;
@@ -289,7 +328,11 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 owners = answer;
             }
         }
-        return result(memberIds, topics, topicBase, currentMaps, cur, counted, at, owners, subOffsets, subTopics);
+        GroupAssignment out = result(memberIds, topics, topicBase, currentMaps, cur, counted, at, owners, subOffsets,
+            subTopics);
+        splits.mark("result");
+        splits.print();
+        return out;
     }
 
     /**
@@ -299,7 +342,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * the coordinator's own map (set) back.
      */
     private static GroupAssignment result(String[] memberIds, List<Uuid> topics, int[] topicBase,
-            Map<Uuid, Set<Integer>>[] currentMaps, Current cur, boolean[] counted, int[] at, int[] owners,
+            Map<Uuid, Set<Integer>>[] currentMaps, CurrentTargets cur, boolean[] counted, int[] at, int[] owners,
             int[] subOffsets, int[] subTopics) {
         int m = memberIds.length;
         int nt = topics.size();
@@ -324,15 +367,19 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             if (counted[i]) {
                 // A counted member keeps all it holds and gets count[i] more partitions.
                 whole[i] = count[i] == 0 && currentMaps[i] != null;
-                plans[i] = whole[i] ? currentMaps[i]
-                    : currentMaps[i] == null ? new HashMap<>(capacity(subWidth(subOffsets, subTopics, i)))
-                    : new HashMap<>(currentMaps[i]);
+                if (whole[i]) {
+                    plans[i] = currentMaps[i];
+                } else if (currentMaps[i] != null) {
+                    // Copied through forEach: no entry objects, one table at its final size.
+                    HashMap<Uuid, Set<Integer>> copy = new HashMap<>(capacity(currentMaps[i].size() + count[i]));
+                    currentMaps[i].forEach(copy::put);
+                    plans[i] = copy;
+                }
             } else if (currentMaps[i] != null && currentExact[i] && count[i] == currentSize[i] && kept[i] == count[i]) {
                 plans[i] = currentMaps[i];
                 whole[i] = true;
-            } else {
-                plans[i] = new HashMap<>(capacity(subWidth(subOffsets, subTopics, i)));
             }
+            // Otherwise null until its first topic (plan()).
         }
         Arrays.fill(count, 0);
         Arrays.fill(kept, 0);
@@ -346,35 +393,35 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         int widest = 0;
         for (int t = 0; t < nt; t++) widest = Math.max(widest, topicBase[t + 1] - topicBase[t]);
         Integer[] boxes = new Integer[Math.min(widest, 1 << 20)];
-        int j1 = 0;
+        int topicEnd = 0;
         for (int t = 0; t < nt; t++) {
             Uuid id = topics.get(t);
             int base = topicBase[t];
-            int j0 = j1;
-            while (j1 < len && (at == null ? j1 : at[j1]) < topicBase[t + 1]) j1++;
+            int topicStart = topicEnd;
+            while (topicEnd < len && (at == null ? topicEnd : at[topicEnd]) < topicBase[t + 1]) topicEnd++;
             int nTouched = 0;
-            for (int j = j0; j < j1; j++) {
+            for (int j = topicStart; j < topicEnd; j++) {
                 int o = owners[j];
                 if (o < 0 || whole[o]) continue;
                 if (count[o]++ == 0) touched[nTouched++] = o;
                 if (holder != null && holder[at == null ? j : at[j]] == o) kept[o]++;
             }
-            for (int k2 = 0; k2 < nTouched; k2++) {
-                int o = touched[k2];
+            for (int n = 0; n < nTouched; n++) {
+                int o = touched[n];
                 Set<Integer> held = currentMaps[o] == null ? null : currentMaps[o].get(id);
                 if (counted[o]) {
                     if (held != null) { // its current set, and the partitions it gets
                         Set<Integer> set = new HashSet<>(capacity(held.size() + count[o]));
                         set.addAll(held);
                         sets[o] = set;
-                        plans[o].put(id, set);
+                        plan(plans, o, id, set, subOffsets, subTopics);
                     }
                 } else if (held != null && kept[o] == count[o] && held.size() == count[o]) {
-                    plans[o].put(id, held); // the member keeps exactly its current set
+                    plan(plans, o, id, held, subOffsets, subTopics); // the member keeps exactly its current set
                     reused[o] = true;
                 }
             }
-            for (int j = j0; j < j1; j++) {
+            for (int j = topicStart; j < topicEnd; j++) {
                 int o = owners[j];
                 if (o < 0 || whole[o] || reused[o]) continue;
                 int p = (at == null ? j : at[j]) - base;
@@ -386,19 +433,19 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                     if (p < boxes.length) boxes[p] = boxed;
                 }
                 if (count[o] == 1 && sets[o] == null) {
-                    plans[o].put(id, Collections.singleton(boxed));
+                    plan(plans, o, id, Collections.singleton(boxed), subOffsets, subTopics);
                     continue;
                 }
                 Set<Integer> set = sets[o];
                 if (set == null) {
                     set = new HashSet<>(capacity(count[o]));
                     sets[o] = set;
-                    plans[o].put(id, set);
+                    plan(plans, o, id, set, subOffsets, subTopics);
                 }
                 set.add(boxed);
             }
-            for (int k2 = 0; k2 < nTouched; k2++) {
-                int o = touched[k2];
+            for (int n = 0; n < nTouched; n++) {
+                int o = touched[n];
                 sets[o] = null;
                 count[o] = 0;
                 kept[o] = 0;
@@ -406,8 +453,30 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             }
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);
-        for (int i = 0; i < m; i++) out.put(memberIds[i], new KassignMemberAssignment(plans[i]));
+        for (int i = 0; i < m; i++) {
+            out.put(memberIds[i], new KassignMemberAssignment(plans[i] == null ? Collections.emptyMap() : plans[i]));
+        }
         return new GroupAssignment(out);
+    }
+
+    /**
+     * Member {@code o}'s plan gets topic {@code id}'s set: a member's first topic is a singleton
+     * map (most members of a large group get one topic), its second turns it into a
+     * {@code HashMap} sized for its subscription.
+     */
+    private static void plan(Map<Uuid, Set<Integer>>[] plans, int o, Uuid id, Set<Integer> set, int[] subOffsets,
+            int[] subTopics) {
+        Map<Uuid, Set<Integer>> p = plans[o];
+        if (p == null) {
+            plans[o] = Collections.singletonMap(id, set);
+        } else if (p instanceof HashMap<Uuid, Set<Integer>> h) {
+            h.put(id, set);
+        } else {
+            HashMap<Uuid, Set<Integer>> h = new HashMap<>(capacity(Math.max(2, subWidth(subOffsets, subTopics, o))));
+            h.putAll(p);
+            h.put(id, set);
+            plans[o] = h;
+        }
     }
 
     /** The input pass over the members: subscriptions, racks, and current targets (not read yet). */
@@ -494,7 +563,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * The current target assignment of the members read, as (topic index, partition) pairs per
      * member, in one pass over their sets.
      */
-    private static final class Current {
+    private static final class CurrentTargets {
         final int[] offsets;
         final int[] topics;
         final int[] partitions;
@@ -511,7 +580,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
          */
         final boolean[] exact;
 
-        private Current(int[] offsets, int[] topics, int[] partitions, int[] holder, int[] size, boolean[] exact) {
+        private CurrentTargets(int[] offsets, int[] topics, int[] partitions, int[] holder, int[] size, boolean[] exact) {
             this.offsets = offsets;
             this.topics = topics;
             this.partitions = partitions;
@@ -520,8 +589,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             this.exact = exact;
         }
 
+        /** Nobody's current target: every member's is empty. */
+        static CurrentTargets none(int m) {
+            return new CurrentTargets(new int[m + 1], new int[0], new int[0], null, new int[m], new boolean[m]);
+        }
+
         /** Read the members with {@code read[i] != 0} (every member when {@code read} is null). */
-        static Current read(Map<Uuid, Set<Integer>>[] currentMaps, byte[] read, Map<Uuid, Integer> topicIndex,
+        static CurrentTargets read(Map<Uuid, Set<Integer>>[] currentMaps, byte[] read, Map<Uuid, Integer> topicIndex,
                 int[] partitionCounts, int[] topicBase, int total) {
             int m = currentMaps.length;
             int[] ownedOffsets = new int[m + 1];
@@ -575,7 +649,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 ownedOffsets[i + 1] = k;
                 currentSize[i] = k - ownedOffsets[i];
             }
-            return new Current(ownedOffsets, Arrays.copyOf(ownedTopics, k), Arrays.copyOf(ownedPartitions, k), holder,
+            return new CurrentTargets(ownedOffsets, Arrays.copyOf(ownedTopics, k), Arrays.copyOf(ownedPartitions, k), holder,
                 currentSize, currentExact);
         }
     }

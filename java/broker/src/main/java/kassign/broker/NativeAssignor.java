@@ -3,7 +3,7 @@ package kassign.broker;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 
 /**
- * The native entry points of {@code libkassign} (rust/src/jni/). Call {@link NativeLibrary#load()}
+ * The native entry points of {@code libkassign} (rust/jni/src/). Call {@link NativeLibrary#load()}
  * before using them.
  */
 final class NativeAssignor {
@@ -11,7 +11,7 @@ final class NativeAssignor {
     private NativeAssignor() {}
 
     /**
-     * One assignment, all arrays flat (see {@code rust/src/server/kassign.rs}, {@code FlatGroup};
+     * One assignment, all arrays flat (see {@code rust/core/src/server/kassign.rs}, {@code FlatGroup};
      * an empty {@code subOffsets}: every member subscribes to all of {@code subTopics}).
      *
      * <p>{@code memberCounts} and {@code free} choose the call, both null or both given:

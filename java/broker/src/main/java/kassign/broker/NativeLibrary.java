@@ -98,8 +98,8 @@ public final class NativeLibrary {
         return "kassign: this jar bundles no native library for " + platform
             + " (kassign/broker/" + resource(platform) + "); it bundles "
             + (bundled.isEmpty() ? "none" : String.join(", ", bundled))
-            + ". Build libkassign for this platform (`cargo build --release --no-default-features"
-            + " --features jni` in kassign's source) and point -D" + LIBRARY_PROPERTY
+            + ". Build libkassign for this platform (`cargo build --release -p kassign-jni`"
+            + " in kassign's source) and point -D" + LIBRARY_PROPERTY
             + "=/path/to/libkassign.so at it (docs/broker.md, Platforms), or remove kassign from"
             + " group.consumer.assignors (docs/broker.md, Rollback).";
     }
@@ -138,7 +138,7 @@ public final class NativeLibrary {
                 "kassign: cannot load the native library (" + t + "). The kassign assignor needs "
                     + "libkassign for this platform (" + platform() + "). Either set the system property "
                     + "-D" + LIBRARY_PROPERTY + "=/path/to/libkassign.so (built from kassign's source with "
-                    + "`cargo build --release --no-default-features --features jni`), or make java.io.tmpdir "
+                    + "`cargo build --release -p kassign-jni`), or make java.io.tmpdir "
                     + "writable and executable, or remove kassign from group.consumer.assignors "
                     + "(docs/broker.md, Rollback).", t);
         }
@@ -147,7 +147,7 @@ public final class NativeLibrary {
             nativeVersion = NativeAssignor.version();
         } catch (UnsatisfiedLinkError e) {
             throw new IllegalStateException("kassign: " + what + " is not a kassign JNI library (no "
-                + "kassign.broker.NativeAssignor entry points): build it with `--features jni`", e);
+                + "kassign.broker.NativeAssignor entry points): build it with `cargo build --release -p kassign-jni`", e);
         }
         String jar = jarVersion();
         if (!jar.equals(nativeVersion)) {

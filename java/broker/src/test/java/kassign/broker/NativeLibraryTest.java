@@ -47,7 +47,7 @@ class NativeLibraryTest {
         assertTrue(msg.contains("kassign/broker/native/linux-riscv64/libkassign.so"), msg);
         assertTrue(msg.contains("it bundles " + String.join(", ", NativeLibrary.bundledPlatforms()) + "."), msg);
         assertTrue(msg.contains("-Dkassign.broker.library=/path/to/libkassign.so"), msg);
-        assertTrue(msg.contains("--features jni"), msg);
+        assertTrue(msg.contains("cargo build --release -p kassign-jni"), msg);
     }
 
     @Test

@@ -275,6 +275,13 @@ public final class Harness {
                     + System.getProperty("java.version") + "\"}");
             return;
         }
+        if (mode.equals("race")) {
+            // Several server-side assignors, interleaved in this JVM: ServerBench.race.
+            if (strategy == null || file == null) usage();
+            Scenario rsc = readScenario(readInput(file));
+            ServerBench.race(out, strategy.split(","), rsc, repeat, budget, warmup);
+            return;
+        }
         if (strategy == null || file == null) usage();
         Scenario sc;
         try {
@@ -347,7 +354,8 @@ public final class Harness {
 
     static void usage() {
         System.err.println("usage: Harness version | assign --strategy S FILE|- | time --strategy S "
-                + "[--repeat N] [--budget SEC] [--warmup SEC] [--min-time SEC] [--out FILE] FILE");
+                + "[--repeat N] [--budget SEC] [--warmup SEC] [--min-time SEC] [--out FILE] FILE"
+                + " | race --strategy S1,S2 [--repeat N] [--budget SEC] [--warmup SEC] FILE");
         System.exit(2);
     }
 }

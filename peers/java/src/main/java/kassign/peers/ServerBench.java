@@ -170,4 +170,60 @@ final class ServerBench {
                 : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
         out.println("{\"event\": \"done\", \"median\": " + median + ", \"samples\": " + Arrays.toString(sorted) + "}");
     }
+
+    /**
+     * The race mode: the assignors of {@code strategies} on the same input in this JVM, each one
+     * instance reused across calls (as a broker holds its assignors), calls interleaved (the order
+     * rotating each round) so that the load of a shared machine falls on every side alike. Warm-up
+     * rounds until {@code warmup} seconds have passed (at least 3 rounds), then rounds until
+     * {@code repeat} rounds are done or {@code budget} seconds are spent (at least 3, at most
+     * 500). One line per strategy: wall time, process CPU time (every JVM thread, GC included, on
+     * the process clock's resolution) and the calling thread's CPU time of each timed call.
+     */
+    static void race(PrintStream out, String[] strategies, Harness.Scenario sc, int repeat, double budget,
+                     double warmup) {
+        Input in = build(sc);
+        int n = strategies.length;
+        ConsumerGroupPartitionAssignor[] assignors = new ConsumerGroupPartitionAssignor[n];
+        for (int i = 0; i < n; i++) assignors[i] = assignor(strategies[i]);
+        List<List<double[]>> samples = new ArrayList<>();
+        for (int i = 0; i < n; i++) samples.add(new ArrayList<>());
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long start = System.nanoTime();
+        int rounds = 0;
+        boolean warm = true;
+        while (true) {
+            double spent = (System.nanoTime() - start) / 1e9;
+            if (warm && rounds >= 3 && spent >= warmup) {
+                warm = false;
+                rounds = 0;
+                start = System.nanoTime();
+                continue;
+            }
+            if (!warm && rounds >= 3 && (rounds >= repeat || spent >= budget || rounds >= 500)) break;
+            for (int k = 0; k < n; k++) {
+                int i = (k + rounds) % n;
+                long c = Harness.processCpuNanos();
+                long t = threads.getCurrentThreadCpuTime();
+                long s = System.nanoTime();
+                GroupAssignment r = assignors[i].assign(in.spec, in.describer);
+                long wall = System.nanoTime() - s;
+                long thread = threads.getCurrentThreadCpuTime() - t;
+                long cpu = Harness.processCpuNanos() - c;
+                if (r.members().size() != sc.members.size()) throw new IllegalStateException(strategies[i]);
+                if (!warm) samples.get(i).add(new double[] {wall / 1e9, cpu / 1e9, thread / 1e9});
+            }
+            rounds++;
+        }
+        for (int i = 0; i < n; i++) {
+            StringBuilder b = new StringBuilder("{\"event\": \"race\", \"strategy\": \"" + strategies[i] + "\", \"wall\": [");
+            List<double[]> l = samples.get(i);
+            for (int j = 0; j < l.size(); j++) b.append(j == 0 ? "" : ", ").append(l.get(j)[0]);
+            b.append("], \"cpu\": [");
+            for (int j = 0; j < l.size(); j++) b.append(j == 0 ? "" : ", ").append(l.get(j)[1]);
+            b.append("], \"thread\": [");
+            for (int j = 0; j < l.size(); j++) b.append(j == 0 ? "" : ", ").append(l.get(j)[2]);
+            out.println(b.append("]}"));
+        }
+    }
 }

@@ -1,0 +1,1381 @@
+//! `server-kassign`: kassign's own broker-side (KIP-848) assignor, the computation behind the
+//! `kassign` assignor that `java/broker/` plugs into the group coordinator.
+//!
+//! On the consumer protocol's inputs (each member's subscribed topics, rack and *current target
+//! assignment*; no generations, no user data) it returns, in this order of priority:
+//!
+//! 1. the most balanced assignment the subscriptions allow, judged on the whole load vector (no
+//!    cost-reducing path, hence the smallest sum of squared member loads; with equal
+//!    subscriptions, loads differ by at most one);
+//! 2. among those, the most partitions kept from the current target assignment;
+//! 3. then KIP-881 rack locality (a member's rack against the racks of a partition's replicas),
+//!    never at the cost of 1 or 2.
+//!
+//! This is the sticky engine (`crate::sticky`, eager) with its claims taken from the current
+//! target assignment by the server rule of [`super::current_owners`] (a partition two members
+//! hold is owned by nobody; claims of unsubscribed topics are dropped), not from generations.
+//!
+//! [`assign_flat`] is the same computation on the flat arrays the JNI boundary hands over
+//! (`rust/jni/src/`), including the coordinator's `isPartitionAssignable` (a partition that is
+//! not assignable is left out of the problem and stays unassigned).
+
+use std::time::Instant;
+
+use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
+
+/// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
+/// while balancing heterogeneous subscriptions and maximising kept partitions). Every group of the
+/// benchmark shapes needs far less (docs/broker.md, "Safety on the coordinator");
+/// a pathological group that exhausts it gets [`super::uniform`]'s assignment instead.
+pub const WORK_BUDGET: u64 = 400_000_000;
+
+/// Run `server-kassign` on an interned problem, within [`WORK_BUDGET`].
+pub fn assign(problem: &Problem) -> Assignment {
+    assign_within(problem, WORK_BUDGET, None).0
+}
+
+/// Run `server-kassign` within `budget` units of work and, when given, until `deadline` (wall
+/// time). When the heterogeneous optimiser runs out of either, the result is `server-uniform`'s
+/// for the same inputs (valid, and as balanced and as sticky as the broker's own `uniform`) and
+/// the flag is `true`. On homogeneous subscriptions (one linear pass, nothing iterative) the
+/// deadline stops the KIP-881 rack matching where it is, and the rest of the deal places the
+/// partitions it left (as balanced and as sticky; fewer rack matches); the flag stays `false`.
+pub fn assign_within(problem: &Problem, budget: u64, deadline: Option<Instant>) -> (Assignment, bool) {
+    let mut work = crate::sticky::Work::until(budget, deadline);
+    match crate::sticky::assign_from_owners(problem, super::current_owners(problem), &mut work) {
+        Ok(plan) => (plan, false),
+        Err(crate::sticky::OutOfWork) => (super::uniform::assign(problem), true),
+    }
+}
+
+/// The largest group one broker call accepts: the caps bound the native memory of a call
+/// (docs/broker.md, "Native memory"). [`Lengths::check`] applies them to the Java arrays' lengths
+/// before anything is copied.
+pub const BROKER_MAX_MEMBERS: usize = 500_000;
+/// Topics one group subscribes to.
+pub const BROKER_MAX_TOPICS: usize = 100_000;
+/// Partitions of the subscribed topics, in total.
+pub const BROKER_MAX_PARTITIONS: usize = 2_000_000;
+/// Distinct rack names (members' and replicas').
+pub const BROKER_MAX_RACKS: usize = 65_536;
+/// Characters per string on average, for each kind of string (member ids, topic ids, racks).
+pub const BROKER_MAX_CHARS_PER_STRING: usize = 64;
+/// Subscription entries (topic indexes over all members' lists).
+pub const BROKER_MAX_SUBSCRIPTION_ENTRIES: usize = 8_000_000;
+/// Replica racks per partition, on average.
+pub const BROKER_MAX_RACKS_PER_PARTITION: usize = 4;
+
+/// The lengths of one broker call's arrays (`rust/jni/src/`, `assign0`'s parameters; a null
+/// array has length 0), judged before anything is copied into native memory.
+#[derive(Clone, Debug, Default)]
+pub struct Lengths {
+    pub member_ids: usize,
+    pub member_id_chars: usize,
+    pub member_racks: usize,
+    pub rack_names: usize,
+    pub rack_name_chars: usize,
+    pub topics: usize,
+    pub topic_chars: usize,
+    pub partition_counts: usize,
+    pub sub_offsets: usize,
+    pub sub_topics: usize,
+    pub owned_offsets: usize,
+    pub owned_topics: usize,
+    pub owned_partitions: usize,
+    pub partition_rack_offsets: usize,
+    pub partition_racks: usize,
+    pub assignable: usize,
+    /// `None` on the full read.
+    pub member_counts: Option<usize>,
+    pub free: Option<usize>,
+}
+
+fn over(what: &str, n: usize, cap: usize) -> Result<(), InputError> {
+    if n > cap {
+        Err(invalid(format!(
+            "{what}: {n} exceeds the broker's maximum of {cap} (docs/broker.md, Native memory)"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+fn exactly(what: &str, n: usize, want: usize) -> Result<(), InputError> {
+    if n != want {
+        Err(invalid(format!("{what}: expected {want} entries, got {n}")))
+    } else {
+        Ok(())
+    }
+}
+
+impl Lengths {
+    /// The lengths of `membersToRead0`'s arrays, as a call's.
+    pub fn counts_rule(
+        partition_counts: usize,
+        sub_offsets: usize,
+        sub_topics: usize,
+        member_counts: usize,
+    ) -> Lengths {
+        Lengths {
+            member_ids: member_counts,
+            member_racks: member_counts,
+            topics: partition_counts,
+            partition_counts,
+            sub_offsets,
+            sub_topics,
+            owned_offsets: member_counts + 1,
+            member_counts: Some(member_counts),
+            ..Lengths::default()
+        }
+    }
+
+    /// Every check that needs only the lengths: the caps, and the lengths fixed by the member and
+    /// topic counts. Passing it, a call's arrays hold at most a fixed multiple of the caps.
+    pub fn check(&self) -> Result<(), InputError> {
+        let (m, t) = (self.member_ids, self.topics);
+        over("members", m, BROKER_MAX_MEMBERS)?;
+        over("topics", t, BROKER_MAX_TOPICS)?;
+        over("racks", self.rack_names, BROKER_MAX_RACKS)?;
+        over(
+            "member id characters",
+            self.member_id_chars,
+            m.max(1) * BROKER_MAX_CHARS_PER_STRING,
+        )?;
+        over(
+            "topic characters",
+            self.topic_chars,
+            t.max(1) * BROKER_MAX_CHARS_PER_STRING,
+        )?;
+        over(
+            "rack name characters",
+            self.rack_name_chars,
+            self.rack_names.max(1) * BROKER_MAX_CHARS_PER_STRING,
+        )?;
+        exactly("member_racks", self.member_racks, m)?;
+        exactly("partition_counts", self.partition_counts, t)?;
+        if self.sub_offsets != 0 {
+            exactly("sub_offsets", self.sub_offsets, m + 1)?;
+        }
+        over("subscription entries", self.sub_topics, BROKER_MAX_SUBSCRIPTION_ENTRIES)?;
+        exactly("owned_offsets", self.owned_offsets, m + 1)?;
+        exactly("owned_partitions", self.owned_partitions, self.owned_topics)?;
+        over("current target partitions", self.owned_topics, BROKER_MAX_PARTITIONS)?;
+        over(
+            "partition_rack_offsets",
+            self.partition_rack_offsets,
+            BROKER_MAX_PARTITIONS + 1,
+        )?;
+        over(
+            "replica racks",
+            self.partition_racks,
+            BROKER_MAX_PARTITIONS * BROKER_MAX_RACKS_PER_PARTITION,
+        )?;
+        over("assignable", self.assignable, BROKER_MAX_PARTITIONS)?;
+        if let Some(n) = self.member_counts {
+            exactly("member_counts", n, m)?;
+        }
+        over("free", self.free.unwrap_or(0), BROKER_MAX_PARTITIONS)?;
+        Ok(())
+    }
+
+    /// The checks that need the partition total too ([`partition_total`] of the counts, which
+    /// are copied after [`Lengths::check`]: at most [`BROKER_MAX_TOPICS`] of them).
+    pub fn check_with_total(&self, total: usize) -> Result<(), InputError> {
+        if self.partition_rack_offsets != 0 {
+            exactly("partition_rack_offsets", self.partition_rack_offsets, total + 1)?;
+        }
+        over(
+            "replica racks",
+            self.partition_racks,
+            total.max(1) * BROKER_MAX_RACKS_PER_PARTITION,
+        )?;
+        if self.assignable != 0 {
+            exactly("assignable", self.assignable, total)?;
+        }
+        over("free", self.free.unwrap_or(0), total)?;
+        over(
+            "native memory bytes",
+            native_bound(self, total),
+            BROKER_MAX_NATIVE_BYTES,
+        )
+    }
+}
+
+/// Native bytes that interning and assigning one group may use at their peak, beyond the copied
+/// input arrays ([`working_bound`], checked on the benchmark's kinds of group by
+/// rust/core/tests/native_memory.rs): per member, per partition, per array entry (subscription entry,
+/// current target pair or replica rack) and per character of the ids and names.
+pub const WORKING_BYTES_PER_MEMBER: usize = 160;
+pub const WORKING_BYTES_PER_PARTITION: usize = 64;
+pub const WORKING_BYTES_PER_ENTRY: usize = 32;
+pub const WORKING_BYTES_PER_CHAR: usize = 4;
+
+/// The most native memory one broker call may use, all of it: a group whose [`native_bound`] is
+/// larger is refused before anything is copied (docs/broker.md, "Native memory").
+pub const BROKER_MAX_NATIVE_BYTES: usize = 512 << 20;
+
+/// The working set of interning and assigning a group with these lengths (the copied inputs not
+/// included): the per-member, per-partition, per-entry and per-character rates above, plus 64 KiB.
+pub fn working_bound(l: &Lengths, total: usize) -> usize {
+    let entries = l.sub_topics + l.owned_topics + l.partition_racks;
+    let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
+    WORKING_BYTES_PER_MEMBER * l.member_ids
+        + WORKING_BYTES_PER_PARTITION * total
+        + WORKING_BYTES_PER_ENTRY * entries
+        + WORKING_BYTES_PER_CHAR * chars
+        + (64 << 10)
+}
+
+/// All the native memory of one call: [`working_bound`], the input arrays as copied (4 bytes an
+/// int, 2 a UTF-16 character, 1 a flag), the strings made from them (at most 3 bytes of UTF-8 per
+/// UTF-16 character) and the owners returned (at most two ints per partition).
+pub fn native_bound(l: &Lengths, total: usize) -> usize {
+    let ints = l.member_ids
+        + l.member_racks
+        + l.rack_names
+        + l.topics
+        + l.partition_counts
+        + l.sub_offsets
+        + l.sub_topics
+        + l.owned_offsets
+        + l.owned_topics
+        + l.owned_partitions
+        + l.partition_rack_offsets
+        + l.partition_racks
+        + l.member_counts.unwrap_or(0)
+        + l.free.unwrap_or(0);
+    let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
+    working_bound(l, total) + 4 * ints + 5 * chars + l.assignable + 8 * total
+}
+
+/// The partitions of a group in total (negative counts count as 0; the model builder refuses
+/// them), refused beyond [`BROKER_MAX_PARTITIONS`].
+pub fn partition_total(partition_counts: &[i32]) -> Result<usize, InputError> {
+    let total: u64 = partition_counts.iter().map(|&n| n.max(0) as u64).sum();
+    over("partitions", total as usize, BROKER_MAX_PARTITIONS)?;
+    Ok(total as usize)
+}
+
+/// A group as flat arrays, in the caller's order. Topics are identified by a string (the broker
+/// uses the topic id's string form); member `i`'s subscription is
+/// `sub_topics[sub_offsets[i]..sub_offsets[i + 1]]` (topic indexes), or all of `sub_topics` for
+/// every member when `sub_offsets` is empty (a HOMOGENEOUS group crosses once), its current target
+/// assignment the pairs `(owned_topics[k], owned_partitions[k])` for `k` in
+/// `owned_offsets[i]..owned_offsets[i + 1]` (a topic index of -1 names a topic that is not in
+/// `topics`; such claims are dropped). Partition-indexed arrays use the *input flat index*:
+/// partition `p` of topic `t` is `sum(partition_counts[..t]) + p`.
+#[derive(Clone, Debug, Default)]
+pub struct FlatGroup<'a> {
+    pub member_ids: Vec<String>,
+    /// Index into `rack_names`, or -1.
+    pub member_racks: &'a [i32],
+    pub rack_names: Vec<String>,
+    pub topics: Vec<String>,
+    pub partition_counts: &'a [i32],
+    pub sub_offsets: &'a [i32],
+    pub sub_topics: &'a [i32],
+    pub owned_offsets: &'a [i32],
+    pub owned_topics: &'a [i32],
+    pub owned_partitions: &'a [i32],
+    /// Empty (no replica racks known), or one offset per input flat partition plus one into
+    /// `partition_racks` (indexes into `rack_names`).
+    pub partition_rack_offsets: &'a [i32],
+    pub partition_racks: &'a [i32],
+    /// Empty (every partition assignable), or one flag per input flat partition (0 = not assignable).
+    pub assignable: &'a [u8],
+}
+
+fn invalid(msg: String) -> InputError {
+    InputError::Invalid(msg)
+}
+
+/// Check a CSR offset array: `n + 1` entries, starting at 0, non-decreasing, ending at `len`.
+fn check_offsets(name: &str, offsets: &[i32], n: usize, len: usize) -> Result<(), InputError> {
+    if offsets.len() != n + 1 {
+        return Err(invalid(format!(
+            "{name}: expected {} offsets, got {}",
+            n + 1,
+            offsets.len()
+        )));
+    }
+    if offsets[0] != 0 || offsets[n] as i64 != len as i64 || offsets.windows(2).any(|w| w[0] > w[1]) {
+        return Err(invalid(format!(
+            "{name}: offsets must start at 0, never decrease and end at {len}"
+        )));
+    }
+    Ok(())
+}
+
+/// Check the subscription arrays: CSR over `m` members, or `sub_offsets` empty (one shared list).
+fn check_subscriptions(sub_offsets: &[i32], sub_topics: &[i32], m: usize, t: usize) -> Result<(), InputError> {
+    if !sub_offsets.is_empty() {
+        check_offsets("sub_offsets", sub_offsets, m, sub_topics.len())?;
+    }
+    check_index("sub_topics", sub_topics, t, false)
+}
+
+/// Member `i`'s subscription (checked arrays, [`check_subscriptions`]).
+fn subscription<'s>(sub_offsets: &[i32], sub_topics: &'s [i32], i: usize) -> &'s [i32] {
+    if sub_offsets.is_empty() {
+        sub_topics
+    } else {
+        &sub_topics[sub_offsets[i] as usize..sub_offsets[i + 1] as usize]
+    }
+}
+
+fn check_index(name: &str, values: &[i32], n: usize, allow_none: bool) -> Result<(), InputError> {
+    let lo = if allow_none { -1 } else { 0 };
+    match values.iter().find(|&&v| v < lo || v as i64 >= n as i64) {
+        Some(v) => Err(invalid(format!("{name}: index {v} out of range 0..{n}"))),
+        None => Ok(()),
+    }
+}
+
+/// Check every shape and index of a flat group, in one place, before anything is allocated per
+/// partition: array lengths, CSR offsets and the indexes they hold. Returns the input flat
+/// partition count (negative counts count as 0 here; the model builder rejects them with the
+/// caps, [`crate::model::MAX_PARTITIONS`] and [`MAX_MEMBERS`], as for every other entry point).
+fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
+    let m = g.member_ids.len();
+    let t = g.topics.len();
+    if m > MAX_MEMBERS {
+        return Err(InputError::TooManyMembers(m));
+    }
+    if g.partition_counts.len() != t {
+        return Err(invalid(format!(
+            "partition_counts: expected {t} counts (one per topic), got {}",
+            g.partition_counts.len()
+        )));
+    }
+    if g.member_racks.len() != m {
+        return Err(invalid(format!(
+            "member_racks: expected {m} entries, got {}",
+            g.member_racks.len()
+        )));
+    }
+    check_index("member_racks", g.member_racks, g.rack_names.len(), true)?;
+    check_subscriptions(g.sub_offsets, g.sub_topics, m, t)?;
+    check_offsets("owned_offsets", g.owned_offsets, m, g.owned_topics.len())?;
+    if g.owned_partitions.len() != g.owned_topics.len() {
+        return Err(invalid("owned_partitions: must be as long as owned_topics".to_string()));
+    }
+    check_index("owned_topics", g.owned_topics, t, true)?;
+    let total: usize = g.partition_counts.iter().map(|&n| n.max(0) as usize).sum();
+    if !g.partition_rack_offsets.is_empty() {
+        check_offsets(
+            "partition_rack_offsets",
+            g.partition_rack_offsets,
+            total,
+            g.partition_racks.len(),
+        )?;
+        check_index("partition_racks", g.partition_racks, g.rack_names.len(), false)?;
+    }
+    if !g.assignable.is_empty() && g.assignable.len() != total {
+        return Err(invalid(format!(
+            "assignable: expected {total} flags (one per partition), got {}",
+            g.assignable.len()
+        )));
+    }
+    Ok(total)
+}
+
+/// Run `server-kassign` on a flat group. Returns the owner of every input flat partition: the
+/// member's index in `member_ids`, or -1 (not subscribed by anyone, or not assignable).
+///
+/// Bad shapes and indexes are clear errors ([`check_shapes`]), never a panic.
+/// The group is taken by value: the member ids move into the problem (no copy per member).
+pub fn assign_flat(g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
+    assign_flat_until(g, None)
+}
+
+/// [`assign_flat`] with a deadline ([`assign_within`]).
+pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<Vec<i32>, InputError> {
+    let total = check_shapes(&g)?;
+    let built = Built::new(g, total)?;
+    let plan = assign_within(&built.problem, WORK_BUDGET, deadline).0;
+    Ok(built.owners(&plan.owner))
+}
+
+/// The counts-first rule of the broker plugin: which members' current target assignment must be
+/// read element by element, when the others' can be judged from their sizes alone.
+///
+/// `member_counts[i]` is the number of partitions in member `i`'s current target (the sum of its
+/// per-topic set sizes, whatever their topics and values), or -1 when that number cannot stand for
+/// the member's claims (the caller found an empty per-topic set, which the full read treats
+/// apart). The rule applies when every member subscribes to the same topics, all of `topics` (then
+/// `server-kassign` is the constrained sticky deal, quota q = P div N over the P partitions of
+/// those topics): a member holding at most q partitions keeps every one of them in the unique
+/// most-balanced, most-kept assignment, and the rest of the deal depends only on how many it
+/// keeps. Such a member's partitions need not be read. Returns `None` when the rule does not
+/// apply or decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether
+/// member `i` must be read, and [`assign_flat_counted`] finishes the assignment.
+pub fn members_to_read(
+    partition_counts: &[i32],
+    sub_offsets: &[i32],
+    sub_topics: &[i32],
+    member_counts: &[i32],
+) -> Result<Option<Vec<bool>>, InputError> {
+    let m = member_counts.len();
+    let t = partition_counts.len();
+    if m > MAX_MEMBERS {
+        return Err(InputError::TooManyMembers(m));
+    }
+    check_subscriptions(sub_offsets, sub_topics, m, t)?;
+    if m == 0 {
+        return Ok(None);
+    }
+    // Every member's subscription, as a set of topics, equal to the first's.
+    let set = |i: usize| -> Vec<i32> {
+        let mut v = subscription(sub_offsets, sub_topics, i).to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let first = set(0);
+    if first.len() != t {
+        return Ok(None); // a topic nobody subscribes to (not from the plugin, which lists only subscribed ones)
+    }
+    let mut prev = subscription(sub_offsets, sub_topics, 0);
+    for i in 1..m {
+        let cur = subscription(sub_offsets, sub_topics, i);
+        if cur != prev && set(i) != first {
+            return Ok(None);
+        }
+        prev = cur;
+    }
+    let total: i64 = first
+        .iter()
+        .map(|&ti| partition_counts[ti as usize].max(0) as i64)
+        .sum();
+    let q = total / m as i64;
+    let read: Vec<bool> = member_counts.iter().map(|&c| c < 0 || c as i64 > q).collect();
+    Ok(read.iter().any(|&r| !r).then_some(read))
+}
+
+/// Finish a counts-first assignment ([`members_to_read`]). `g` lists the current target of the
+/// members that rule says to read and nothing for the others; `member_counts` is the array given
+/// to the rule; `free` lists, ascending, the input flat partitions in no member's current target
+/// (the coordinator's `GroupSpec.isPartitionAssigned` is false).
+///
+/// The counted members' claims are trusted only when the counts add up: their sizes plus the
+/// listed claims of known topics must equal the number of partitions not free, which holds
+/// exactly when no claim names an unknown topic or a partition out of range and no partition is
+/// claimed twice. Otherwise, or when some partition is not assignable, returns `Ok(None)`: read
+/// every member and call [`assign_flat`].
+///
+/// On success returns [`assign_flat`]'s owners of every partition except those a counted member
+/// keeps (it keeps all it holds, and most partitions are held that way): `k` input flat
+/// partitions, ascending, then their `k` owners (member indexes).
+pub fn assign_flat_counted(
+    g: FlatGroup<'_>,
+    member_counts: &[i32],
+    free: &[i32],
+    deadline: Option<Instant>,
+) -> Result<Option<Vec<i32>>, InputError> {
+    let total = check_shapes(&g)?;
+    let m = g.member_ids.len();
+    if member_counts.len() != m {
+        return Err(invalid(format!(
+            "member_counts: expected {m} entries, got {}",
+            member_counts.len()
+        )));
+    }
+    if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
+        return Err(invalid(format!(
+            "free: partitions must be ascending, each once, within 0..{total}"
+        )));
+    }
+    let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts)? else {
+        return Ok(None);
+    };
+    if !g.assignable.is_empty() {
+        return Ok(None);
+    }
+    let mut claimed: i64 = 0;
+    for i in 0..m {
+        let (o0, o1) = (g.owned_offsets[i] as usize, g.owned_offsets[i + 1] as usize);
+        if read[i] {
+            claimed += g.owned_topics[o0..o1].iter().filter(|&&ti| ti >= 0).count() as i64;
+        } else if o0 != o1 {
+            return Err(invalid(format!(
+                "owned_offsets: member {i} is counted, its partitions must not be listed"
+            )));
+        } else {
+            claimed += member_counts[i] as i64;
+        }
+    }
+    if claimed != (total - free.len()) as i64 {
+        return Ok(None);
+    }
+    let counted: Vec<u32> = member_counts
+        .iter()
+        .zip(&read)
+        .map(|(&c, &r)| if r { 0 } else { c as u32 })
+        .collect();
+    let built = Built::new(g, total)?;
+    let problem = &built.problem;
+    if !problem.uniform_subscriptions() {
+        return Ok(None);
+    }
+    let win = super::current_owners(problem);
+    // Partitions neither free nor claimed by a listed member are the counted members'. (Every
+    // partition is assignable here: input partition p of topic ti is the problem's p.)
+    let mut taken: Vec<bool> = win.iter().map(|&w| w == NO_OWNER).collect();
+    let input_topic = |f: usize| built.base.partition_point(|&b| b <= f) - 1;
+    for &f in free {
+        let f = f as usize;
+        let ti = input_topic(f);
+        taken[problem.topic_base[built.tids[ti] as usize] as usize + f - built.base[ti]] = false;
+    }
+    // Counted members in the problem's member order.
+    let mut count = vec![0u32; m];
+    for (pos, &idx) in problem.input_order.iter().enumerate() {
+        count[idx as usize] = counted[pos];
+    }
+    let held = crate::sticky::constrained::Held {
+        count: &count,
+        taken: &taken,
+    };
+    let mut work = crate::sticky::Work::until(WORK_BUDGET, deadline);
+    let plan = crate::sticky::assign_from_owners_held(problem, win, &held, &mut work);
+    let caller = built.caller();
+    let (mut at, mut owners) = (Vec::new(), Vec::new());
+    for (ti, &n) in built.g.partition_counts.iter().enumerate() {
+        let from = problem.topic_base[built.tids[ti] as usize] as usize;
+        for (p, &o) in plan.owner[from..from + n.max(0) as usize].iter().enumerate() {
+            if o != NO_OWNER {
+                at.push((built.base[ti] + p) as i32);
+                owners.push(caller[o as usize]);
+            }
+        }
+    }
+    at.extend_from_slice(&owners);
+    Ok(Some(at))
+}
+
+/// A flat group interned as a [`Problem`], with the maps between the caller's indexes and the
+/// problem's.
+struct Built<'a> {
+    g: FlatGroup<'a>,
+    problem: Problem,
+    /// Input flat index of each input topic's partition 0.
+    base: Vec<usize>,
+    /// Input topic index -> the problem's topic id.
+    tids: Vec<u32>,
+    /// Empty (every partition assignable), or per input flat partition its index in its topic's
+    /// problem (assignable partitions renumbered in order), or -1.
+    compact: Vec<i32>,
+    total: usize,
+}
+
+impl<'a> Built<'a> {
+    /// Intern a checked group ([`check_shapes`] returned `total`).
+    fn new(mut g: FlatGroup<'a>, total: usize) -> Result<Built<'a>, InputError> {
+        let member_ids = std::mem::take(&mut g.member_ids);
+        let m = member_ids.len();
+        let t = g.topics.len();
+        let base: Vec<usize> = g
+            .partition_counts
+            .iter()
+            .scan(0usize, |acc, &n| {
+                let b = *acc;
+                *acc += n.max(0) as usize;
+                Some(b)
+            })
+            .collect();
+        // Not-assignable partitions are left out: topic t keeps its assignable partitions,
+        // renumbered in order. The counts are the builder's input (it checks them, the caps
+        // included, before anything is allocated per partition).
+        let counts: Vec<i64> = (0..t)
+            .map(|ti| {
+                let n = g.partition_counts[ti] as i64;
+                if g.assignable.is_empty() || n <= 0 {
+                    n
+                } else {
+                    let b0 = base[ti];
+                    g.assignable[b0..b0 + n as usize].iter().filter(|&&a| a != 0).count() as i64
+                }
+            })
+            .collect();
+        let mut b = ProblemBuilder::new(g.topics.iter().map(|s| s.as_str()).zip(counts.iter().copied()))?;
+        let mut compact: Vec<i32> = Vec::new();
+        if !g.assignable.is_empty() {
+            compact = vec![-1; total];
+            for ti in 0..t {
+                let mut k = 0i32;
+                for p in 0..g.partition_counts[ti].max(0) as usize {
+                    if g.assignable[base[ti] + p] != 0 {
+                        compact[base[ti] + p] = k;
+                        k += 1;
+                    }
+                }
+            }
+        }
+        let tids: Vec<u32> = (0..t)
+            .map(|i| {
+                b.given_topic(i)
+                    .ok_or_else(|| invalid("topics: internal index".to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        b.reserve_members(m);
+        // TopicIds are name order: sorting a subscription's ids sorts its names (no string sort),
+        // and a member subscribed like the one before reuses its SubId (no hashing of names).
+        let mut name_of: Vec<&str> = vec![""; t];
+        for (i, &tid) in tids.iter().enumerate() {
+            name_of[tid as usize] = g.topics[i].as_str();
+        }
+        let mut names: Vec<&str> = Vec::new();
+        let mut sub_ids: Vec<u32> = Vec::new();
+        let mut prev: Option<(Vec<u32>, u32)> = None;
+        // The previous member's subscription as given, and its SubId: a member whose topics come in
+        // the same order (every member of a HOMOGENEOUS group, as Java repeats them) reuses it
+        // without sorting.
+        let mut prev_raw: Option<(&[i32], u32)> = None;
+        let mut owned: Vec<PartId> = Vec::new();
+        for (i, id) in member_ids.into_iter().enumerate() {
+            let raw = subscription(g.sub_offsets, g.sub_topics, i);
+            let sub = match prev_raw {
+                Some((r, s)) if r == raw => s,
+                _ => {
+                    sub_ids.clear();
+                    sub_ids.extend(raw.iter().map(|&x| tids[x as usize]));
+                    sub_ids.sort_unstable();
+                    sub_ids.dedup();
+                    match &prev {
+                        Some((ids, s)) if *ids == sub_ids => *s,
+                        _ => {
+                            names.clear();
+                            names.extend(sub_ids.iter().map(|&x| name_of[x as usize]));
+                            let s = b.subscription(&names);
+                            prev = Some((sub_ids.clone(), s));
+                            s
+                        }
+                    }
+                }
+            };
+            prev_raw = Some((raw, sub));
+            owned.clear();
+            let (o0, o1) = (g.owned_offsets[i] as usize, g.owned_offsets[i + 1] as usize);
+            for k in o0..o1 {
+                let ti = g.owned_topics[k];
+                if ti < 0 {
+                    continue;
+                }
+                let local = built_local(&g, &base, &compact, ti as usize, g.owned_partitions[k] as i64);
+                if let Some(p) = b.partition(tids[ti as usize], local) {
+                    owned.push(p);
+                }
+            }
+            let rack = match g.member_racks[i] {
+                r if r >= 0 => Some(g.rack_names[r as usize].as_str()),
+                _ => None,
+            };
+            b.add_member(id, sub, owned.clone(), 0, rack, None)?;
+        }
+        if !g.partition_rack_offsets.is_empty() {
+            b.with_partition_racks();
+            let mut racks: Vec<&str> = Vec::new();
+            for ti in 0..t {
+                for p in 0..g.partition_counts[ti].max(0) as usize {
+                    let flat = base[ti] + p;
+                    let (r0, r1) = (
+                        g.partition_rack_offsets[flat] as usize,
+                        g.partition_rack_offsets[flat + 1] as usize,
+                    );
+                    if r0 == r1 {
+                        continue;
+                    }
+                    racks.clear();
+                    racks.extend(
+                        g.partition_racks[r0..r1]
+                            .iter()
+                            .map(|&r| g.rack_names[r as usize].as_str()),
+                    );
+                    b.add_partition_racks(tids[ti], built_local(&g, &base, &compact, ti, p as i64), &racks);
+                }
+            }
+        }
+        let problem = b.build()?;
+        Ok(Built {
+            g,
+            problem,
+            base,
+            tids,
+            compact,
+            total,
+        })
+    }
+
+    /// The problem's flat id of the caller's partition `p` of input topic `ti`, or `None` (out of
+    /// range, or not assignable).
+    fn flat(&self, ti: usize, p: i64) -> Option<PartId> {
+        b_partition(
+            &self.problem,
+            self.tids[ti],
+            built_local(&self.g, &self.base, &self.compact, ti, p),
+        )
+    }
+
+    /// Member index (by id) -> the caller's index.
+    fn caller(&self) -> Vec<i32> {
+        let mut caller = vec![0i32; self.problem.members.len()];
+        for (pos, &idx) in self.problem.input_order.iter().enumerate() {
+            caller[idx as usize] = pos as i32;
+        }
+        caller
+    }
+
+    /// The problem's owner array as owners per input flat partition (caller's member indexes, -1
+    /// for nobody).
+    fn owners(&self, owner: &[u32]) -> Vec<i32> {
+        let caller = self.caller();
+        let mut out = vec![-1i32; self.total];
+        let to_caller = |o: u32| if o == NO_OWNER { -1 } else { caller[o as usize] };
+        for ti in 0..self.g.topics.len() {
+            let n = self.g.partition_counts[ti].max(0) as usize;
+            let dst = &mut out[self.base[ti]..self.base[ti] + n];
+            if self.compact.is_empty() {
+                // Every partition assignable: the topic's partitions are the problem's, in order.
+                let from = self.problem.topic_base[self.tids[ti] as usize] as usize;
+                for (d, &o) in dst.iter_mut().zip(&owner[from..from + n]) {
+                    *d = to_caller(o);
+                }
+            } else {
+                for (p, d) in dst.iter_mut().enumerate() {
+                    if let Some(flat) = self.flat(ti, p as i64) {
+                        *d = to_caller(owner[flat as usize]);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Partition `p` of input topic `ti` in its topic's problem (renumbered when some partitions are
+/// not assignable; -1 when out of range or not assignable).
+fn built_local(g: &FlatGroup<'_>, base: &[usize], compact: &[i32], ti: usize, p: i64) -> i64 {
+    if compact.is_empty() {
+        p
+    } else if p < 0 || p >= g.partition_counts[ti] as i64 {
+        -1
+    } else {
+        compact[base[ti] + p as usize] as i64
+    }
+}
+
+/// The problem's flat id of partition `p` of topic `t`, or `None` when out of range.
+fn b_partition(problem: &Problem, t: u32, p: i64) -> Option<PartId> {
+    let len = problem.topic_len[t as usize];
+    (p >= 0 && (p as u64) < len as u64).then(|| problem.topic_base[t as usize] + p as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[allow(clippy::too_many_arguments)]
+    fn group<'a>(
+        ids: &[&str],
+        topics: &[&str],
+        counts: &'a [i32],
+        sub_offsets: &'a [i32],
+        sub_topics: &'a [i32],
+        owned_offsets: &'a [i32],
+        owned_topics: &'a [i32],
+        owned_partitions: &'a [i32],
+        member_racks: &'a [i32],
+    ) -> FlatGroup<'a> {
+        FlatGroup {
+            member_ids: ids.iter().map(|s| s.to_string()).collect(),
+            member_racks,
+            rack_names: vec!["a".into(), "b".into()],
+            topics: topics.iter().map(|s| s.to_string()).collect(),
+            partition_counts: counts,
+            sub_offsets,
+            sub_topics,
+            owned_offsets,
+            owned_topics,
+            owned_partitions,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn keeps_the_current_target_when_balanced() {
+        // c1 holds t-2 and t-3, c0 holds t-0 and t-1: balanced already, nothing moves.
+        let g = group(
+            &["c1", "c0"],
+            &["t"],
+            &[4],
+            &[0, 1, 2],
+            &[0, 0],
+            &[0, 2, 4],
+            &[0, 0, 0, 0],
+            &[2, 3, 0, 1],
+            &[-1, -1],
+        );
+        assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
+    }
+
+    #[test]
+    fn not_assignable_partitions_stay_unassigned() {
+        let mut g = group(
+            &["c0", "c1"],
+            &["t"],
+            &[4],
+            &[0, 1, 2],
+            &[0, 0],
+            &[0, 0, 0],
+            &[],
+            &[],
+            &[-1, -1],
+        );
+        let flags = [1u8, 0, 1, 1];
+        g.assignable = &flags;
+        let out = assign_flat(g).unwrap();
+        assert_eq!(out[1], -1);
+        let mut loads = [0, 0];
+        for &o in &out {
+            if o >= 0 {
+                loads[o as usize] += 1;
+            }
+        }
+        assert_eq!(loads.iter().sum::<i32>(), 3);
+        assert!((loads[0] - loads[1]).abs() <= 1);
+    }
+
+    #[test]
+    fn bad_shapes_are_errors_not_panics() {
+        let g = group(&["c0"], &["t"], &[2], &[0, 2], &[0], &[0, 0], &[], &[], &[-1]);
+        assert!(assign_flat(g).is_err());
+        let g = group(&["c0"], &["t"], &[2], &[0, 1], &[3], &[0, 0], &[], &[], &[-1]);
+        assert!(assign_flat(g).is_err());
+        let g = group(&["c0"], &["t"], &[-2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        assert!(assign_flat(g).is_err());
+        let g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 1], &[0], &[7], &[5]);
+        assert!(assign_flat(g).is_err());
+        let g = group(
+            &["c0", "c0"],
+            &["t"],
+            &[2],
+            &[0, 1, 2],
+            &[0, 0],
+            &[0, 0, 0],
+            &[],
+            &[],
+            &[-1, -1],
+        );
+        assert!(assign_flat(g).is_err());
+        // Partition-indexed arrays of the wrong length, and a replica rack out of range.
+        let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        let flags = [1u8];
+        g.assignable = &flags;
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("assignable")));
+        let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        let offs = [0, 1];
+        g.partition_rack_offsets = &offs;
+        g.partition_racks = &[0];
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_rack_offsets")));
+        let mut g = group(&["c0"], &["t"], &[2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        let offs = [0, 1, 2];
+        g.partition_rack_offsets = &offs;
+        g.partition_racks = &[0, 2];
+        assert!(matches!(assign_flat(g), Err(InputError::Invalid(msg)) if msg.starts_with("partition_racks")));
+        // The caps are the builder's: a negative count and a total beyond MAX_PARTITIONS, with
+        // the assignable flags given too (counted before the builder sees the counts).
+        let mut g = group(&["c0"], &["t"], &[-2], &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        g.assignable = &[];
+        assert!(matches!(assign_flat(g), Err(InputError::NegativePartitionCount(..))));
+        let counts = [i32::MAX, i32::MAX];
+        let g = group(&["c0"], &["t", "u"], &counts, &[0, 1], &[0], &[0, 0], &[], &[], &[-1]);
+        assert!(matches!(assign_flat(g), Err(InputError::TooManyPartitions(_))));
+    }
+
+    #[test]
+    fn odd_history_is_filtered() {
+        // An unknown topic (-1), an out-of-range index and a partition two members hold.
+        let g = group(
+            &["c0", "c1"],
+            &["t"],
+            &[2],
+            &[0, 1, 2],
+            &[0, 0],
+            &[0, 3, 4],
+            &[-1, 0, 0, 0],
+            &[0, 9, 1, 1],
+            &[-1, -1],
+        );
+        let out = assign_flat(g).unwrap();
+        assert!(out.iter().all(|&o| o == 0 || o == 1));
+        assert_ne!(out[0], out[1]);
+    }
+
+    /// A heterogeneous group: `n` topics of `size` partitions; member i subscribes to the topics
+    /// `j` with `(i + j) % 3 != 0`, and holds every partition of topic `i % n` as its current target.
+    fn heterogeneous(members: usize, n: usize, size: i64) -> Problem {
+        let topics: Vec<(String, i64)> = (0..n).map(|j| (format!("t{j:03}"), size)).collect();
+        let members = (0..members)
+            .map(|i| crate::model::MemberInput {
+                id: format!("m{i:04}"),
+                topics: (0..n)
+                    .filter(|j| (i + j) % 3 != 0)
+                    .map(|j| format!("t{j:03}"))
+                    .collect(),
+                owned: (0..size).map(|p| (format!("t{:03}", i % n), p)).collect(),
+                generation: 1,
+                rack: None,
+                group_instance_id: None,
+            })
+            .collect();
+        Problem::build(topics, members, vec![]).unwrap()
+    }
+
+    fn sum_of_squares(problem: &Problem, plan: &Assignment) -> u64 {
+        plan.per_member(problem.members.len())
+            .iter()
+            .map(|v| (v.len() as u64).pow(2))
+            .sum()
+    }
+
+    #[test]
+    fn out_of_work_falls_back_to_uniform() {
+        let p = heterogeneous(12, 9, 7);
+        let (plan, fell_back) = assign_within(&p, WORK_BUDGET, None);
+        assert!(!fell_back);
+        let uniform = super::super::uniform::assign(&p);
+        assert!(sum_of_squares(&p, &plan) <= sum_of_squares(&p, &uniform));
+        // A budget too small for even one balancing round: uniform's plan, exactly.
+        let (fallback, fell_back) = assign_within(&p, 10, None);
+        assert!(fell_back);
+        assert_eq!(fallback.owner, uniform.owner);
+        // Homogeneous subscriptions have no iterative step: no budget needed.
+        let topics = vec![("t".to_string(), 5)];
+        let same = (0..3)
+            .map(|i| crate::model::MemberInput {
+                id: format!("c{i}"),
+                topics: vec!["t".into()],
+                owned: vec![],
+                generation: -1,
+                rack: None,
+                group_instance_id: None,
+            })
+            .collect();
+        let q = Problem::build(topics, same, vec![]).unwrap();
+        assert_eq!(assign_within(&q, 0, None).0.owner, assign(&q).owner);
+        assert!(!assign_within(&q, 0, None).1);
+    }
+
+    #[test]
+    fn a_deadline_past_gives_the_fast_balanced_path() {
+        // Heterogeneous: uniform's plan, exactly, however small the group.
+        let p = heterogeneous(12, 9, 7);
+        let (plan, fell_back) = assign_within(&p, WORK_BUDGET, Some(Instant::now()));
+        assert!(fell_back);
+        assert_eq!(plan.owner, super::super::uniform::assign(&p).owner);
+        // Homogeneous with racks: the rack pass stops, the deal stays as balanced and as sticky.
+        let topics = vec![("t".to_string(), 5000)];
+        let members: Vec<crate::model::MemberInput> = (0..7)
+            .map(|i| crate::model::MemberInput {
+                id: format!("c{i}"),
+                topics: vec!["t".into()],
+                owned: (0..300).map(|p| ("t".to_string(), i * 300 + p)).collect(),
+                generation: 1,
+                rack: Some(format!("r{}", i % 3)),
+                group_instance_id: None,
+            })
+            .collect();
+        let racks = (0..5000)
+            .map(|p| ("t".to_string(), p, vec![format!("r{}", p % 3)]))
+            .collect();
+        let q = Problem::build(topics, members, racks).unwrap();
+        let (late, fell_back) = assign_within(&q, WORK_BUDGET, Some(Instant::now()));
+        let (on_time, _) = assign_within(&q, WORK_BUDGET, None);
+        assert!(!fell_back);
+        let loads = |a: &Assignment| -> Vec<usize> {
+            let mut v: Vec<usize> = a.per_member(7).iter().map(|v| v.len()).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(loads(&late), loads(&on_time));
+        assert!(*loads(&late).last().unwrap() - loads(&late)[0] <= 1);
+        let kept = |a: &Assignment| {
+            (0..7u32)
+                .map(|m| {
+                    q.members[m as usize]
+                        .owned
+                        .iter()
+                        .filter(|&&p| a.owner[p as usize] == m)
+                        .count()
+                })
+                .sum::<usize>()
+        };
+        assert_eq!(kept(&late), kept(&on_time));
+        let matched = |a: &Assignment| {
+            (0..q.num_partitions() as usize)
+                .filter(|&p| {
+                    let m = a.owner[p] as usize;
+                    q.members[m].rack.is_some_and(|r| q.partition_racks[p].contains(&r))
+                })
+                .count()
+        };
+        assert!(matched(&late) < matched(&on_time), "the rack pass did not stop");
+    }
+
+    #[test]
+    fn lengths_over_the_caps_are_refused() {
+        let ok = Lengths {
+            member_ids: 2,
+            member_id_chars: 4,
+            member_racks: 2,
+            topics: 1,
+            topic_chars: 22,
+            partition_counts: 1,
+            owned_offsets: 3,
+            ..Lengths::default()
+        };
+        ok.check().unwrap();
+        ok.check_with_total(10).unwrap();
+        let refused = |l: Lengths, what: &str| {
+            let e = l.check().unwrap_err().to_string();
+            assert!(e.contains(what), "{e}");
+        };
+        let m = BROKER_MAX_MEMBERS + 1;
+        refused(
+            Lengths {
+                member_ids: m,
+                member_racks: m,
+                owned_offsets: m + 1,
+                ..ok.clone()
+            },
+            "members",
+        );
+        refused(
+            Lengths {
+                member_id_chars: 2 * BROKER_MAX_CHARS_PER_STRING + 1,
+                ..ok.clone()
+            },
+            "member id characters",
+        );
+        refused(
+            Lengths {
+                owned_topics: BROKER_MAX_PARTITIONS + 1,
+                owned_partitions: BROKER_MAX_PARTITIONS + 1,
+                ..ok.clone()
+            },
+            "current target",
+        );
+        refused(
+            Lengths {
+                owned_partitions: 1,
+                ..ok.clone()
+            },
+            "owned_partitions",
+        );
+        refused(
+            Lengths {
+                member_racks: 1,
+                ..ok.clone()
+            },
+            "member_racks",
+        );
+        refused(
+            Lengths {
+                sub_offsets: 2,
+                ..ok.clone()
+            },
+            "sub_offsets",
+        );
+        let e = Lengths {
+            assignable: 9,
+            ..ok.clone()
+        }
+        .check_with_total(10)
+        .unwrap_err();
+        assert!(e.to_string().contains("assignable"), "{e}");
+        let e = Lengths {
+            free: Some(11),
+            member_counts: Some(2),
+            ..ok.clone()
+        }
+        .check_with_total(10);
+        assert!(e.unwrap_err().to_string().contains("free"));
+        assert!(partition_total(&[BROKER_MAX_PARTITIONS as i32, -5]).is_ok());
+        let e = partition_total(&[BROKER_MAX_PARTITIONS as i32, 1]).unwrap_err();
+        assert!(e.to_string().contains("partitions"), "{e}");
+    }
+
+    #[test]
+    fn a_large_heterogeneous_group_stays_within_the_budget() {
+        // 300 members over 60 topics of 50 partitions (3,000 partitions), many classes.
+        let p = heterogeneous(300, 60, 50);
+        assert!(!assign_within(&p, WORK_BUDGET, None).1);
+    }
+
+    #[test]
+    fn racks_break_ties_without_costing_balance() {
+        // Two members on racks a and b, four partitions with one replica each (a, a, b, b), fresh.
+        let mut g = group(
+            &["c0", "c1"],
+            &["t"],
+            &[4],
+            &[0, 1, 2],
+            &[0, 0],
+            &[0, 0, 0],
+            &[],
+            &[],
+            &[1, 0],
+        );
+        let offs = [0, 1, 2, 3, 4];
+        let racks = [0, 0, 1, 1];
+        g.partition_rack_offsets = &offs;
+        g.partition_racks = &racks;
+        // c0 is on rack b, c1 on rack a.
+        assert_eq!(assign_flat(g).unwrap(), vec![1, 1, 0, 0]);
+    }
+
+    /// A random group for the counts-first differential test, as the broker plugin would hand it
+    /// over: claims as per-topic sets (so no pair twice for one member), some naming an unknown
+    /// topic (-1) or a partition out of range, some claimed by two members, some members well
+    /// over quota, racks on members and partitions.
+    struct Random {
+        ids: Vec<String>,
+        counts: Vec<i32>,
+        subs: Vec<Vec<i32>>,
+        racks: Vec<i32>,
+        owned: Vec<Vec<(i32, i32)>>,
+        /// Per member: its map holds an empty set (Java counts it as -1).
+        empty: Vec<bool>,
+        rack_offsets: Vec<i32>,
+        rack_of: Vec<i32>,
+    }
+
+    impl Random {
+        fn group<'a>(
+            &'a self,
+            sub_offsets: &'a [i32],
+            sub_topics: &'a [i32],
+            owned_offsets: &'a [i32],
+            owned_topics: &'a [i32],
+            owned_partitions: &'a [i32],
+        ) -> FlatGroup<'a> {
+            FlatGroup {
+                member_ids: self.ids.clone(),
+                member_racks: &self.racks,
+                rack_names: vec!["a".into(), "b".into()],
+                topics: (0..self.counts.len()).map(|t| format!("t{t}")).collect(),
+                partition_counts: &self.counts,
+                sub_offsets,
+                sub_topics,
+                owned_offsets,
+                owned_topics,
+                owned_partitions,
+                partition_rack_offsets: &self.rack_offsets,
+                partition_racks: &self.rack_of,
+                assignable: &[],
+            }
+        }
+    }
+
+    fn random_group(seed: u64) -> Random {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = |n: u64| -> u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        let nt = 1 + next(4) as usize;
+        let counts: Vec<i32> = (0..nt).map(|_| next(9) as i32).collect();
+        let m = 1 + next(8) as usize;
+        let homogeneous = next(4) != 0;
+        let all: Vec<i32> = (0..nt as i32).rev().collect();
+        let subs: Vec<Vec<i32>> = (0..m)
+            .map(|_| {
+                if homogeneous {
+                    all.clone()
+                } else {
+                    (0..nt as i32).filter(|_| next(3) != 0).collect()
+                }
+            })
+            .collect();
+        let racks: Vec<i32> = (0..m).map(|_| next(3) as i32 - 1).collect();
+        let total: i32 = counts.iter().sum();
+        let mut owned: Vec<Vec<(i32, i32)>> = vec![Vec::new(); m];
+        let mut empty = vec![false; m];
+        for i in 0..m {
+            let n = match next(4) {
+                0 => 0,
+                1 => next(total as u64 + 3),
+                _ => next(total as u64 / m as u64 + 2),
+            };
+            for _ in 0..n {
+                let t = if next(12) == 0 { -1 } else { next(nt as u64) as i32 };
+                let range = if t >= 0 { counts[t as usize] } else { 4 };
+                let p = if next(15) == 0 {
+                    range + next(3) as i32
+                } else {
+                    next(range as u64) as i32
+                };
+                if !owned[i].contains(&(t, p)) {
+                    owned[i].push((t, p));
+                }
+            }
+            empty[i] = next(15) == 0;
+        }
+        // Half of the groups start from a clean, disjoint current target instead.
+        if next(2) == 0 {
+            let mut seen = std::collections::HashSet::new();
+            for o in owned.iter_mut() {
+                o.retain(|&(t, p)| t >= 0 && p < counts[t as usize] && seen.insert((t, p)));
+            }
+            empty.iter_mut().for_each(|e| *e = false);
+        }
+        let mut rack_offsets = vec![0];
+        let mut rack_of = Vec::new();
+        let with_racks = next(2) == 0;
+        for _ in 0..total {
+            if with_racks {
+                for r in 0..2 {
+                    if next(2) == 0 {
+                        rack_of.push(r);
+                    }
+                }
+            }
+            rack_offsets.push(rack_of.len() as i32);
+        }
+        Random {
+            ids: (0..m).map(|i| format!("m{}", next(1000) * 10 + i as u64)).collect(),
+            counts,
+            subs,
+            racks,
+            owned,
+            empty,
+            rack_offsets: if with_racks { rack_offsets } else { Vec::new() },
+            rack_of,
+        }
+    }
+
+    /// The counts-first path ([`members_to_read`], then [`assign_flat_counted`] with only the
+    /// members to read listed) gives [`assign_flat`]'s owners on every partition it answers for,
+    /// and each partition it leaves out is one a counted member held and keeps.
+    #[test]
+    fn counts_first_equals_the_full_read() {
+        let mut answered = 0;
+        for seed in 0..4000u64 {
+            let r = random_group(seed);
+            let m = r.ids.len();
+            let total: i32 = r.counts.iter().sum();
+            let mut sub_offsets = vec![0];
+            let mut sub_topics = Vec::new();
+            for s in &r.subs {
+                sub_topics.extend_from_slice(s);
+                sub_offsets.push(sub_topics.len() as i32);
+            }
+            let mut owned_offsets = vec![0];
+            let (mut owned_topics, mut owned_partitions) = (Vec::new(), Vec::new());
+            for o in &r.owned {
+                owned_topics.extend(o.iter().map(|&(t, _)| t));
+                owned_partitions.extend(o.iter().map(|&(_, p)| p));
+                owned_offsets.push(owned_topics.len() as i32);
+            }
+            let Ok(full) = assign_flat(r.group(
+                &sub_offsets,
+                &sub_topics,
+                &owned_offsets,
+                &owned_topics,
+                &owned_partitions,
+            )) else {
+                continue; // duplicate member ids: the counted path must refuse them too
+            };
+            // What the plugin reads without the elements: set sizes, and isPartitionAssigned.
+            let member_counts: Vec<i32> = (0..m)
+                .map(|i| if r.empty[i] { -1 } else { r.owned[i].len() as i32 })
+                .collect();
+            let base: Vec<i32> = r
+                .counts
+                .iter()
+                .scan(0, |a, &n| Some(std::mem::replace(a, *a + n)))
+                .collect();
+            let mut held = vec![false; total as usize];
+            for &(t, p) in r.owned.iter().flatten() {
+                if t >= 0 && p < r.counts[t as usize] {
+                    held[(base[t as usize] + p) as usize] = true;
+                }
+            }
+            let free: Vec<i32> = (0..total).filter(|&f| !held[f as usize]).collect();
+            let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts).unwrap() else {
+                continue;
+            };
+            let mut offsets = vec![0];
+            let (mut topics, mut partitions) = (Vec::new(), Vec::new());
+            for (owned, &listed) in r.owned.iter().zip(&read) {
+                if listed {
+                    topics.extend(owned.iter().map(|&(t, _)| t));
+                    partitions.extend(owned.iter().map(|&(_, p)| p));
+                }
+                offsets.push(topics.len() as i32);
+            }
+            let clean = r
+                .owned
+                .iter()
+                .flatten()
+                .all(|&(t, p)| t >= 0 && p < r.counts[t as usize])
+                && r.owned.iter().flatten().count() == total as usize - free.len();
+            let counted = assign_flat_counted(
+                r.group(&sub_offsets, &sub_topics, &offsets, &topics, &partitions),
+                &member_counts,
+                &free,
+                None,
+            )
+            .unwrap();
+            let Some(pairs) = counted else {
+                assert!(
+                    !clean,
+                    "seed {seed}: a clean current target must not need the full read"
+                );
+                continue;
+            };
+            answered += 1;
+            let mut answer = vec![None; total as usize];
+            let (at, owners) = pairs.split_at(pairs.len() / 2);
+            for (&f, &o) in at.iter().zip(owners) {
+                answer[f as usize] = Some(o);
+            }
+            for f in 0..total as usize {
+                match answer[f] {
+                    Some(o) => assert_eq!(o, full[f], "seed {seed}: partition {f}"),
+                    None => {
+                        let o = full[f];
+                        assert!(o >= 0 && !read[o as usize], "seed {seed}: {f} left to a counted member");
+                        let t = base.iter().rposition(|&b| b <= f as i32).unwrap();
+                        assert!(
+                            r.owned[o as usize].contains(&(t as i32, f as i32 - base[t])),
+                            "seed {seed}: {f}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(answered > 500, "only {answered} groups took the counts-first path");
+    }
+
+    #[test]
+    fn members_to_read_reads_only_members_over_quota() {
+        // 10 partitions, 3 members: q = 3. Counts 3, 4 and -1 (an empty set).
+        let counts = [6, 4];
+        let read = members_to_read(&counts, &[], &[1, 0], &[3, 4, -1]).unwrap();
+        assert_eq!(read, Some(vec![false, true, true]));
+        // A topic nobody subscribes to: the rule does not apply.
+        assert_eq!(members_to_read(&[6, 4, 1], &[], &[1, 0], &[0]).unwrap(), None);
+        // Different subscriptions (as sets): the rule does not apply.
+        assert_eq!(members_to_read(&counts, &[0, 2, 3], &[0, 1, 1], &[0, 0]).unwrap(), None);
+        // The same set in another order does.
+        assert!(members_to_read(&counts, &[0, 2, 4], &[0, 1, 1, 0], &[0, 0])
+            .unwrap()
+            .is_some());
+        // Nobody decided from counts: read everything.
+        assert_eq!(members_to_read(&counts, &[], &[0, 1], &[9, -1]).unwrap(), None);
+        assert!(members_to_read(&counts, &[0, 5], &[0], &[0]).is_err());
+    }
+}

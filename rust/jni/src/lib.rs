@@ -1,0 +1,387 @@
+//! The JNI boundary of the broker-side assignor (`java/broker/`, class
+//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one call per `assign` (two
+//! on the counts-first path, three when its counts do not add up).
+//!
+//! Only conversion happens here. The arrays' *lengths* are read first and judged by
+//! [`Lengths::check`] (the broker caps, docs/broker.md "Native memory"); then the partition counts
+//! (at most [`kassign_core::server::kassign::BROKER_MAX_TOPICS`] of them) are copied and their total judged;
+//! only then is anything else copied into native memory, each buffer reserved fallibly (a failed
+//! reservation is an error for this group, never an abort). The group goes to
+//! [`kassign_core::server::kassign::assign_flat_until`] (which checks its contents) and the owners are
+//! copied back. The counts-first path asks [`members_to_read`] (whose current target Java must
+//! read), then calls the same entry point with the members' counts, which goes to
+//! [`assign_flat_counted`] instead. An input error or a panic becomes a Java
+//! `org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException`; nothing unwinds
+//! into the JVM, and a pending Java `Error` (an `OutOfMemoryError` from a JNI allocation) is left
+//! as it is. Concurrent calls from several coordinator threads share nothing but
+//! [`COPIED`], a diagnostic counter.
+
+// A panic must unwind to `catch_unwind` in `guarded`: with `panic = "abort"` it would take the
+// broker's JVM down.
+#[cfg(not(panic = "unwind"))]
+compile_error!("the JNI boundary needs panic = \"unwind\": a panic must become a Java exception, not abort the JVM");
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use jni::objects::{JByteArray, JCharArray, JClass, JIntArray, JPrimitiveArray, JThrowable};
+use jni::sys::{jbyteArray, jintArray, jlong, jstring};
+use jni::JNIEnv;
+
+use kassign_core::server::kassign::{
+    assign_flat_counted, assign_flat_until, members_to_read, native_bound, partition_total, FlatGroup, Lengths,
+};
+
+const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
+
+/// Array elements copied from Java into native memory since the library was loaded, over all
+/// calls: `NativeAssignor.copiedElements()`, which the Java tests read to prove that a group over
+/// the caps is refused before its arrays are copied.
+static COPIED: AtomicU64 = AtomicU64::new(0);
+
+/// A failure to report to Java: the message of a `PartitionAssignorException`.
+struct Failure(String);
+
+impl From<jni::errors::Error> for Failure {
+    fn from(e: jni::errors::Error) -> Failure {
+        Failure(format!("kassign: JNI error: {e}"))
+    }
+}
+
+impl From<kassign_core::model::InputError> for Failure {
+    fn from(e: kassign_core::model::InputError) -> Failure {
+        Failure(format!("kassign: {e}"))
+    }
+}
+
+/// The length of a Java array; 0 for null.
+fn len<T: jni::objects::TypeArray>(env: &JNIEnv<'_>, arr: &JPrimitiveArray<'_, T>) -> Result<usize, Failure> {
+    if arr.is_null() {
+        return Ok(0);
+    }
+    Ok(env.get_array_length(arr)?.max(0) as usize)
+}
+
+/// A zeroed buffer of `n` elements, reserved fallibly: an allocation failure is an error for this
+/// group (never an abort of the JVM).
+fn buffer<T: Copy + Default>(n: usize) -> Result<Vec<T>, Failure> {
+    let mut buf: Vec<T> = Vec::new();
+    buf.try_reserve_exact(n).map_err(|_| {
+        Failure(format!(
+            "kassign: cannot reserve {} bytes of native memory for this group",
+            n.saturating_mul(std::mem::size_of::<T>())
+        ))
+    })?;
+    buf.resize(n, T::default());
+    COPIED.fetch_add(n as u64, Ordering::Relaxed);
+    Ok(buf)
+}
+
+fn ints(env: &mut JNIEnv<'_>, arr: &JIntArray<'_>) -> Result<Vec<i32>, Failure> {
+    let mut buf = buffer(len(env, arr)?)?;
+    if !buf.is_empty() {
+        env.get_int_array_region(arr, 0, &mut buf)?;
+    }
+    Ok(buf)
+}
+
+fn bytes(env: &mut JNIEnv<'_>, arr: &JByteArray<'_>) -> Result<Vec<u8>, Failure> {
+    let mut buf: Vec<i8> = buffer(len(env, arr)?)?;
+    if !buf.is_empty() {
+        env.get_byte_array_region(arr, 0, &mut buf)?;
+    }
+    Ok(buf.into_iter().map(|b| b as u8).collect())
+}
+
+/// Strings that cross as their characters back to back (`chars`, UTF-16) and the end offset of
+/// each (`ends`): two bulk copies, however many strings. Offsets are checked (non-decreasing,
+/// within `chars`); a lone surrogate becomes U+FFFD.
+fn strings(
+    env: &mut JNIEnv<'_>,
+    name: &str,
+    chars: &JCharArray<'_>,
+    ends: &JIntArray<'_>,
+) -> Result<Vec<String>, Failure> {
+    let ends = ints(env, ends)?;
+    let mut buf: Vec<u16> = buffer(len(env, chars)?)?;
+    if !buf.is_empty() {
+        env.get_char_array_region(chars, 0, &mut buf)?;
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(ends.len())
+        .map_err(|_| Failure("kassign: cannot reserve native memory for this group's strings".into()))?;
+    let mut start = 0usize;
+    for (i, &end) in ends.iter().enumerate() {
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&e| e >= start && e <= buf.len())
+            .ok_or_else(|| {
+                Failure(format!(
+                    "kassign: {name}: end offset {i} ({end}) is out of order or past the characters"
+                ))
+            })?;
+        out.push(String::from_utf16_lossy(&buf[start..end]));
+        start = end;
+    }
+    Ok(out)
+}
+
+/// The arrays of one group as Java passes them (see `assign0`), copied into Rust.
+struct Arrays {
+    member_ids: Vec<String>,
+    member_racks: Vec<i32>,
+    rack_names: Vec<String>,
+    topics: Vec<String>,
+    partition_counts: Vec<i32>,
+    sub_offsets: Vec<i32>,
+    sub_topics: Vec<i32>,
+    owned_offsets: Vec<i32>,
+    owned_topics: Vec<i32>,
+    owned_partitions: Vec<i32>,
+    partition_rack_offsets: Vec<i32>,
+    partition_racks: Vec<i32>,
+    assignable: Vec<u8>,
+}
+
+impl Arrays {
+    /// The group, its member ids moved out.
+    fn group(&mut self) -> FlatGroup<'_> {
+        FlatGroup {
+            member_ids: std::mem::take(&mut self.member_ids),
+            member_racks: &self.member_racks,
+            rack_names: std::mem::take(&mut self.rack_names),
+            topics: std::mem::take(&mut self.topics),
+            partition_counts: &self.partition_counts,
+            sub_offsets: &self.sub_offsets,
+            sub_topics: &self.sub_topics,
+            owned_offsets: &self.owned_offsets,
+            owned_topics: &self.owned_topics,
+            owned_partitions: &self.owned_partitions,
+            partition_rack_offsets: &self.partition_rack_offsets,
+            partition_racks: &self.partition_racks,
+            assignable: &self.assignable,
+        }
+    }
+}
+
+/// Run `body`, turning an error or a panic into a pending `PartitionAssignorException` (and a
+/// null return). A pending Java `Error` (an `OutOfMemoryError` from a failed JNI allocation) is
+/// left pending as it is; any other pending Java exception is replaced by the assignor's own.
+fn guarded<'local, T>(
+    env: &mut JNIEnv<'local>,
+    body: impl FnOnce(&mut JNIEnv<'local>) -> Result<*mut T, Failure>,
+) -> *mut T {
+    let message = match catch_unwind(AssertUnwindSafe(|| body(env))) {
+        Ok(Ok(out)) => return out,
+        Ok(Err(Failure(msg))) => msg,
+        Err(p) => format!(
+            "kassign: internal error (a bug, please report it): {}",
+            kassign_core::panic_message(&*p)
+        ),
+    };
+    if env.exception_check().unwrap_or(false) {
+        // Only a few JNI functions may run with an exception pending: take it out, look, and
+        // throw the same object again if it is an Error.
+        let pending: Option<JThrowable<'_>> = env.exception_occurred().ok().filter(|t| !t.is_null());
+        let _ = env.exception_clear();
+        if let Some(t) = pending {
+            if env.is_instance_of(&t, "java/lang/Error").unwrap_or(true) {
+                let _ = env.throw(t);
+                return std::ptr::null_mut();
+            }
+        }
+    }
+    let _ = env.throw_new(ASSIGNOR_EXCEPTION, message);
+    std::ptr::null_mut()
+}
+
+fn int_array(env: &mut JNIEnv<'_>, values: &[i32]) -> Result<jintArray, Failure> {
+    let n = i32::try_from(values.len()).map_err(|_| Failure("kassign: too many partitions".into()))?;
+    let out = env.new_int_array(n)?;
+    env.set_int_array_region(&out, 0, values)?;
+    Ok(out.into_raw())
+}
+
+/// `private static native int[] assign0(char[] memberIdChars, int[] memberIdEnds,
+/// int[] memberRacks, char[] rackNameChars, int[] rackNameEnds, char[] topicChars, int[] topicEnds,
+/// int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] ownedOffsets,
+/// int[] ownedTopics, int[] ownedPartitions, int[] partitionRackOffsets, int[] partitionRacks,
+/// byte[] assignable, int[] memberCounts, int[] free, long budgetNanos)`: the group's arrays as
+/// [`FlatGroup`] documents them (null = empty), each string array as its characters and end
+/// offsets (`NativeAssignor.assign` joins them).
+///
+/// `memberCounts` and `free` choose the call, both null or both given:
+/// * null: the full read, [`assign_flat_until`]'s owner of every partition;
+/// * given: the counts-first path, [`assign_flat_counted`]'s answer (k partitions, then their k
+///   owners), or null when every member must be read after all (then call again without them).
+///
+/// `budgetNanos`: the time left for this assignment (the deadline is now plus that), or negative
+/// for none.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    member_id_chars: JCharArray<'local>,
+    member_id_ends: JIntArray<'local>,
+    member_racks: JIntArray<'local>,
+    rack_name_chars: JCharArray<'local>,
+    rack_name_ends: JIntArray<'local>,
+    topic_chars: JCharArray<'local>,
+    topic_ends: JIntArray<'local>,
+    partition_counts: JIntArray<'local>,
+    sub_offsets: JIntArray<'local>,
+    sub_topics: JIntArray<'local>,
+    owned_offsets: JIntArray<'local>,
+    owned_topics: JIntArray<'local>,
+    owned_partitions: JIntArray<'local>,
+    partition_rack_offsets: JIntArray<'local>,
+    partition_racks: JIntArray<'local>,
+    assignable: JByteArray<'local>,
+    member_counts: JIntArray<'local>,
+    free: JIntArray<'local>,
+    budget_nanos: jlong,
+) -> jintArray {
+    let deadline = u64::try_from(budget_nanos)
+        .ok()
+        .map(|n| Instant::now() + Duration::from_nanos(n));
+    guarded(&mut env, |env| {
+        let counting = match (member_counts.is_null(), free.is_null()) {
+            (true, true) => false,
+            (false, false) => true,
+            _ => {
+                return Err(Failure(
+                    "kassign: memberCounts and free go together: both null (the full read) or both given".into(),
+                ))
+            }
+        };
+        // Lengths first: nothing is copied from a group over the caps.
+        let lengths = Lengths {
+            member_ids: len(env, &member_id_ends)?,
+            member_id_chars: len(env, &member_id_chars)?,
+            member_racks: len(env, &member_racks)?,
+            rack_names: len(env, &rack_name_ends)?,
+            rack_name_chars: len(env, &rack_name_chars)?,
+            topics: len(env, &topic_ends)?,
+            topic_chars: len(env, &topic_chars)?,
+            partition_counts: len(env, &partition_counts)?,
+            sub_offsets: len(env, &sub_offsets)?,
+            sub_topics: len(env, &sub_topics)?,
+            owned_offsets: len(env, &owned_offsets)?,
+            owned_topics: len(env, &owned_topics)?,
+            owned_partitions: len(env, &owned_partitions)?,
+            partition_rack_offsets: len(env, &partition_rack_offsets)?,
+            partition_racks: len(env, &partition_racks)?,
+            assignable: len(env, &assignable)?,
+            member_counts: if counting {
+                Some(len(env, &member_counts)?)
+            } else {
+                None
+            },
+            free: if counting { Some(len(env, &free)?) } else { None },
+        };
+        lengths.check()?;
+        let counts = ints(env, &partition_counts)?;
+        let total = partition_total(&counts)?;
+        lengths.check_with_total(total)?;
+        // The whole call's native memory, reserved fallibly once up front: where the process
+        // cannot map that much (an address-space limit, strict overcommit), the group is refused
+        // here rather than by an allocation failure later, which would abort.
+        let mut probe: Vec<u8> = Vec::new();
+        probe.try_reserve_exact(native_bound(&lengths, total)).map_err(|_| {
+            Failure(format!(
+                "kassign: cannot reserve the {} bytes of native memory this group needs",
+                native_bound(&lengths, total)
+            ))
+        })?;
+        drop(probe);
+        let counted = if counting {
+            Some((ints(env, &member_counts)?, ints(env, &free)?))
+        } else {
+            None
+        };
+        let mut arrays = Arrays {
+            member_ids: strings(env, "memberIds", &member_id_chars, &member_id_ends)?,
+            member_racks: ints(env, &member_racks)?,
+            rack_names: strings(env, "rackNames", &rack_name_chars, &rack_name_ends)?,
+            topics: strings(env, "topics", &topic_chars, &topic_ends)?,
+            partition_counts: counts,
+            sub_offsets: ints(env, &sub_offsets)?,
+            sub_topics: ints(env, &sub_topics)?,
+            owned_offsets: ints(env, &owned_offsets)?,
+            owned_topics: ints(env, &owned_topics)?,
+            owned_partitions: ints(env, &owned_partitions)?,
+            partition_rack_offsets: ints(env, &partition_rack_offsets)?,
+            partition_racks: ints(env, &partition_racks)?,
+            assignable: bytes(env, &assignable)?,
+        };
+        let owners = match counted {
+            None => Some(assign_flat_until(arrays.group(), deadline)?),
+            Some((counts, free)) => assign_flat_counted(arrays.group(), &counts, &free, deadline)?,
+        };
+        match owners {
+            None => Ok(std::ptr::null_mut()),
+            Some(owners) => int_array(env, &owners),
+        }
+    })
+}
+
+/// `private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets,
+/// int[] subTopics, int[] memberCounts)`: [`members_to_read`] (1 = read the member's current
+/// target), or null when every member must be read. The lengths are judged before the copy, as
+/// for `assign0`.
+#[no_mangle]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    partition_counts: JIntArray<'local>,
+    sub_offsets: JIntArray<'local>,
+    sub_topics: JIntArray<'local>,
+    member_counts: JIntArray<'local>,
+) -> jbyteArray {
+    guarded(&mut env, |env| {
+        Lengths::counts_rule(
+            len(env, &partition_counts)?,
+            len(env, &sub_offsets)?,
+            len(env, &sub_topics)?,
+            len(env, &member_counts)?,
+        )
+        .check()?;
+        let read = members_to_read(
+            &ints(env, &partition_counts)?,
+            &ints(env, &sub_offsets)?,
+            &ints(env, &sub_topics)?,
+            &ints(env, &member_counts)?,
+        )?;
+        match read {
+            None => Ok(std::ptr::null_mut()),
+            Some(read) => {
+                let flags: Vec<u8> = read.iter().map(|&r| r as u8).collect();
+                Ok(env.byte_array_from_slice(&flags)?.into_raw())
+            }
+        }
+    })
+}
+
+/// `static native long copiedElements()`: [`COPIED`].
+#[no_mangle]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_copiedElements<'local>(
+    _env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jlong {
+    COPIED.load(Ordering::Relaxed) as jlong
+}
+
+/// `static native String version()`: the crate version, so the Java side can check at load time
+/// that the library it loaded is the one it was built with.
+#[no_mangle]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_version<'local>(
+    env: JNIEnv<'local>,
+    _class: JClass<'local>,
+) -> jstring {
+    match env.new_string(env!("CARGO_PKG_VERSION")) {
+        Ok(s) => s.into_raw(),
+        Err(_) => std::ptr::null_mut(),
+    }
+}
