@@ -41,6 +41,7 @@ import math
 import os
 import random
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -51,9 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_broker_server_assignors import _parts
 
-from support.kafka_broker import broker_libs, require_tool
+from support.kafka_broker import broker_libs, java_consumer_classpath, require_tool
 from support.kafka_plugin_cluster import REPO, PluginCluster, plugin_jar
 
 pytestmark = [pytest.mark.soak, pytest.mark.broker]
@@ -67,6 +67,7 @@ CHURN_EVERY = 8.0  # seconds between churn events
 MAX_CHURN = 3  # churn processes alive at once
 MEMORY_SAMPLES = 5  # broker memory samples from the end of the warm-up to the end of the churn
 SETTLE_TIMEOUT = 240.0
+DESCRIBE_TIMEOUT = 30.0  # one describe of all groups (GroupDescriber's Admin timeout)
 CONSUME_TIMEOUT = 240.0
 #: The brokers' heap committed and touched from the start (Xms = Xmx, AlwaysPreTouch), so that the
 #: resident memory beyond it (``native``) is everything else: metaspace, code cache, thread stacks,
@@ -234,68 +235,104 @@ class Producer(threading.Thread):
         assert len(self.acked) == self.sent, (len(self.acked), self.sent)
 
 
-def admin_client(cluster: PluginCluster) -> Any:
-    from confluent_kafka.admin import AdminClient
+class Describer:
+    """Describes groups through Apache Kafka's own Admin client: one JVM running
+    tests/support/java-consumer's ``GroupDescriber`` for the describer's life.
 
-    return AdminClient({"bootstrap.servers": cluster.bootstrap})
-
-
-def describe_all(admin: Any, groups: list[str]) -> dict[str, Any]:
-    """Group -> its description, or the exception describing it raised.
-
-    Open problem (issue 38): with confluent-kafka 2.16 (librdkafka 2.16.0) this call aborted the
-    test process (``rd_kafka_enq_once_del_source_return: Assertion eonce->refcnt > 0``, as in
-    confluentinc/librdkafka#4605) in the first settle of a 50-group run with no broker crash; the
-    describes need a client that survives that (another client library, or fewer groups per call)
-    before the test can run in CI.
+    Not confluent-kafka's ``AdminClient``: with confluent-kafka 2.16 (librdkafka 2.16.0),
+    ``describe_consumer_groups`` aborted the test process (``rd_kafka_enq_once_del_source_return:
+    Assertion eonce->refcnt > 0``, as in confluentinc/librdkafka#4605) in the first settle of a
+    50-group run. The consumers stay confluent-kafka's: they are what is tested.
     """
-    from confluent_kafka import KafkaException
 
-    out: dict[str, Any] = {}
-    for group, fut in admin.describe_consumer_groups(groups, request_timeout=30).items():
+    def __init__(self, cluster: PluginCluster) -> None:
+        self.proc = subprocess.Popen(
+            [require_tool("java"), "-Xmx128m", "-cp", java_consumer_classpath()]
+            + ["kassign.tests.GroupDescriber", cluster.bootstrap, str(int(DESCRIBE_TIMEOUT * 1000))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self._buffer = b""
+
+    def _line(self, deadline: float) -> bytes:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            assert left > 0, "GroupDescriber did not answer in time"
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                assert chunk, f"GroupDescriber exited with {self.proc.wait(10)}"
+                self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def describe(self, groups: list[str]) -> dict[str, dict[str, Any]]:
+        """Group -> its description (``state``, ``assignor``, ``members`` with ``client``,
+        ``assignment`` and ``target``), or ``{"error": ...}`` when describing it failed."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((",".join(groups) + "\n").encode())
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + DESCRIBE_TIMEOUT + 30
+        out: dict[str, dict[str, Any]] = {}
+        while (line := self._line(deadline)) != b".":
+            d = json.loads(line)
+            out[d["group"]] = d
+        assert set(out) == set(groups), sorted(set(groups) ^ set(out))
+        return out
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
         try:
-            out[group] = fut.result()
-        except KafkaException as exc:
-            out[group] = exc
-    return out
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(30)
 
 
-def shared_partitions(descriptions: dict[str, Any]) -> list[str]:
+def _parts(assignment: list[list[Any]] | None) -> list[tuple[str, int]]:
+    return sorted((t, p) for t, p in assignment or [])
+
+
+def shared_partitions(descriptions: dict[str, dict[str, Any]]) -> list[str]:
     """Groups where the coordinator reports a partition in two members' current assignments."""
     found = []
     for group, d in descriptions.items():
-        if isinstance(d, Exception):
+        if "error" in d:
             continue
-        owned = [tp for m in d.members for tp in _parts(m.assignment)]
+        owned = [tp for m in d["members"] for tp in _parts(m["assignment"])]
         if len(owned) != len(set(owned)):
-            found.append(f"{group}: {[(m.client_id, _parts(m.assignment)) for m in d.members]}")
+            found.append(f"{group}: {[(m['client'], _parts(m['assignment'])) for m in d['members']]}")
     return found
 
 
-def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]], topics: dict[str, int]) -> dict[str, str]:
+def unsettled(
+    describer: Describer, groups: list[str], clients: dict[str, set[str]], topics: dict[str, int]
+) -> dict[str, str]:
     """Group -> why it is not stable yet (empty when every group is): the broker reports the
     assignor ASSIGNOR, the expected clients are its members, each has reconciled to a non-empty
     target, the targets are disjoint and cover all partitions."""
-    from confluent_kafka import ConsumerGroupState
-
     everything = {(t, p) for t, n in topics.items() for p in range(n)}
     out: dict[str, str] = {}
-    for group, d in describe_all(admin, groups).items():
-        if isinstance(d, Exception):
-            out[group] = f"describe: {d}"
+    for group, d in describer.describe(groups).items():
+        if "error" in d:
+            out[group] = f"describe: {d['error']}"
             continue
-        if d.partition_assignor != ASSIGNOR:
-            out[group] = f"assignor {d.partition_assignor!r}"
+        if d["assignor"] != ASSIGNOR:
+            out[group] = f"assignor {d['assignor']!r}"
             continue
-        members = {m.client_id for m in d.members}
-        if d.state != ConsumerGroupState.STABLE or members != clients[group] or len(d.members) != len(members):
-            out[group] = f"{d.state} {sorted(members)}"
+        members = {m["client"] for m in d["members"]}
+        if d["state"] != "STABLE" or members != clients[group] or len(d["members"]) != len(members):
+            out[group] = f"{d['state']} {sorted(members)}"
             continue
         owned: list[tuple[str, int]] = []
-        for m in d.members:
-            parts = _parts(m.assignment)
-            if not parts or parts != _parts(m.target_assignment):
-                out[group] = f"{m.client_id} owns {parts}, target {_parts(m.target_assignment)}"
+        for m in d["members"]:
+            parts = _parts(m["assignment"])
+            if not parts or parts != _parts(m["target"]):
+                out[group] = f"{m['client']} owns {parts}, target {_parts(m['target'])}"
                 break
             owned += parts
         else:
@@ -305,7 +342,7 @@ def unsettled(admin: Any, groups: list[str], clients: dict[str, set[str]], topic
 
 
 def wait_settled(
-    admin: Any, groups: list[str], clients: dict[str, set[str]], alive: list[Worker], topics: dict[str, int]
+    describer: Describer, groups: list[str], clients: dict[str, set[str]], alive: list[Worker], topics: dict[str, int]
 ) -> float:
     """Seconds until every group is stable in two passes in a row; fails after SETTLE_TIMEOUT."""
     started = time.monotonic()
@@ -313,7 +350,7 @@ def wait_settled(
     while True:
         for w in alive:
             assert w.proc.poll() is None, f"worker {w.name} exited with {w.proc.returncode}: {w.log_tail()}"
-        bad = unsettled(admin, groups, clients, topics)
+        bad = unsettled(describer, groups, clients, topics)
         if not bad and ok_before:
             return time.monotonic() - started
         ok_before = not bad
@@ -392,8 +429,9 @@ def soak_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PluginClu
         cluster.stop()
 
 
-def stop_all(workers: list[Worker], producer: Producer) -> None:
+def stop_all(workers: list[Worker], producer: Producer, describer: Describer) -> None:
     producer.halt.set()
+    describer.close()
     for w in workers:
         if w.proc.poll() is None:
             w.kill()
@@ -404,7 +442,7 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
     topics = {"soak-a": 6, "soak-b": 6}
     for name, n in topics.items():
         cluster.create_topic(name, n)
-    admin = admin_client(cluster)
+    describer = Describer(cluster)
     groups = [f"soak-{k:03d}" for k in range(GROUPS)]
     rng = random.Random(38)
     figures: dict[str, Any] = {"assignor": ASSIGNOR, "groups": GROUPS, "seconds": SECONDS, "partitions": 12}
@@ -417,7 +455,7 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
     counts = {"joins": 0, "leaves": 0, "kills": 0, "describe_passes": 0}
     try:
         figures["first_settle_seconds"] = round(
-            wait_settled(admin, groups, {g: base for g in groups}, workers, topics), 1
+            wait_settled(describer, groups, {g: base for g in groups}, workers, topics), 1
         )
         before = assignments_computed(cluster).get(ASSIGNOR, 0)
 
@@ -445,7 +483,7 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
                 else:
                     w.kill()
                     counts["kills"] += 1
-            shared = shared_partitions(describe_all(admin, groups))
+            shared = shared_partitions(describer.describe(groups))
             counts["describe_passes"] += 1
             assert not shared, f"a partition in two members' assignments: {shared[:3]}"
             time.sleep(CHURN_EVERY)
@@ -457,10 +495,11 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
         churn.clear()
         figures["churn"] = counts
         figures["assignments_computed"] = assignments_computed(cluster).get(ASSIGNOR, 0) - before
+        assert figures["assignments_computed"] > 0, f"no target assignment computed with {ASSIGNOR!r}"
 
         # 2. Stable, nothing lost, no partition owned twice.
         figures["settle_after_churn_seconds"] = round(
-            wait_settled(admin, groups, {g: base for g in groups}, workers[:2], topics), 1
+            wait_settled(describer, groups, {g: base for g in groups}, workers[:2], topics), 1
         )
         producer.stop()
         missing = wait_consumed(ledger, workers, groups, producer.acked)
@@ -492,7 +531,7 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
             assert e["heap_used"] - s["heap_used"] <= HEAP_SLACK, (node, growth)
             assert e["native"] - s["native"] <= NATIVE_SLACK, (node, growth)
     finally:
-        stop_all(workers, producer)
+        stop_all(workers, producer, describer)
         write_figures("churn", figures)
 
 
@@ -501,7 +540,7 @@ def test_broker_crash_mid_rebalance(soak_cluster: PluginCluster, tmp_path: Path)
     topics = {"crash-a": 6, "crash-b": 6}
     for name, n in topics.items():
         cluster.create_topic(name, n)
-    admin = admin_client(cluster)
+    describer = Describer(cluster)
     groups = [f"crash-{k:03d}" for k in range(GROUPS)]
     figures: dict[str, Any] = {"assignor": ASSIGNOR, "groups": GROUPS, "partitions": 12}
     producer = Producer(cluster, topics)
@@ -511,32 +550,27 @@ def test_broker_crash_mid_rebalance(soak_cluster: PluginCluster, tmp_path: Path)
     base = {w.name for w in workers}
     try:
         figures["first_settle_seconds"] = round(
-            wait_settled(admin, groups, {g: base for g in groups}, workers, topics), 1
+            wait_settled(describer, groups, {g: base for g in groups}, workers, topics), 1
         )
         # A member of every group joins; SIGKILL the brokers once groups are seen mid-rebalance.
         workers.append(Worker(cluster, "joiner", groups, topics, tmp_path))
         clients = {g: base | {"joiner"} for g in groups}
         deadline = time.monotonic() + 120
         while True:
-            moving = [g for g, why in unsettled(admin, groups, clients, topics).items() if "joiner" in why]
+            moving = [g for g, why in unsettled(describer, groups, clients, topics).items() if "joiner" in why]
             if moving:
                 break
             assert time.monotonic() < deadline, "no group seen mid-rebalance with the joiner"
             time.sleep(0.05)
-        # The test's admin client goes before the crash, a new one after: an admin client that lived
-        # through the crash (confluent-kafka 2.16) timed out on every describe after the brokers
-        # were back, while a new one answered at once; and dropping it after the crash aborted the
-        # test process in librdkafka (`rd_kafka_enq_once_del_source_return: Assertion
-        # eonce->refcnt > 0`, confluentinc/librdkafka#4605). The consumers are the ones from before
-        # the crash: they must recover by themselves.
-        del admin
+        # The describer (a Java Admin client) and the consumers are the ones from before the crash:
+        # they must recover by themselves.
+        before = assignments_computed(cluster).get(ASSIGNOR, 0)
         cluster.kill()
         killed_at = time.monotonic()
         figures["groups_mid_rebalance_at_kill"] = len(moving)
         cluster.restart()
         figures["brokers_back_seconds"] = round(time.monotonic() - killed_at, 1)
-        admin = admin_client(cluster)
-        figures["settle_after_restart_seconds"] = round(wait_settled(admin, groups, clients, workers, topics), 1)
+        figures["settle_after_restart_seconds"] = round(wait_settled(describer, groups, clients, workers, topics), 1)
         time.sleep(5)  # records produced after the recovery too
         producer.stop()
         missing = wait_consumed(ledger, workers, groups, producer.acked)
@@ -547,6 +581,9 @@ def test_broker_crash_mid_rebalance(soak_cluster: PluginCluster, tmp_path: Path)
         figures["ownership"] = {"overlaps": len(found), "intervals_ended_by_lost": unjudged}
         assert not found, found[:5]
         figures["recovered_groups"] = GROUPS
+        # The restarted coordinators computed the settled assignments with the assignor.
+        figures["assignments_computed_after_restart"] = assignments_computed(cluster).get(ASSIGNOR, 0) - before
+        assert figures["assignments_computed_after_restart"] > 0
     finally:
-        stop_all(workers, producer)
+        stop_all(workers, producer, describer)
         write_figures("crash", figures)
