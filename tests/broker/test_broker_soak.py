@@ -10,24 +10,27 @@ throughout: record ``i`` goes to a known topic and partition, and the brokers ac
 
 :func:`test_soak_churn`, on two topics of 6 partitions:
 
-1. Two *base* processes hold one member of every group for the whole run. For
-   ``KASSIGN_SOAK_SECONDS`` (default 240, the CI length; RELIABILITY.md has a 600-second run), every
+1. Two *base* members (``base-0``, ``base-1``) of every group stay for the whole run. For
+   ``KASSIGN_SOAK_SECONDS`` (default 180, the CI length; RELIABILITY.md has a 600-second run), every
    ``CHURN_EVERY`` seconds a *churn* process holding a member of a fifth of the groups joins, or one
    leaves (SIGTERM: its consumers close), or one is killed (SIGKILL). Every churn step describes
-   every group: no partition is in two members' current assignments.
+   every group (with Kafka's Java Admin client, :class:`Describer`): no partition is in two members'
+   current assignments. The brokers computed target assignments with ``kassign`` (counted from their
+   logs).
 2. Then every group is stable with the assignor ``kassign``: exactly the base members, each with a
    non-empty assignment equal to its target, the assignments disjoint and covering every partition.
    Every acknowledged record was consumed by every group. No two members of a group owned a
    partition at the same time, as the members' own rebalance callbacks tell it (:func:`overlaps`).
 3. The brokers' heap after a full GC and their anonymous resident memory beyond the committed heap
    (where a native leak of the plugin would show) grew by at most HEAP_SLACK and NATIVE_SLACK from
-   the first sample (after a warm-up) to the last.
+   the first sample (after a warm-up) to the last; the slacks come from the ``uniform`` control.
 
 :func:`test_broker_crash_mid_rebalance`, on two other topics, with other groups: two members per
 group, then a third joins every group, and while groups are mid-rebalance (seen by a describe) the
 three brokers are killed with SIGKILL and restarted on their data directories. Every group settles
-again on its three members with the assignor ``kassign``, every acknowledged record (before, during
-and after the crash) is consumed by every group, and no two members owned a partition at once.
+again on its three members with the assignor ``kassign`` (the restarted brokers computed assignments
+with it), every acknowledged record (before, during and after the crash) is consumed by every group,
+and no two members owned a partition at once.
 
 ``KASSIGN_SOAK_ASSIGNOR`` (default ``kassign``) runs the same tests with ``uniform``: the control
 measurement the memory tolerances come from. The figures go to ``out/soak-<test>.json``
@@ -59,12 +62,13 @@ from support.kafka_plugin_cluster import REPO, PluginCluster, plugin_jar
 pytestmark = [pytest.mark.soak, pytest.mark.broker]
 
 GROUPS = int(os.environ.get("KASSIGN_SOAK_GROUPS", "50"))
-SECONDS = float(os.environ.get("KASSIGN_SOAK_SECONDS", "240"))
+SECONDS = float(os.environ.get("KASSIGN_SOAK_SECONDS", "180"))
 ASSIGNOR = os.environ.get("KASSIGN_SOAK_ASSIGNOR", "kassign")
 OUT = Path(os.environ.get("KASSIGN_SOAK_OUT", str(REPO / "out")))
-RATE = 20.0  # records per second, spread over a test's 12 partitions
+RATE = 5.0  # records per second, spread over a test's 12 partitions
 CHURN_EVERY = 8.0  # seconds between churn events
 MAX_CHURN = 3  # churn processes alive at once
+BASE_PROCESSES = 5  # processes per base member (tests/support/soak_worker.py polls its consumers in turn)
 MEMORY_SAMPLES = 5  # broker memory samples from the end of the warm-up to the end of the churn
 SETTLE_TIMEOUT = 240.0
 DESCRIBE_TIMEOUT = 30.0  # one describe of all groups (GroupDescriber's Admin timeout)
@@ -93,12 +97,21 @@ _TARGET_LINE = re.compile(r"Computed a new target assignment for epoch \d+ with 
 
 
 class Worker:
-    def __init__(self, cluster: PluginCluster, name: str, groups: list[str], topics: dict[str, int], work: Path):
-        self.name = name
+    def __init__(
+        self,
+        cluster: PluginCluster,
+        name: str,
+        groups: list[str],
+        topics: dict[str, int],
+        work: Path,
+        client: str | None = None,
+    ):
+        self.name = name  # the process: its event and log files
+        self.client = client or name  # its consumers' client.id, the member name in the events
         self.groups = groups
         self.events = work / f"{name}.jsonl"
         self.ended: float | None = None  # monotonic time of the SIGKILL, for a killed worker
-        members = ",".join(f"{g}:{name}" for g in groups)
+        members = ",".join(f"{g}:{self.client}" for g in groups)
         with open(work / f"{name}.log", "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, str(WORKER), "--bootstrap", cluster.bootstrap, "--topics", ",".join(topics)]
@@ -164,7 +177,11 @@ def overlaps(ledger: Ledger, workers: list[Worker]) -> tuple[list[str], int]:
     coordinator already dropped it and may have handed its partitions on) ends no interval that
     can be judged, and those intervals are left out: the second value counts them.
     """
-    end_of = {w.name: w.ended if w.ended is not None else ledger.closing.get(w.name, math.inf) for w in workers}
+    end_of = {
+        (g, w.client): w.ended if w.ended is not None else ledger.closing.get(w.name, math.inf)
+        for w in workers
+        for g in w.groups
+    }
     intervals: dict[tuple[str, str, int], list[tuple[float, float, str]]] = {}
     unjudged = 0
     for (group, member), events in ledger.ownership.items():
@@ -180,7 +197,7 @@ def overlaps(ledger: Ledger, workers: list[Worker]) -> tuple[list[str], int]:
                     else:
                         unjudged += 1
         for tp, start in held.items():
-            intervals.setdefault((group, *tp), []).append((start, end_of[member], member))
+            intervals.setdefault((group, *tp), []).append((start, end_of[(group, member)], member))
     found = []
     for key, spans in intervals.items():
         spans.sort()
@@ -326,7 +343,8 @@ def unsettled(
             continue
         members = {m["client"] for m in d["members"]}
         if d["state"] != "STABLE" or members != clients[group] or len(d["members"]) != len(members):
-            out[group] = f"{d['state']} {sorted(members)}"
+            detail = {m["client"]: (len(_parts(m["assignment"])), len(_parts(m["target"]))) for m in d["members"]}
+            out[group] = f"{d['state']} {sorted(members)} (owned, target) per member {detail}"
             continue
         owned: list[tuple[str, int]] = []
         for m in d["members"]:
@@ -429,6 +447,19 @@ def soak_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PluginClu
         cluster.stop()
 
 
+def base_workers(cluster: PluginCluster, groups: list[str], topics: dict[str, int], work: Path) -> list[Worker]:
+    """The two base members of every group, ``base-0`` and ``base-1``, each in BASE_PROCESSES processes
+    of a share of the groups: a process polls its consumers in turn, and fewer consumers per process
+    serve each one's rebalance callbacks sooner."""
+    share = math.ceil(len(groups) / BASE_PROCESSES)
+    return [
+        Worker(cluster, f"base-{k}.{j}", groups[j * share : (j + 1) * share], topics, work, client=f"base-{k}")
+        for k in range(2)
+        for j in range(BASE_PROCESSES)
+        if groups[j * share : (j + 1) * share]
+    ]
+
+
 def stop_all(workers: list[Worker], producer: Producer, describer: Describer) -> None:
     producer.halt.set()
     describer.close()
@@ -449,8 +480,9 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
     producer = Producer(cluster, topics)
     producer.start()
     ledger = Ledger()
-    workers = [Worker(cluster, f"base-{k}", groups, topics, tmp_path) for k in range(2)]
-    base = {w.name for w in workers}
+    workers = base_workers(cluster, groups, topics, tmp_path)
+    base_processes = list(workers)
+    base = {w.client for w in workers}
     churn: list[Worker] = []
     counts = {"joins": 0, "leaves": 0, "kills": 0, "describe_passes": 0}
     try:
@@ -499,7 +531,7 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
 
         # 2. Stable, nothing lost, no partition owned twice.
         figures["settle_after_churn_seconds"] = round(
-            wait_settled(describer, groups, {g: base for g in groups}, workers[:2], topics), 1
+            wait_settled(describer, groups, {g: base for g in groups}, base_processes, topics), 1
         )
         producer.stop()
         missing = wait_consumed(ledger, workers, groups, producer.acked)
@@ -546,8 +578,8 @@ def test_broker_crash_mid_rebalance(soak_cluster: PluginCluster, tmp_path: Path)
     producer = Producer(cluster, topics)
     producer.start()
     ledger = Ledger()
-    workers = [Worker(cluster, f"base-{k}", groups, topics, tmp_path) for k in range(2)]
-    base = {w.name for w in workers}
+    workers = base_workers(cluster, groups, topics, tmp_path)
+    base = {w.client for w in workers}
     try:
         figures["first_settle_seconds"] = round(
             wait_settled(describer, groups, {g: base for g in groups}, workers, topics), 1

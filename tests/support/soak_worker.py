@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 _STOP = threading.Event()
+COMMIT_EVERY = 2.0  # seconds between one consumer's offset commits
 
 
 class Events:
@@ -69,6 +70,11 @@ def _consumer(args: argparse.Namespace, events: Events, group: str, name: str) -
             "queued.max.messages.kbytes": 256,
             "queued.min.messages": 500,
             "topic.metadata.refresh.interval.ms": 5000,
+            # The rebalance timeout the member sends the coordinator: a member that has not revoked
+            # partitions within it is fenced and rejoins (the protocol's own recovery), instead of
+            # holding its group in reconciliation for the default five minutes. 45 s is the
+            # smallest librdkafka accepts (it must be at least session.timeout.ms, default 45 s).
+            "max.poll.interval.ms": 45000,
         }
     )
     c.subscribe(
@@ -93,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     consumers = [(g, n, _consumer(args, events, g, n)) for g, n in members]
     events.write("start", members=len(consumers))
     deadline = time.monotonic() + args.max_runtime
+    # Offsets are committed at most every COMMIT_EVERY seconds per consumer, after the values are in
+    # the event log: a commit per poll kept the group coordinators busy enough, on a loaded machine,
+    # to delay the consumers' heartbeats (librdkafka queues them behind the OffsetCommit requests).
+    last_commit = {name_group: 0.0 for name_group in members}
     while not _STOP.is_set() and time.monotonic() < deadline:
         got = 0
         for group, name, c in consumers:
@@ -104,12 +114,15 @@ def main(argv: list[str] | None = None) -> int:
             if values:
                 events.write("records", g=group, m=name, v=values)
                 got += len(values)
+            now = time.monotonic()
+            if values and now - last_commit[(group, name)] >= COMMIT_EVERY:
+                last_commit[(group, name)] = now
                 try:
                     c.commit(asynchronous=True)
                 except Exception as exc:  # at least once: an uncommitted value is consumed again
                     events.write("commit-failed", g=group, m=name, error=str(exc))
         if not got:
-            time.sleep(0.05)
+            time.sleep(0.2)
     events.write("closing")
     # Leave every group (in parallel: a close waits for the coordinator's answer).
     with ThreadPoolExecutor(16) as pool:
