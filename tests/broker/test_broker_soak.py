@@ -68,7 +68,7 @@ OUT = Path(os.environ.get("KASSIGN_SOAK_OUT", str(REPO / "out")))
 RATE = 5.0  # records per second, spread over a test's 12 partitions
 CHURN_EVERY = 8.0  # seconds between churn events
 MAX_CHURN = 3  # churn processes alive at once
-BASE_PROCESSES = 5  # processes per base member (tests/support/soak_worker.py polls its consumers in turn)
+BASE_PROCESSES = 5  # processes per base member
 MEMORY_SAMPLES = 5  # broker memory samples from the end of the warm-up to the end of the churn
 SETTLE_TIMEOUT = 240.0
 DESCRIBE_TIMEOUT = 30.0  # one describe of all groups (GroupDescriber's Admin timeout)
@@ -449,8 +449,7 @@ def soak_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PluginClu
 
 def base_workers(cluster: PluginCluster, groups: list[str], topics: dict[str, int], work: Path) -> list[Worker]:
     """The two base members of every group, ``base-0`` and ``base-1``, each in BASE_PROCESSES processes
-    of a share of the groups: a process polls its consumers in turn, and fewer consumers per process
-    serve each one's rebalance callbacks sooner."""
+    of a share of the groups (fewer threads per process)."""
     share = math.ceil(len(groups) / BASE_PROCESSES)
     return [
         Worker(cluster, f"base-{k}.{j}", groups[j * share : (j + 1) * share], topics, work, client=f"base-{k}")
