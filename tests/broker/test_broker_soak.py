@@ -232,14 +232,18 @@ class Producer(threading.Thread):
         else:
             self.failed.append(str(err))
 
-    def run(self) -> None:
+    def where(self, i: int) -> tuple[str, int]:
+        """The topic and partition of record ``i``."""
         names = sorted(self.topics)
+        topic = names[i % len(names)]
+        return topic, (i // len(names)) % self.topics[topic]
+
+    def run(self) -> None:
         started = time.monotonic()
         while not self.halt.is_set():
             while self.sent < (time.monotonic() - started) * RATE:
                 i = self.sent
-                topic = names[i % len(names)]
-                partition = (i // len(names)) % self.topics[topic]
+                topic, partition = self.where(i)
                 self.producer.produce(topic, value=str(i).encode(), partition=partition, on_delivery=self._report)
                 self.sent += 1
             self.producer.poll(0.1)
@@ -385,6 +389,17 @@ def wait_consumed(ledger: Ledger, workers: list[Worker], groups: list[str], acke
         if not any(missing.values()) or time.monotonic() > deadline:
             return {g: n for g, n in missing.items() if n}
         time.sleep(1.0)
+
+
+def missing_where(ledger: Ledger, producer: Producer, missing: dict[str, int]) -> dict[str, dict[str, int]]:
+    """Group -> "topic/partition" -> records of it never consumed, for the failure message."""
+    out: dict[str, dict[str, int]] = {}
+    for group in missing:
+        for i in producer.acked - ledger.values.get(group, set()):
+            topic, partition = producer.where(i)
+            key = f"{topic}/{partition}"
+            out.setdefault(group, {})[key] = out.setdefault(group, {}).get(key, 0) + 1
+    return out
 
 
 def broker_memory(cluster: PluginCluster) -> list[dict[str, int]]:
@@ -553,7 +568,7 @@ def test_soak_churn(soak_cluster: PluginCluster, tmp_path: Path) -> None:
         missing = wait_consumed(ledger, workers, groups, producer.acked)
         figures["records"] = {"produced": len(producer.acked), "lost": sum(missing.values())}
         figures["member_callbacks"] = dict(ledger.callbacks)
-        assert not missing, f"records never consumed, per group: {missing}"
+        assert not missing, f"records never consumed, per group: {missing}; {missing_where(ledger, producer, missing)}"
         found, unjudged = overlaps(ledger, workers)
         figures["ownership"] = {"overlaps": len(found), "intervals_ended_by_lost": unjudged}
         assert not found, found[:5]
@@ -608,7 +623,9 @@ def test_broker_crash_mid_rebalance(soak_cluster: PluginCluster, tmp_path: Path)
         missing = wait_consumed(ledger, workers, groups, producer.acked)
         figures["records"] = {"produced": len(producer.acked), "lost": sum(missing.values())}
         figures["member_callbacks"] = dict(ledger.callbacks)
-        assert not missing, f"records never consumed after the restart, per group: {missing}"
+        assert not missing, (
+            f"records never consumed after the restart: {missing}; {missing_where(ledger, producer, missing)}"
+        )
         found, unjudged = overlaps(ledger, workers)
         figures["ownership"] = {"overlaps": len(found), "intervals_ended_by_lost": unjudged}
         assert not found, found[:5]
