@@ -10,8 +10,9 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyMapping, PyString, P
 
 use crate::errors::run_detached;
 use crate::errors::OrRaise;
-use crate::member::{repr, type_name, Member};
+use crate::member::{repr, type_name, Member, MemberObject};
 use crate::objects::{dict_for, GilYield, TpFactory};
+use kassign_core::members::MemberReader;
 use kassign_core::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
 use kassign_core::strategy::Strategy;
 
@@ -334,7 +335,7 @@ pub(crate) struct ReadGroup<'py> {
 
 /// Read `members` (member id -> `kassign.Member`), `partitions_per_topic` and the validated
 /// `partition_racks` into a problem builder: every Python object is read once, here.
-pub(crate) fn read_group<'py>(
+pub(crate) fn read_group_previous<'py>(
     py: Python<'py>,
     members: &Bound<'py, PyAny>,
     partitions_per_topic: &Bound<'py, PyAny>,
@@ -400,20 +401,95 @@ pub(crate) fn read_group<'py>(
     })
 }
 
+/// A `members` entry as the core's reader reads it: the id a `str`, the value a
+/// `kassign.Member` (`TypeError` naming the entry otherwise).
+fn member_object<'a, 'py>(
+    py: Python<'py>,
+    key: &'a Bound<'py, PyAny>,
+    value: &'a Bound<'py, PyAny>,
+) -> PyResult<MemberObject<'a, 'py>> {
+    let id = key
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("members: member ids must be str, got {}", repr(key))))?;
+    let id = id.to_str()?;
+    let member = value.cast::<Member>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "members[{}]: expected a kassign.Member, got {}",
+            py_repr(id),
+            type_name(value)
+        ))
+    })?;
+    Ok(MemberObject {
+        py,
+        id,
+        member: member.get(),
+    })
+}
+
+/// Read `members` (member id -> `kassign.Member`), `partitions_per_topic` and the validated
+/// `partition_racks` into a problem builder: the members through the core's member reader
+/// ([`MemberReader`]), every Python object read once, here.
+pub(crate) fn read_group<'py>(
+    py: Python<'py>,
+    members: &Bound<'py, PyAny>,
+    partitions_per_topic: &Bound<'py, PyAny>,
+    partition_racks: Option<&Bound<'py, PyAny>>,
+) -> PyResult<ReadGroup<'py>> {
+    let items = mapping_items(members, "members: expected a mapping of member id to Member")?;
+    let topics = read_topics(partitions_per_topic)?;
+    let mut b = ProblemBuilder::new(topics.counts).or_raise()?;
+    b.reserve_members(items.len());
+    // The entries as sources, up to the first that is not one: its error is raised after the
+    // members before it are read, where reading member by member would meet it.
+    let mut sources = Vec::with_capacity(items.len());
+    let mut not_a_member = None;
+    for (key, value) in &items {
+        match member_object(py, key, value) {
+            Ok(m) => sources.push(m),
+            Err(e) => {
+                not_a_member = Some(e);
+                break;
+            }
+        }
+    }
+    let mut reader = MemberReader::new();
+    let mut gil = GilYield::new();
+    for m in &sources {
+        reader.add(&mut b, m)?;
+        gil.tick(py, m.member.n_owned / 8 + 1);
+    }
+    if let Some(e) = not_a_member {
+        return Err(e);
+    }
+    drop(sources);
+    add_partition_racks(&mut b, partition_racks)?;
+    let names = names_by_topic(&b, &topics.keys);
+    let given = (0..topics.keys.len()).filter_map(|i| b.given_topic(i)).collect();
+    Ok(ReadGroup {
+        builder: b,
+        // The values stay alive with `members`, which the caller holds.
+        ids: items.into_iter().map(|(k, _)| k).collect(),
+        names,
+        given,
+    })
+}
+
 fn solve<'py>(
     py: Python<'py>,
     strategy: &str,
     members: &Bound<'py, PyAny>,
     partitions_per_topic: &Bound<'py, PyAny>,
     partition_racks: Option<&Bound<'py, PyAny>>,
+    previous: bool,
 ) -> PyResult<Solved<'py>> {
     let strategy = Strategy::from_str(strategy).or_raise()?;
+    let read = if previous { read_group_previous } else { read_group };
     let ReadGroup {
         builder: b,
         ids,
         names,
         given,
-    } = read_group(py, members, partitions_per_topic, partition_racks)?;
+    } = read(py, members, partitions_per_topic, partition_racks)?;
     let (problem, assignment) = run_detached(py, move || {
         let problem = b.build()?;
         let assignment = strategy.run(&problem);
@@ -445,7 +521,23 @@ pub(crate) fn assign<'py>(
     partition_racks: Option<&Bound<'py, PyAny>>,
     tp_class: &Bound<'py, PyType>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let s = solve(py, strategy, members, partitions_per_topic, partition_racks)?;
+    let s = solve(py, strategy, members, partitions_per_topic, partition_racks, false)?;
+    result_dict(py, &s.problem, &s.assignment, &s.ids, &s.names, tp_class, members)
+}
+
+/// TEMPORARY: [`assign`] through the reader it had before [`MemberReader`], for the comparison
+/// of the two readers (removed with it).
+#[pyfunction]
+#[pyo3(signature = (strategy, members, partitions_per_topic, partition_racks, tp_class))]
+pub(crate) fn assign_previous_reader<'py>(
+    py: Python<'py>,
+    strategy: &str,
+    members: &Bound<'py, PyAny>,
+    partitions_per_topic: &Bound<'py, PyAny>,
+    partition_racks: Option<&Bound<'py, PyAny>>,
+    tp_class: &Bound<'py, PyType>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let s = solve(py, strategy, members, partitions_per_topic, partition_racks, true)?;
     result_dict(py, &s.problem, &s.assignment, &s.ids, &s.names, tp_class, members)
 }
 
@@ -461,7 +553,7 @@ pub(crate) fn assign_owners<'py>(
     partitions_per_topic: &Bound<'py, PyAny>,
     partition_racks: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
-    let s = solve(py, strategy, members, partitions_per_topic, partition_racks)?;
+    let s = solve(py, strategy, members, partitions_per_topic, partition_racks, false)?;
     let (problem, assignment) = (&s.problem, &s.assignment);
     // MemberIdx => the caller's position.
     let mut position = vec![-1i32; problem.members.len()];

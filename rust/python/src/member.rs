@@ -11,7 +11,9 @@ use pyo3::pyclass::CompareOp;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
+use crate::errors::ReadError;
 use crate::objects::{topic_partition_class, TpFactory};
+use kassign_core::members::MemberSource;
 
 /// Owned partitions of one topic, in the order given.
 pub(crate) struct OwnedGroup {
@@ -228,6 +230,67 @@ fn optional_str<'py>(v: Option<&Bound<'py, PyAny>>, field: &str) -> PyResult<Opt
                 type_name(v)
             ))),
         },
+    }
+}
+
+/// A `kassign.Member` under its id, as the core's member reader ([`MemberSource`]) reads it: the
+/// subscription is recognised by its tuple (members of a group usually share one, see
+/// [`shared_topics`]), names are borrowed from the member's `str` objects.
+pub(crate) struct MemberObject<'a, 'py> {
+    pub(crate) py: Python<'py>,
+    /// The member id, read from its `str` key.
+    pub(crate) id: &'a str,
+    pub(crate) member: &'a Member,
+}
+
+impl MemberSource for MemberObject<'_, '_> {
+    type Error = ReadError;
+    /// The address of the member's topics tuple: the members are borrowed while the reader runs,
+    /// so an address is one tuple (equal names in another tuple are interned by content).
+    type TopicsKey<'k>
+        = usize
+    where
+        Self: 'k;
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn topics_key(&self) -> usize {
+        self.member.topics.as_ptr() as usize
+    }
+    fn topics(&self) -> Result<impl AsRef<[&str]>, ReadError> {
+        let names: Vec<&str> = self
+            .member
+            .topics
+            .bind(self.py)
+            .iter_borrowed()
+            .map(|t| t.extract::<&str>())
+            .collect::<PyResult<_>>()?;
+        Ok(names)
+    }
+    fn owned_groups(&self) -> usize {
+        self.member.owned.len()
+    }
+    fn owned_group(&self, i: usize) -> Result<(&str, impl Iterator<Item = i64>), ReadError> {
+        let g = &self.member.owned[i];
+        Ok((g.topic.to_str(self.py)?, g.partitions.iter().copied()))
+    }
+    fn owned_hint(&self) -> usize {
+        self.member.n_owned
+    }
+    fn generation(&self) -> i32 {
+        self.member.generation
+    }
+    fn rack(&self) -> Result<Option<&str>, ReadError> {
+        Ok(match &self.member.rack {
+            Some(r) => Some(r.to_str(self.py)?),
+            None => None,
+        })
+    }
+    fn group_instance_id(&self) -> Result<Option<&str>, ReadError> {
+        Ok(match &self.member.group_instance_id {
+            Some(r) => Some(r.to_str(self.py)?),
+            None => None,
+        })
     }
 }
 
