@@ -80,7 +80,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<member::Member>()?;
     m.add_function(wrap_pyfunction!(assign::assign, m)?)?;
     m.add_function(wrap_pyfunction!(assign::assign_owners, m)?)?;
-    m.add_function(wrap_pyfunction!(assign::assign_previous_reader, m)?)?;
     m.add_function(wrap_pyfunction!(assign::check_partitions, m)?)?;
     m.add_function(wrap_pyfunction!(assign::result_lists, m)?)?;
     m.add_function(wrap_pyfunction!(rust_strategies, m)?)?;

@@ -36,9 +36,8 @@ pub(crate) struct OwnedGroup {
 /// Members are immutable, hashable and picklable; equal when every field is equal.
 #[pyclass(module = "kassign", name = "Member", frozen)]
 pub struct Member {
+    /// Shared with the members before it that have the same names ([`shared_topics`]).
     pub(crate) topics: Py<PyTuple>,
-    /// Hash of the topic names (equal subscriptions are found without comparing strings).
-    pub(crate) topics_hash: u64,
     /// Consecutive entries of one topic are merged, so equal flattened histories store equally.
     pub(crate) owned: Box<[OwnedGroup]>,
     pub(crate) n_owned: usize,
@@ -295,10 +294,12 @@ impl MemberSource for MemberObject<'_, '_> {
 }
 
 impl Member {
-    /// A member from parts already in stored form (topics sorted and unique, groups merged).
+    /// A member from parts already in stored form (topics sorted and unique, `topics_hash` their
+    /// [`hash_names`], groups merged).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn from_parts(
-        topics: Py<PyTuple>,
+    pub(crate) fn from_parts<'py>(
+        py: Python<'py>,
+        topics: Vec<Bound<'py, PyString>>,
         topics_hash: u64,
         owned: Box<[OwnedGroup]>,
         n_owned: usize,
@@ -306,10 +307,9 @@ impl Member {
         rack: Option<Py<PyString>>,
         group_instance_id: Option<Py<PyString>>,
         user_data: Option<Py<PyBytes>>,
-    ) -> Member {
-        Member {
-            topics,
-            topics_hash,
+    ) -> PyResult<Member> {
+        Ok(Member {
+            topics: shared_topics(py, topics, topics_hash)?.unbind(),
             owned,
             n_owned,
             generation,
@@ -317,7 +317,7 @@ impl Member {
             group_instance_id,
             user_data,
             flat: PyOnceLock::new(),
-        }
+        })
     }
 
     fn flat_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -476,7 +476,6 @@ impl Member {
         };
         Ok(Member {
             topics: topics_t.unbind(),
-            topics_hash,
             n_owned: owned.n,
             owned: owned
                 .groups
