@@ -121,10 +121,24 @@ fn strings(
                     "kassign: {name}: end offset {i} ({end}) is out of order or past the characters"
                 ))
             })?;
-        out.push(String::from_utf16_lossy(&buf[start..end]));
+        out.push(utf16(&buf[start..end]));
         start = end;
     }
     Ok(out)
+}
+
+/// One string from its UTF-16 code units. Member ids and topic ids are ASCII, which takes the
+/// direct way (one byte per unit, no decoding per character); anything else is decoded, a lone
+/// surrogate becoming U+FFFD.
+fn utf16(units: &[u16]) -> String {
+    if units.iter().all(|&u| u < 0x80) {
+        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+        // ASCII bytes are UTF-8: from_utf8 cannot fail here (its check is one fast pass).
+        if let Ok(s) = String::from_utf8(bytes) {
+            return s;
+        }
+    }
+    String::from_utf16_lossy(units)
 }
 
 /// The arrays of one group as Java passes them (see `assign0`), copied into Rust.

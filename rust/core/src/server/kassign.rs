@@ -406,7 +406,9 @@ pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<
 /// `server-kassign` is the constrained sticky deal, quota q = P div N over the P partitions of
 /// those topics): a member holding at most q partitions keeps every one of them in the unique
 /// most-balanced, most-kept assignment, and the rest of the deal depends only on how many it
-/// keeps. Such a member's partitions need not be read. Returns `None` when the rule does not
+/// keeps. So does a member holding exactly q + 1 when at most r = P mod N members hold more than
+/// q (a member joining a group where everyone holds q + 1 of the new quota, for instance): the r
+/// extra slots then reach every one of them. Such a member's partitions need not be read. Returns `None` when the rule does not
 /// apply or decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether
 /// member `i` must be read, and [`assign_flat_counted`] finishes the assignment.
 pub fn members_to_read(
@@ -448,7 +450,13 @@ pub fn members_to_read(
         .map(|&ti| partition_counts[ti as usize].max(0) as i64)
         .sum();
     let q = total / m as i64;
-    let read: Vec<bool> = member_counts.iter().map(|&c| c < 0 || c as i64 > q).collect();
+    // r = P mod N members end with q + 1. When no more than r members hold over q (a member of
+    // unknown size counts as one), every one of them keeps q + 1 (the keep step gives the extra
+    // slots to members over q), so a member holding exactly q + 1 also keeps all it holds.
+    let r = total % m as i64;
+    let over = member_counts.iter().filter(|&&c| c < 0 || c as i64 > q).count() as i64;
+    let keeps_all = if over <= r { q + 1 } else { q };
+    let read: Vec<bool> = member_counts.iter().map(|&c| c < 0 || c as i64 > keeps_all).collect();
     Ok(read.iter().any(|&r| !r).then_some(read))
 }
 
@@ -1261,7 +1269,7 @@ mod tests {
     /// and each partition it leaves out is one a counted member held and keeps.
     #[test]
     fn counts_first_equals_the_full_read() {
-        let mut answered = 0;
+        let (mut answered, mut counted_over_quota) = (0, 0);
         for seed in 0..4000u64 {
             let r = random_group(seed);
             let m = r.ids.len();
@@ -1337,6 +1345,10 @@ mod tests {
                 continue;
             };
             answered += 1;
+            let q = total as usize / m;
+            if (0..m).any(|i| !read[i] && member_counts[i] as usize > q) {
+                counted_over_quota += 1;
+            }
             let mut answer = vec![None; total as usize];
             let (at, owners) = pairs.split_at(pairs.len() / 2);
             for (&f, &o) in at.iter().zip(owners) {
@@ -1358,6 +1370,10 @@ mod tests {
             }
         }
         assert!(answered > 500, "only {answered} groups took the counts-first path");
+        assert!(
+            counted_over_quota > 100,
+            "only {counted_over_quota} groups counted a member holding q + 1"
+        );
     }
 
     #[test]
@@ -1374,6 +1390,16 @@ mod tests {
         assert!(members_to_read(&counts, &[0, 2, 4], &[0, 1, 1, 0], &[0, 0])
             .unwrap()
             .is_some());
+        // q = 3, r = 1: one member over q keeps q + 1, so a member holding 4 is counted ...
+        assert_eq!(
+            members_to_read(&counts, &[], &[1, 0], &[4, 3, 3]).unwrap(),
+            Some(vec![false, false, false])
+        );
+        // ... but of two members holding 4, one gives a partition up: both are read.
+        assert_eq!(
+            members_to_read(&counts, &[], &[1, 0], &[4, 4, 2]).unwrap(),
+            Some(vec![true, true, false])
+        );
         // Nobody decided from counts: read everything.
         assert_eq!(members_to_read(&counts, &[], &[0, 1], &[9, -1]).unwrap(), None);
         assert!(members_to_read(&counts, &[0, 5], &[0], &[0]).is_err());
