@@ -287,7 +287,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // the same pass as isPartitionAssignable).
         byte[] read = null;
         if (countsFirst && in.anyCurrent) {
-            read = NativeAssignor.membersToRead(partitionCounts, subOffsets, subTopics, in.memberCounts);
+            read = NativeAssignor.membersToRead(memberIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
         }
         splits.mark("membersToRead");
         PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);

@@ -209,7 +209,7 @@ class KassignAssignorTest {
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         // The counts-first calls check their arrays too.
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.membersToRead(
-            new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
+            new String[] {"m"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
