@@ -82,7 +82,9 @@ def assign_owners(
 def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """The model's checks of partition counts (types, >= 0, int32, the total cap); a new dict."""
 
-def result_lists(tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]) -> list[list[_TP]]:
+def result_lists(
+    tp_class: type[_TP], n_members: int, topics: list[str], owners: Sequence[Sequence[int]]
+) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
 def previous_by_topic(
@@ -221,33 +223,33 @@ def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[st
 # -- placement loops of the Python strategies fair and lag-aware (rust/python/src/greedy.rs) ---------
 
 #: A column of ints, one per partition: ``array('i')`` or ``array('q')`` (read through its
-#: bytes), or any sequence of ints.
-_Ints = array[int] | Sequence[int]
+#: bytes), or any other sequence of ints.
+_Ints = Sequence[int]
 
 def greedy_deal(
     n_members: int,
     eligible: list[tuple[int, ...]],
     sizes: list[int],
-    lags: list[_Ints | None] | None = None,
+    lags: Sequence[_Ints | None] | None = None,
     skew: int = 0,
 ) -> list[array[int]]:
     """``kassign.assignors._greedy.deal_global``'s placement: the owners of each topic
     (``array('i')``), in the given topic order."""
 
 def greedy_carry_lag(
-    topics: list[tuple[tuple[int, ...], int, _Ints | None, _Ints | None]], load: list[int], skew: int = 0
+    topics: Sequence[tuple[tuple[int, ...], int, _Ints | None, _Ints | None]], load: list[int], skew: int = 0
 ) -> tuple[list[array[int]], list[int]]:
     """``kassign.assignors.lag_aware._carry_lag``'s placement: (owners per topic as ``array('i')``,
     loads; exact 128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
 
 def greedy_per_topic(
-    topics: list[tuple[tuple[int, ...], int, _Ints | None, _Ints | None]], n_members: int, skew: int = 0
+    topics: Sequence[tuple[tuple[int, ...], int, _Ints | None, _Ints | None]], n_members: int, skew: int = 0
 ) -> list[array[int]]:
     """``kassign.assignors.lag_aware._per_topic``'s placement (owners per topic, ``array('i')``);
     LookupError when a fixed owner is not a subscriber."""
 
 def greedy_keep(
-    topics: list[tuple[tuple[int, ...], int, _Ints | None, dict[int, list[int]]]], n_members: int
+    topics: Sequence[tuple[tuple[int, ...], int, _Ints | None, dict[int, list[int]]]], n_members: int
 ) -> tuple[list[array[int]], list[bytes], int, list[int]]:
     """Sticky ``lag-aware``'s keep step: (owners per topic, ``array('i')``, -1 = free; kept flags
     per topic, one byte per partition, 1 = kept; partitions kept; each member's lag from its kept
@@ -259,7 +261,7 @@ def subscribers_by_topic(
     """``kassign.assignors._greedy.subscribers_by_topic``: topic -> subscriber indices, equal sets
     sharing one tuple."""
 
-def greedy_loads(n_members: int, owners: list[_Ints], arrays: list[_Ints | None]) -> list[int]:
+def greedy_loads(n_members: int, owners: Sequence[_Ints], arrays: Sequence[_Ints | None]) -> list[int]:
     """Each member's total lag under a placement (exact sums); ValueError for an owner out of range."""
 
 def failover_winners(user_data: list[bytes | None], eligible: list[tuple[int, ...]]) -> list[int]:
@@ -268,8 +270,8 @@ def failover_winners(user_data: list[bytes | None], eligible: list[tuple[int, ..
 
 def lag_improve(
     subs: list[tuple[int, ...]],
-    owners: list[_Ints],
-    arrays: list[_Ints | None],
+    owners: Sequence[_Ints],
+    arrays: Sequence[_Ints | None],
     fill_order: list[int],
     load: list[int],
     overall: bool,
@@ -281,7 +283,7 @@ def lag_improve(
     as ``array('i')``, loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not
     describe a placement."""
 
-def owner_positions(owners: list[_Ints], position: list[int]) -> list[array[int]]:
+def owner_positions(owners: Sequence[_Ints], position: list[int]) -> list[array[int]]:
     """Owner arrays renumbered (``o`` -> ``position[o]``, -1 kept); ValueError for an owner out of
     range."""
 

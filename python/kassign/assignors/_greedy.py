@@ -20,7 +20,7 @@ Load of member ``i`` = ``(count[i], lag[i])``. Two selection rules:
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,12 +36,8 @@ def kernel_skew(skew: int) -> int:
     return min(skew, _KERNEL_SKEW_MAX)
 
 
-#: An owner array: the owner of each partition of a topic, as a member index (-1 = none).
-OwnerArray = array  # array('i')
-
-
 def build_result(
-    members: Sequence[str], sorted_ids: Sequence[str], owners: dict[str, Sequence[int]]
+    members: Sequence[str], sorted_ids: Sequence[str], owners: Mapping[str, Sequence[int]]
 ) -> dict[str, list[TopicPartition]]:
     """member id -> partitions sorted by (topic, partition), every member present, in input order.
 
@@ -154,7 +150,7 @@ def deal_global(
     n_members: int,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
-    arrays: dict[str, Sequence[int]],
+    arrays: Mapping[str, Sequence[int]],
     skew: int = 0,
 ) -> dict[str, array[int]]:
     """Place every partition of ``subs``' topics with counts and lags kept across all topics.

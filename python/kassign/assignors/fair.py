@@ -48,8 +48,8 @@ def owners(
     **options: Any,
 ) -> dict[str, array[int]]:
     """The ``fair`` placement as owner arrays: topic -> the owner of each partition
-    (``array('i')``), as an index into ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``options`` (there
-    are none)."""
+    (``array('i')``), as an index into ``sorted(members)`` (what :func:`assign` turns into lists).
+    Checks ``options`` (there are none)."""
     check_options("assign", NAME, True, options)
     return owners_of(Inputs(members, partitions_per_topic, lags))
 
