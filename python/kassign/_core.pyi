@@ -283,6 +283,9 @@ def lag_improve(
     as ``array('i')``, loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not
     describe a placement."""
 
+def lag_summary(arrays: Sequence[_Ints]) -> list[tuple[int, int]]:
+    """Each lag column's (largest lag, exact total); ValueError for a negative lag."""
+
 def owner_positions(owners: Sequence[_Ints], position: list[int]) -> list[array[int]]:
     """Owner arrays renumbered (``o`` -> ``position[o]``, -1 kept); ValueError for an owner out of
     range."""

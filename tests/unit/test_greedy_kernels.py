@@ -13,6 +13,7 @@ with the kernels and with the oracles; then the kernels' argument checks.
 from __future__ import annotations
 
 import random
+from array import array
 
 import pytest
 
@@ -306,3 +307,28 @@ def test_kernel_argument_checks() -> None:
         _core.greedy_keep([((0, 1), 2, None, {0: [2]})], 2)  # partition out of range
     with pytest.raises(ValueError):
         _core.greedy_keep([((0, 5), 2, None, {})], 2)  # member out of range
+    with pytest.raises(ValueError):
+        _core.owner_positions([array("i", [0, 2])], [1, 0])  # owner 2 of 2 members
+    with pytest.raises(ValueError):
+        _core.lag_summary([array("q", [3, -1])])  # negative lag
+    with pytest.raises(TypeError):
+        _core.greedy_loads(2, [array("d", [0.0])], [None])  # owners are ints
+
+
+def test_array_and_list_columns_read_alike() -> None:
+    """Owners and lags given as ``array('i')``/``array('q')`` (read through their bytes) and as
+    lists (read element by element) give the same results; owners come back as ``array('i')``."""
+    big = 2**63 - 1
+    owners, lags = [0, 1, 0, 1], [big, 5, 7, 0]
+    assert _core.greedy_loads(2, [array("i", owners)], [array("q", lags)]) == _core.greedy_loads(2, [owners], [lags])
+    assert _core.greedy_loads(2, [array("i", owners)], [array("q", lags)]) == [big + 7, 5]
+    assert _core.lag_summary([array("q", lags), lags, array("i", [2, 9])]) == [
+        (big, big + 12),
+        (big, big + 12),
+        (9, 11),
+    ]
+    out = _core.greedy_per_topic([((0, 1), 4, array("q", lags), None)], 2)
+    assert out == _core.greedy_per_topic([((0, 1), 4, lags, None)], 2)
+    assert all(isinstance(a, array) and a.typecode == "i" for a in out)
+    renumbered = _core.owner_positions([array("i", owners), [1, -1]], [5, 3])
+    assert renumbered == [array("i", [5, 3, 5, 3]), array("i", [3, -1])]

@@ -234,8 +234,9 @@ def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, 
 
     lag_topics = list(arrays)
     load = _core.greedy_loads(n, [owners[t] for t in lag_topics], [arrays[t] for t in lag_topics])
-    total = sum(sum(arr) for arr in arrays.values())
-    top = max((max(arr) for arr in arrays.values()), default=0)
+    summary = _lag_summary(arrays)
+    total = sum(s for _, s in summary.values())
+    top = max((m for m, _ in summary.values()), default=0)
     greedy_max = max(load, default=0)
     bound = max(float(top), total / n) if n and total else 0.0
     moved = 0
@@ -307,10 +308,18 @@ def _per_topic(
 # -- "proposal": per-topic counts, lag carried across topics --------------------------------------
 
 
+def _lag_summary(arrays: dict[str, array[int]]) -> dict[str, tuple[int, int]]:
+    """topic -> (its largest lag, its total lag), computed in the core (``_core.lag_summary``)."""
+    from .. import _core
+
+    topics = list(arrays)
+    return dict(zip(topics, _core.lag_summary([arrays[t] for t in topics])))
+
+
 def _topic_order(
     subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, array[int]]
 ) -> list[str]:
-    tops = {t: max(a) for t, a in arrays.items()}
+    tops = {t: top for t, (top, _) in _lag_summary(arrays).items()}
     return sorted(subs, key=lambda t: (len(subs[t]), -tops.get(t, 0), -partitions_per_topic[t], t))
 
 

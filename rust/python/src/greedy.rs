@@ -533,6 +533,27 @@ fn lag_improve<'py>(
     }
 }
 
+/// Each topic's largest lag and total lag (an exact sum) from its lag column (`arrays`, one per
+/// topic): what `lag-aware`'s topic order and lower bound read. A negative lag raises ValueError.
+#[pyfunction]
+fn lag_summary(py: Python<'_>, arrays: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<(i64, Load)>> {
+    let arrays = arrays.iter().map(ints).collect::<PyResult<Vec<_>>>()?;
+    if arrays.iter().flatten().any(|&x| x < 0) {
+        return Err(PyValueError::new_err("lag_summary: negative lag"));
+    }
+    run_detached(py, || {
+        arrays
+            .iter()
+            .map(|a| {
+                (
+                    a.iter().copied().max().unwrap_or(0),
+                    a.iter().map(|&x| Load::from(x)).sum(),
+                )
+            })
+            .collect()
+    })
+}
+
 /// Owner arrays renumbered: each owner `o >= 0` of `owners` (one array per topic) becomes
 /// `position[o]`, -1 stays -1 (`kassign.assign_owners` for the Python strategies: sorted member
 /// index -> position in the caller's mapping). An owner out of range raises ValueError.
@@ -570,5 +591,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(subscribers_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(lag_improve, m)?)?;
     m.add_function(wrap_pyfunction!(owner_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(lag_summary, m)?)?;
     Ok(())
 }
