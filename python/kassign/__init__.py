@@ -169,23 +169,15 @@ def assign_owners(
 
     Same arguments, checks and errors as :func:`assign`, and the same assignment:
     ``assign_owners(...).to_dict() == assign(...)``. For the strategies of the Rust core the
-    owner arrays come straight from the core, so no Python object is made per partition: at a
-    million partitions that is most of what :func:`assign` costs. The Python strategies
-    (lag-aware, fair, failover) compute the usual result, converted.
+    owner arrays come straight from the strategy, so no Python object is made per partition: at a
+    million partitions that is most of what :func:`assign` costs.
     """
     python_impl = _implementation(strategy)
     racks, checked_lags, checked_options = _check_inputs(
         "assign_owners", strategy, python_impl, partition_racks, lags, options
     )
     if python_impl is not None:
-        result = _run(python_impl, strategy, members, partitions_per_topic, racks, checked_lags, checked_options)
-        ids = tuple(result)
-        position = {m: i for i, m in enumerate(ids)}
-        arrays = {t: array("i", [-1]) * n for t, n in _core.check_partitions(partitions_per_topic).items()}
-        for member_id, tps in result.items():
-            for topic, p in tps:
-                arrays[topic][p] = position[member_id]
-        return Owners(ids, arrays)
+        return _python_owners(strategy, members, partitions_per_topic, checked_lags, checked_options)
     ids_list, raw = _core.assign_owners(strategy, members, partitions_per_topic, racks or None)
     owners: dict[str, array[int]] = {}
     for topic, data in raw.items():
@@ -193,6 +185,31 @@ def assign_owners(
         a.frombytes(data)
         owners[topic] = a
     return Owners(tuple(ids_list), owners)
+
+
+def _python_owners(
+    strategy: str,
+    members: Mapping[str, Member],
+    partitions_per_topic: Mapping[str, int],
+    checked_lags: dict[tuple[str, int], int] | None,
+    checked_options: Any,
+) -> Owners:
+    """:func:`assign_owners` for a Python strategy: its owner arrays (indices into the sorted
+    member ids) renumbered to positions in ``members`` by the core, no object per partition."""
+    from .assignors import PYTHON_OWNERS
+    from .assignors._greedy import Inputs
+
+    checked_members = check_members(members)
+    partitions = _core.check_partitions(partitions_per_topic)
+    owners_of, _ = PYTHON_OWNERS[strategy]
+    inputs = Inputs(checked_members, partitions, checked_lags)
+    placed = owners_of(inputs, checked_options)
+    ids = tuple(checked_members)
+    rank = {m: k for k, m in enumerate(ids)}
+    topics = list(placed)
+    renumbered = dict(zip(topics, _core.owner_positions([placed[t] for t in topics], [rank[m] for m in inputs.ids])))
+    arrays = {t: renumbered[t] if t in renumbered else array("i", [-1]) * n for t, n in partitions.items()}
+    return Owners(ids, arrays)
 
 
 def assign_lag_aware(

@@ -1,5 +1,6 @@
 """Typed stub of the Rust extension ``kassign._core``. The public API is in ``kassign``."""
 
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar, final
 
@@ -81,7 +82,9 @@ def assign_owners(
 def check_partitions(partitions_per_topic: Mapping[str, int]) -> dict[str, int]:
     """The model's checks of partition counts (types, >= 0, int32, the total cap); a new dict."""
 
-def result_lists(tp_class: type[_TP], n_members: int, topics: list[str], owners: list[list[int]]) -> list[list[_TP]]:
+def result_lists(
+    tp_class: type[_TP], n_members: int, topics: list[str], owners: Sequence[Sequence[int]]
+) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
 def previous_by_topic(
@@ -219,32 +222,38 @@ def churn_events(member_ids: list[str], rounds: int, seed: int) -> list[tuple[st
 
 # -- placement loops of the Python strategies fair and lag-aware (rust/python/src/greedy.rs) ---------
 
+#: A column of ints, one per partition: ``array('i')`` or ``array('q')`` (read through its
+#: bytes), or any other sequence of ints.
+_Ints = Sequence[int]
+
 def greedy_deal(
     n_members: int,
     eligible: list[tuple[int, ...]],
     sizes: list[int],
-    lag_of: list[int] | None = None,
+    lags: Sequence[_Ints | None] | None = None,
     skew: int = 0,
-) -> list[int]:
-    """``kassign.assignors._greedy.deal_global``'s placement (owner per partition)."""
+) -> list[array[int]]:
+    """``kassign.assignors._greedy.deal_global``'s placement: the owners of each topic
+    (``array('i')``), in the given topic order."""
 
 def greedy_carry_lag(
-    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], load: list[int], skew: int = 0
-) -> tuple[list[list[int]], list[int]]:
-    """``kassign.assignors.lag_aware._carry_lag``'s placement: (owners per topic, loads; exact
-    128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
+    topics: Sequence[tuple[tuple[int, ...], int, _Ints | None, _Ints | None]], load: list[int], skew: int = 0
+) -> tuple[list[array[int]], list[int]]:
+    """``kassign.assignors.lag_aware._carry_lag``'s placement: (owners per topic as ``array('i')``,
+    loads; exact 128-bit sums of int64 lags); LookupError when a fixed owner is not a subscriber."""
 
 def greedy_per_topic(
-    topics: list[tuple[tuple[int, ...], int, list[int] | None, list[int] | None]], n_members: int, skew: int = 0
-) -> list[list[int]]:
-    """``kassign.assignors.lag_aware._per_topic``'s placement (owners per topic); LookupError when
-    a fixed owner is not a subscriber."""
+    topics: Sequence[tuple[tuple[int, ...], int, _Ints | None, _Ints | None]], n_members: int, skew: int = 0
+) -> list[array[int]]:
+    """``kassign.assignors.lag_aware._per_topic``'s placement (owners per topic, ``array('i')``);
+    LookupError when a fixed owner is not a subscriber."""
 
 def greedy_keep(
-    topics: list[tuple[tuple[int, ...], int, list[int] | None, dict[int, list[int]]]], n_members: int
-) -> tuple[list[list[int]], list[list[bool]], int, list[int]]:
-    """Sticky ``lag-aware``'s keep step: (owners per topic, -1 = free; kept flags per topic;
-    partitions kept; each member's lag from its kept partitions)."""
+    topics: Sequence[tuple[tuple[int, ...], int, _Ints | None, dict[int, list[int]]]], n_members: int
+) -> tuple[list[array[int]], list[bytes], int, list[int]]:
+    """Sticky ``lag-aware``'s keep step: (owners per topic, ``array('i')``, -1 = free; kept flags
+    per topic, one byte per partition, 1 = kept; partitions kept; each member's lag from its kept
+    partitions)."""
 
 def subscribers_by_topic(
     topics_of: list[Sequence[str]], partitions_per_topic: dict[str, int]
@@ -252,7 +261,7 @@ def subscribers_by_topic(
     """``kassign.assignors._greedy.subscribers_by_topic``: topic -> subscriber indices, equal sets
     sharing one tuple."""
 
-def greedy_loads(n_members: int, owners: list[list[int]], arrays: list[list[int] | None]) -> list[int]:
+def greedy_loads(n_members: int, owners: Sequence[_Ints], arrays: Sequence[_Ints | None]) -> list[int]:
     """Each member's total lag under a placement (exact sums); ValueError for an owner out of range."""
 
 def failover_winners(user_data: list[bytes | None], eligible: list[tuple[int, ...]]) -> list[int]:
@@ -261,17 +270,25 @@ def failover_winners(user_data: list[bytes | None], eligible: list[tuple[int, ..
 
 def lag_improve(
     subs: list[tuple[int, ...]],
-    owners: list[list[int]],
-    arrays: list[list[int] | None],
+    owners: Sequence[_Ints],
+    arrays: Sequence[_Ints | None],
     fill_order: list[int],
     load: list[int],
     overall: bool,
     stop: int,
-    phases: list[tuple[float, list[list[bool] | None] | None]],
+    phases: list[tuple[float, list[bytes | Sequence[bool] | None] | None]],
     limits: tuple[int, int, int, int, int, float, int],
-) -> tuple[list[int], list[list[int]], list[int]]:
-    """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners,
-    loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not describe a placement."""
+) -> tuple[list[int], list[array[int]], list[int]]:
+    """``kassign.assignors.lag_aware``'s improvement pass by topic index: (moves per phase, owners
+    as ``array('i')``, loads, exact: int64 lags, 128-bit sums); ValueError when the inputs do not
+    describe a placement."""
+
+def lag_summary(arrays: Sequence[_Ints]) -> list[tuple[int, int]]:
+    """Each lag column's (largest lag, exact total); ValueError for a negative lag."""
+
+def owner_positions(owners: Sequence[_Ints], position: list[int]) -> list[array[int]]:
+    """Owner arrays renumbered (``o`` -> ``position[o]``, -1 kept); ValueError for an owner out of
+    range."""
 
 # kassign.quality's metrics (rust/core/src/fleet/metrics.rs; python/kassign/quality.py documents them)
 IMBALANCE_THRESHOLD: float

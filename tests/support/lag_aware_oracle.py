@@ -22,6 +22,7 @@ kernel follows; below 2**50 both readings agree.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from heapq import heapify, heappop, heappush, heapreplace
@@ -40,6 +41,14 @@ from kassign.assignors.lag_aware import (
     _owned_by_topic,
     _topic_order,
 )
+
+
+def owner_lists(owners: dict[str, Any]) -> dict[str, list[int]]:
+    """The strategies' owner arrays (each an ``array('i')``, checked) as the lists these oracles
+    return, in the same topic order."""
+    for t, own in owners.items():
+        assert isinstance(own, array) and own.typecode == "i", (t, type(own))
+    return {t: list(own) for t, own in owners.items()}
 
 
 def _lag_order(tl: list[int]) -> list[int]:

@@ -13,6 +13,7 @@ with the kernels and with the oracles; then the kernels' argument checks.
 from __future__ import annotations
 
 import random
+from array import array
 
 import pytest
 
@@ -53,7 +54,7 @@ def test_deal_global_kernel_equals_python(seed: int) -> None:
     rng = random.Random(seed)
     n, subs, partitions_per_topic = random_subs(rng)
     arrays = random_arrays(rng, subs, partitions_per_topic)
-    assert deal_global(n, subs, partitions_per_topic, arrays) == oracle.deal_global(
+    assert oracle.owner_lists(deal_global(n, subs, partitions_per_topic, arrays)) == oracle.deal_global(
         n, subs, partitions_per_topic, arrays
     )
 
@@ -115,7 +116,9 @@ def assert_carry_lag_equal(
     """``lag_aware._carry_lag`` and the oracle agree: owners, topic order and loads after."""
     load_new = list(start) if start is not None else None
     load_old = list(start) if start is not None else None
-    new = lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
+    new = oracle.owner_lists(
+        lag_aware._carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_new, preset=preset)
+    )
     old = oracle.carry_lag(n, subs, partitions_per_topic, arrays, skew, load=load_old, preset=preset)
     assert new == old
     assert list(new) == list(old)  # topic order too
@@ -129,7 +132,7 @@ def test_skewed_placement_kernels_equal_python(seed: int) -> None:
     n, subs, partitions_per_topic = random_subs(rng)
     arrays = random_arrays(rng, subs, partitions_per_topic)
     skew = rng.choice([1, 1, 2, 3, 7, 10**30])
-    assert deal_global(n, subs, partitions_per_topic, arrays, skew) == oracle.deal_global(
+    assert oracle.owner_lists(deal_global(n, subs, partitions_per_topic, arrays, skew)) == oracle.deal_global(
         n, subs, partitions_per_topic, arrays, skew
     )
     preset = random_preset(rng, subs, partitions_per_topic) if rng.random() < 0.5 else None
@@ -142,7 +145,7 @@ def test_per_topic_kernel_equals_python(seed: int) -> None:
     n, subs, partitions_per_topic = random_subs(rng)
     arrays = random_arrays(rng, subs, partitions_per_topic)
     skew = rng.choice([0, 0, 1, 2, 5, 10**30])
-    new = lag_aware._per_topic(n, subs, partitions_per_topic, arrays, skew)
+    new = oracle.owner_lists(lag_aware._per_topic(n, subs, partitions_per_topic, arrays, skew))
     assert new == oracle.per_topic(subs, partitions_per_topic, arrays, skew)
     assert list(new) == list(subs)
 
@@ -179,7 +182,8 @@ def test_sticky_kernels_equal_python(seed: int) -> None:
     arrays = random_arrays(rng, subs, partitions_per_topic)
     skew = rng.choice([0, 0, 1, 3, 10**30])
     for mode in ("proposal", "per-topic"):
-        new = lag_aware._sticky(inputs, subs, partitions_per_topic, arrays, skew, mode)
+        owners, kept, frozen = lag_aware._sticky(inputs, subs, partitions_per_topic, arrays, skew, mode)
+        new = (oracle.owner_lists(owners), kept, {t: [bool(x) for x in f] for t, f in frozen.items()})
         old = oracle.sticky(inputs, subs, partitions_per_topic, arrays, skew, mode)
         assert new == old, mode
 
@@ -253,11 +257,11 @@ def test_sums_beyond_int64_are_exact() -> None:
     partitions_per_topic = {"a": 3, "b": 2}
     big = 2**63 - 1
     arrays = {"a": [big, big, 1], "b": [big, 0]}
-    assert deal_global(2, subs, partitions_per_topic, arrays) == oracle.deal_global(
+    assert oracle.owner_lists(deal_global(2, subs, partitions_per_topic, arrays)) == oracle.deal_global(
         2, subs, partitions_per_topic, arrays
     )
     load_new, load_old = [0, 0], [0, 0]
-    new = lag_aware._carry_lag(2, subs, partitions_per_topic, arrays, 0, load=load_new)
+    new = oracle.owner_lists(lag_aware._carry_lag(2, subs, partitions_per_topic, arrays, 0, load=load_new))
     old = oracle.carry_lag(2, subs, partitions_per_topic, arrays, 0, load=load_old)
     assert new == old and load_new == load_old
     assert sorted(load_new) == [big + 1, 2 * big]  # b's partition on member 1, then a's round
@@ -290,7 +294,7 @@ def test_kernel_argument_checks() -> None:
     with pytest.raises(ValueError):
         _core.greedy_deal(2, [(1, 0)], [1])  # not ascending
     with pytest.raises(ValueError):
-        _core.greedy_deal(2, [(0, 1)], [2], [1])  # one lag per partition
+        _core.greedy_deal(2, [(0, 1)], [2], [[1]])  # one lag per partition
     with pytest.raises(ValueError):
         _core.greedy_carry_lag([((0,), 2, [1], None)], [0])
     with pytest.raises(ValueError):
@@ -303,3 +307,28 @@ def test_kernel_argument_checks() -> None:
         _core.greedy_keep([((0, 1), 2, None, {0: [2]})], 2)  # partition out of range
     with pytest.raises(ValueError):
         _core.greedy_keep([((0, 5), 2, None, {})], 2)  # member out of range
+    with pytest.raises(ValueError):
+        _core.owner_positions([array("i", [0, 2])], [1, 0])  # owner 2 of 2 members
+    with pytest.raises(ValueError):
+        _core.lag_summary([array("q", [3, -1])])  # negative lag
+    with pytest.raises(TypeError):
+        _core.greedy_loads(2, [array("d", [0.0])], [None])  # owners are ints
+
+
+def test_array_and_list_columns_read_alike() -> None:
+    """Owners and lags given as ``array('i')``/``array('q')`` (read through their bytes) and as
+    lists (read element by element) give the same results; owners come back as ``array('i')``."""
+    big = 2**63 - 1
+    owners, lags = [0, 1, 0, 1], [big, 5, 7, 0]
+    assert _core.greedy_loads(2, [array("i", owners)], [array("q", lags)]) == _core.greedy_loads(2, [owners], [lags])
+    assert _core.greedy_loads(2, [array("i", owners)], [array("q", lags)]) == [big + 7, 5]
+    assert _core.lag_summary([array("q", lags), lags, array("i", [2, 9])]) == [
+        (big, big + 12),
+        (big, big + 12),
+        (9, 11),
+    ]
+    out = _core.greedy_per_topic([((0, 1), 4, array("q", lags), None)], 2)
+    assert out == _core.greedy_per_topic([((0, 1), 4, lags, None)], 2)
+    assert all(isinstance(a, array) and a.typecode == "i" for a in out)
+    renumbered = _core.owner_positions([array("i", owners), [1, -1]], [5, 3])
+    assert renumbered == [array("i", [5, 3, 5, 3]), array("i", [3, -1])]

@@ -8,9 +8,10 @@ partition, racks), ``options`` as :func:`kassign._inputs.check_options` returns 
 
 ``PYTHON_OWNERS`` maps the same names to ``(owners_of, reads_history)``: ``owners_of(inputs,
 options)`` takes the arguments prepared once as a :class:`kassign.assignors._greedy.Inputs` and
-returns the placement before its conversion to lists (topic -> owner index into ``sorted(members)``
-per partition, -1 = unassigned); ``reads_history(options)`` (checked options) says whether the result depends on the
-members' owned partitions and generation. The fleet job measures these directly, sharing one
+returns the placement before its conversion to lists (topic -> ``array('i')``: the owner of each
+partition as an index into ``sorted(members)``, -1 = unassigned); ``reads_history(options)``
+(checked options) says whether the result depends on the members' owned partitions and
+generation. The fleet job measures these directly, sharing one
 ``Inputs`` between every Python strategy of a churn round.
 """
 

@@ -19,7 +19,8 @@ Load of member ``i`` = ``(count[i], lag[i])``. Two selection rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def kernel_skew(skew: int) -> int:
 
 
 def build_result(
-    members: Sequence[str], sorted_ids: Sequence[str], owners: dict[str, list[int]]
+    members: Sequence[str], sorted_ids: Sequence[str], owners: Mapping[str, Sequence[int]]
 ) -> dict[str, list[TopicPartition]]:
     """member id -> partitions sorted by (topic, partition), every member present, in input order.
 
@@ -149,16 +150,17 @@ def deal_global(
     n_members: int,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
-    arrays: dict[str, list[int]],
+    arrays: Mapping[str, Sequence[int]],
     skew: int = 0,
-) -> dict[str, list[int]]:
+) -> dict[str, array[int]]:
     """Place every partition of ``subs``' topics with counts and lags kept across all topics.
 
     Order: topics with the fewest subscribers first, then lag descending, then topics with more
     partitions, then topic name, then partition. Each partition goes to the member the selection
     rule (module docstring, ``skew`` = ``max_skew``) chooses among its topic's subscribers.
     ``arrays`` holds the lag of each partition of the topics that have any (absent topics: all 0).
-    Returns topic -> owner indices. With no lags and no skew this is KIP-49's ``fair``.
+    Returns topic -> owner indices (``array('i')``). With no lags and no skew this is KIP-49's
+    ``fair``.
 
     The placement loop runs in the Rust core (``_core.greedy_deal``).
     """
@@ -166,16 +168,6 @@ def deal_global(
 
     topics = sorted(subs, key=lambda t: (len(subs[t]), -partitions_per_topic[t], t))
     sizes = [partitions_per_topic[t] for t in topics]
-    lag_of: list[int] | None = None
-    if arrays:
-        lag_of = []
-        for t, size in zip(topics, sizes):
-            arr = arrays.get(t)
-            lag_of.extend(arr if arr is not None else [0] * size)
-    owner_of = _core.greedy_deal(n_members, [subs[t] for t in topics], sizes, lag_of, kernel_skew(skew))
-    out = {}
-    start = 0
-    for t, size in zip(topics, sizes):
-        out[t] = owner_of[start : start + size]
-        start += size
-    return out
+    lags = [arrays.get(t) for t in topics] if arrays else None
+    owned = _core.greedy_deal(n_members, [subs[t] for t in topics], sizes, lags, kernel_skew(skew))
+    return dict(zip(topics, owned))

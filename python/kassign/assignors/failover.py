@@ -23,6 +23,7 @@ The strategy takes no options.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from .._core import failover_winners
@@ -45,22 +46,22 @@ def owners(
     lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
     **options: Any,
-) -> dict[str, list[int]]:
-    """The ``failover`` placement as owner arrays: topic -> the owner of each partition, as an
-    index into ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``options``
-    (there are none)."""
+) -> dict[str, array[int]]:
+    """The ``failover`` placement as owner arrays: topic -> the owner of each partition
+    (``array('i')``), as an index into ``sorted(members)`` (what :func:`assign` turns into lists).
+    Checks ``options`` (there are none)."""
     check_options("assign", NAME, True, options)
     return owners_of(Inputs(members, partitions_per_topic, lags))
 
 
-def owners_of(inputs: Inputs, options: None = None) -> dict[str, list[int]]:
+def owners_of(inputs: Inputs, options: None = None) -> dict[str, array[int]]:
     """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`). The
     winner of each topic is the core's (``_core.failover_winners``; priorities read by
     :func:`kassign.protocol.decode_priority`)."""
     members, partitions_per_topic, subs = inputs.members, inputs.partitions_per_topic, inputs.subs
     topics = list(subs)
     winners = failover_winners([members[m].user_data for m in inputs.ids], [subs[t] for t in topics])
-    return {t: [w] * partitions_per_topic[t] for t, w in zip(topics, winners)}
+    return {t: array("i", [w]) * partitions_per_topic[t] for t, w in zip(topics, winners)}
 
 
 def assign(

@@ -17,6 +17,7 @@ The strategy takes no options.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from .._inputs import check_options
@@ -45,15 +46,15 @@ def owners(
     lags: dict[tuple[str, int], int] | None = None,
     partition_racks: Any = None,
     **options: Any,
-) -> dict[str, list[int]]:
-    """The ``fair`` placement as owner arrays: topic -> the owner of each partition, as an index
-    into ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``options`` (there
-    are none)."""
+) -> dict[str, array[int]]:
+    """The ``fair`` placement as owner arrays: topic -> the owner of each partition
+    (``array('i')``), as an index into ``sorted(members)`` (what :func:`assign` turns into lists).
+    Checks ``options`` (there are none)."""
     check_options("assign", NAME, True, options)
     return owners_of(Inputs(members, partitions_per_topic, lags))
 
 
-def owners_of(inputs: Inputs, options: None = None) -> dict[str, list[int]]:
+def owners_of(inputs: Inputs, options: None = None) -> dict[str, array[int]]:
     """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`)."""
     return deal_global(len(inputs.ids), inputs.subs, inputs.partitions_per_topic, {})
 

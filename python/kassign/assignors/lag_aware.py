@@ -77,6 +77,7 @@ the group mid-rebalance.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,14 +180,14 @@ def owners(
     lags: Lags = None,
     partition_racks: Any = None,
     **options: Any,
-) -> dict[str, list[int]]:
+) -> dict[str, array[int]]:
     """The placement as owner arrays: topic -> the owner of each partition, as an index into
     ``sorted(members)`` (what :func:`assign` turns into lists). Checks ``lags`` and ``options``."""
     checked = check_inputs("assign", NAME, True, partition_racks, lags, options)
     return owners_of(Inputs(members, partitions_per_topic, checked.lags), checked.options)
 
 
-def owners_of(inputs: Inputs, options: LagAwareOptions) -> dict[str, list[int]]:
+def owners_of(inputs: Inputs, options: LagAwareOptions) -> dict[str, array[int]]:
     """:func:`owners` on inputs prepared once (:class:`kassign.assignors._greedy.Inputs`) and
     options already checked (:func:`kassign._inputs.lag_aware_options`)."""
     return _solve(inputs, options)[1]
@@ -207,11 +208,11 @@ def solve(
     return LagAwareResult(assignment=build_result(list(members), ids, own), **stats)
 
 
-def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, list[int]], dict[str, Any]]:
+def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, array[int]], dict[str, Any]]:
     ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
-        arrays: dict[str, list[int]] = _lag_arrays(subs, partitions_per_topic, lags)
+        arrays: dict[str, array[int]] = _lag_arrays(subs, partitions_per_topic, lags)
     elif "lag-aware:arrays" in inputs.memo:
         arrays = inputs.memo["lag-aware:arrays"]  # the same for every mode: derived once, read-only
     else:
@@ -219,7 +220,7 @@ def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, 
         arrays = inputs.memo["lag-aware:arrays"] = _lag_arrays(subs, partitions_per_topic, inputs.lags, cache)
     n = len(ids)
     kept = 0
-    frozen: dict[str, list[bool]] | None = None
+    frozen: dict[str, bytes] | None = None
     if opts.sticky:
         owners, kept, frozen = _sticky(inputs, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
     elif opts.mode == "proposal":
@@ -233,8 +234,9 @@ def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, 
 
     lag_topics = list(arrays)
     load = _core.greedy_loads(n, [owners[t] for t in lag_topics], [arrays[t] for t in lag_topics])
-    total = sum(sum(arr) for arr in arrays.values())
-    top = max((max(arr) for arr in arrays.values()), default=0)
+    summary = _lag_summary(arrays)
+    total = sum(s for _, s in summary.values())
+    top = max((m for m, _ in summary.values()), default=0)
     greedy_max = max(load, default=0)
     bound = max(float(top), total / n) if n and total else 0.0
     moved = 0
@@ -260,8 +262,8 @@ def _lag_arrays(
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
     lags: Lags,
-    cache: dict[str, list[int] | None] | None = None,
-) -> dict[str, list[int]]:
+    cache: dict[str, array[int] | None] | None = None,
+) -> dict[str, array[int]]:
     """topic -> lag of each partition, for the placed topics that have some non-zero lag.
     ``cache`` (topic -> array, or None without lag) keeps the arrays of earlier calls with the same
     ``partitions_per_topic`` and ``lags`` (the arrays are read-only)."""
@@ -273,9 +275,8 @@ def _lag_arrays(
         if cache is not None and t in cache:
             arr = cache[t]
         else:
-            arr = [get((t, p), 0) for p in range(partitions_per_topic[t])]
-            if not any(arr):
-                arr = None
+            lags_of_t = [get((t, p), 0) for p in range(partitions_per_topic[t])]
+            arr = array("q", lags_of_t) if any(lags_of_t) else None
             if cache is not None:
                 cache[t] = arr
         if arr is not None:
@@ -290,10 +291,10 @@ def _per_topic(
     n_members: int,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
-    arrays: dict[str, list[int]],
+    arrays: dict[str, array[int]],
     skew: int,
-    preset: dict[str, list[int]] | None = None,
-) -> dict[str, list[int]]:
+    preset: dict[str, array[int]] | None = None,
+) -> dict[str, array[int]]:
     """The prototype's rule (module docstring): every topic placed from zero counts and lags (plus
     the lag of its owners already fixed in ``preset``, sticky mode; -1 = free), in ``subs``' order.
     The loop runs in the Rust core (``_core.greedy_per_topic``)."""
@@ -307,10 +308,18 @@ def _per_topic(
 # -- "proposal": per-topic counts, lag carried across topics --------------------------------------
 
 
+def _lag_summary(arrays: dict[str, array[int]]) -> dict[str, tuple[int, int]]:
+    """topic -> (its largest lag, its total lag), computed in the core (``_core.lag_summary``)."""
+    from .. import _core
+
+    topics = list(arrays)
+    return dict(zip(topics, _core.lag_summary([arrays[t] for t in topics])))
+
+
 def _topic_order(
-    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, list[int]]
+    subs: dict[str, tuple[int, ...]], partitions_per_topic: dict[str, int], arrays: dict[str, array[int]]
 ) -> list[str]:
-    tops = {t: max(a) for t, a in arrays.items()}
+    tops = {t: top for t, (top, _) in _lag_summary(arrays).items()}
     return sorted(subs, key=lambda t: (len(subs[t]), -tops.get(t, 0), -partitions_per_topic[t], t))
 
 
@@ -318,11 +327,11 @@ def _carry_lag(
     n_members: int,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
-    arrays: dict[str, list[int]],
+    arrays: dict[str, array[int]],
     skew: int,
     load: list[int] | None = None,
-    preset: dict[str, list[int]] | None = None,
-) -> dict[str, list[int]]:
+    preset: dict[str, array[int]] | None = None,
+) -> dict[str, array[int]]:
     """The proposal's rule (module docstring): per-topic counts, each member's lag carried across
     topics, in :func:`_topic_order`'s order. ``preset`` (sticky mode) maps a topic to owners
     already fixed (-1 = free); ``load`` is each member's lag from those (updated).
@@ -357,10 +366,10 @@ def _sticky(
     inputs: Inputs,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
-    arrays: dict[str, list[int]],
+    arrays: dict[str, array[int]],
     skew: int,
     mode: str,
-) -> tuple[dict[str, list[int]], int, dict[str, list[bool]]]:
+) -> tuple[dict[str, array[int]], int, dict[str, bytes]]:
     """Keep owned partitions within the per-topic quota (module docstring, sticky mode), place the
     rest by the mode's rule. Returns (owners, kept, frozen: topic -> per-partition 'kept' flags).
     The keep step runs in the Rust core (``_core.greedy_keep``)."""
@@ -381,14 +390,14 @@ def _sticky(
 
 # -- improvement pass -------------------------------------------------------------------------------
 
-Phases = list[tuple[float, "dict[str, list[bool]] | None"]]
+Phases = list[tuple[float, "dict[str, bytes] | None"]]
 
 
 def _improve(
     n: int,
     subs: dict[str, tuple[int, ...]],
-    owners: dict[str, list[int]],
-    arrays: dict[str, list[int]],
+    owners: dict[str, array[int]],
+    arrays: dict[str, array[int]],
     load: list[int],
     overall: bool,
     limit: int,

@@ -18,17 +18,33 @@ use crate::hash::FastMap;
 use crate::model::{InputError, PartId, ProblemBuilder, SubId, TopicId};
 
 /// One member as a source gives it; [`MemberReader::add`] checks and interns it.
+///
+/// Sources that hold checked Rust values read infallibly (`Error = InputError`, every `Ok` folds
+/// away); a source over another language's objects (the Python binding's `kassign.Member`) may
+/// fail to read a field, and its error type carries the builder's [`InputError`] too.
 pub trait MemberSource {
+    /// What reading this source can fail with: the builder's checks ([`InputError`]) or the
+    /// source's own.
+    type Error: From<InputError>;
+    /// What the reader remembers of the previous member's subscription: members whose keys are
+    /// equal subscribe to the same topics (the names themselves, or an identity the source
+    /// guarantees for as long as the members are borrowed). Unequal keys may still be equal
+    /// subscriptions: the builder interns them by content.
+    type TopicsKey<'a>: PartialEq + Copy
+    where
+        Self: 'a;
     /// The member id.
     fn id(&self) -> &str;
+    /// The key of [`MemberSource::topics`] (see [`MemberSource::TopicsKey`]).
+    fn topics_key(&self) -> Self::TopicsKey<'_>;
     /// The subscribed topic names, in the source's order (duplicates and unknown topics allowed:
-    /// the builder drops them).
-    fn topics(&self) -> &[&str];
+    /// the builder drops them). Read only when the key differs from the previous member's.
+    fn topics(&self) -> Result<impl AsRef<[&str]>, Self::Error>;
     /// How many (topic, partitions) groups [`MemberSource::owned_group`] has.
     fn owned_groups(&self) -> usize;
     /// History group `i`: a topic name and its partition indexes as given (unknown topics and
     /// partitions out of range are dropped by the reader).
-    fn owned_group(&self, i: usize) -> (&str, impl Iterator<Item = i64>);
+    fn owned_group(&self, i: usize) -> Result<(&str, impl Iterator<Item = i64>), Self::Error>;
     /// How many partitions the history names (room reserved once).
     fn owned_hint(&self) -> usize {
         0
@@ -36,46 +52,62 @@ pub trait MemberSource {
     /// The generation of the history (-1 when unknown).
     fn generation(&self) -> i32;
     /// The member's rack (None or `""` for none).
-    fn rack(&self) -> Option<&str>;
+    fn rack(&self) -> Result<Option<&str>, Self::Error>;
     /// The static member id (`group.instance.id`).
-    fn group_instance_id(&self) -> Option<&str>;
+    fn group_instance_id(&self) -> Result<Option<&str>, Self::Error>;
 }
 
-/// Reads members of any [`MemberSource`] into one builder, remembering the previous member's
-/// subscription and the previous history group's topic (members mostly subscribe alike, and
-/// histories name the topic the previous group named). `'s` is how long the members read stay
-/// borrowed.
-#[derive(Default)]
-pub struct MemberReader<'s> {
-    /// The previous member's topic names and their subscription.
-    last_sub: Option<(&'s [&'s str], SubId)>,
+/// Reads members of one [`MemberSource`] type into one builder, remembering the previous
+/// member's subscription key and the previous history group's topic (members mostly subscribe
+/// alike, and histories name the topic the previous group named, or the one after it). `'s` is
+/// how long the members read stay borrowed.
+pub struct MemberReader<'s, M: MemberSource + 's> {
+    /// The previous member's subscription key and its subscription.
+    last_sub: Option<(M::TopicsKey<'s>, SubId)>,
     /// The previous history group's topic name and what it resolved to.
     last_topic: Option<(&'s str, Option<TopicId>)>,
+    /// The topic after the last one a history group resolved to (tried before the index).
+    next_topic: usize,
 }
 
-impl<'s> MemberReader<'s> {
+impl<'s, M: MemberSource + 's> Default for MemberReader<'s, M> {
+    fn default() -> Self {
+        MemberReader {
+            last_sub: None,
+            last_topic: None,
+            next_topic: 0,
+        }
+    }
+}
+
+impl<'s, M: MemberSource + 's> MemberReader<'s, M> {
     pub fn new() -> Self {
         MemberReader::default()
     }
 
-    /// Check and intern `m` into `b`, after the members added before.
-    pub fn add<M: MemberSource>(&mut self, b: &mut ProblemBuilder, m: &'s M) -> Result<(), InputError> {
-        let topics = m.topics();
+    /// Check and intern `m` into `b`, after the members added before. Fields are read in this
+    /// order, the first error returned: subscription, history, rack, static id, then
+    /// [`ProblemBuilder::add_member`]'s checks.
+    pub fn add(&mut self, b: &mut ProblemBuilder, m: &'s M) -> Result<(), M::Error> {
+        let key = m.topics_key();
         let sub = match self.last_sub {
-            Some((last, sub)) if last == topics => sub,
+            Some((last, sub)) if last == key => sub,
             _ => {
-                let sub = b.subscription(topics);
-                self.last_sub = Some((topics, sub));
+                let sub = b.subscription(m.topics()?.as_ref());
+                self.last_sub = Some((key, sub));
                 sub
             }
         };
         let mut owned: Vec<PartId> = Vec::with_capacity(m.owned_hint());
         for i in 0..m.owned_groups() {
-            let (topic, parts) = m.owned_group(i);
+            let (topic, parts) = m.owned_group(i)?;
             let t = match self.last_topic {
                 Some((name, t)) if name == topic => t,
                 _ => {
-                    let t = b.topic(topic);
+                    let t = b.topic_bytes_near(self.next_topic, topic.as_bytes());
+                    if let Some(t) = t {
+                        self.next_topic = t as usize + 1;
+                    }
                     self.last_topic = Some((topic, t));
                     t
                 }
@@ -84,14 +116,9 @@ impl<'s> MemberReader<'s> {
                 owned.extend(parts.filter_map(|p| b.partition(t, p)));
             }
         }
-        b.add_member(
-            m.id().to_string(),
-            sub,
-            owned,
-            m.generation(),
-            m.rack(),
-            m.group_instance_id().map(str::to_string),
-        )
+        let rack = m.rack()?;
+        let group_instance_id = m.group_instance_id()?.map(str::to_string);
+        Ok(b.add_member(m.id().to_string(), sub, owned, m.generation(), rack, group_instance_id)?)
     }
 }
 

@@ -747,18 +747,26 @@ pub struct DecodedMember<'a> {
 }
 
 impl MemberSource for DecodedMember<'_> {
+    type Error = InputError;
+    type TopicsKey<'k>
+        = &'k [&'k str]
+    where
+        Self: 'k;
     fn id(&self) -> &str {
         self.id
     }
-    fn topics(&self) -> &[&str] {
+    fn topics_key(&self) -> &[&str] {
         self.topics
+    }
+    fn topics(&self) -> Result<impl AsRef<[&str]>, InputError> {
+        Ok(self.topics)
     }
     fn owned_groups(&self) -> usize {
         self.owned.len()
     }
-    fn owned_group(&self, i: usize) -> (&str, impl Iterator<Item = i64>) {
+    fn owned_group(&self, i: usize) -> Result<(&str, impl Iterator<Item = i64>), InputError> {
         let (topic, parts) = self.owned[i];
-        (topic, parts.iter().copied())
+        Ok((topic, parts.iter().copied()))
     }
     fn owned_hint(&self) -> usize {
         self.owned.iter().map(|(_, parts)| parts.len()).sum()
@@ -766,11 +774,11 @@ impl MemberSource for DecodedMember<'_> {
     fn generation(&self) -> i32 {
         self.generation
     }
-    fn rack(&self) -> Option<&str> {
-        self.rack
+    fn rack(&self) -> Result<Option<&str>, InputError> {
+        Ok(self.rack)
     }
-    fn group_instance_id(&self) -> Option<&str> {
-        self.group_instance_id
+    fn group_instance_id(&self) -> Result<Option<&str>, InputError> {
+        Ok(self.group_instance_id)
     }
 }
 
@@ -782,27 +790,35 @@ struct WireSource<'m, 'a> {
 }
 
 impl MemberSource for WireSource<'_, '_> {
+    type Error = InputError;
+    type TopicsKey<'k>
+        = &'k [&'k str]
+    where
+        Self: 'k;
     fn id(&self) -> &str {
         self.input.id
     }
-    fn topics(&self) -> &[&str] {
+    fn topics_key(&self) -> &[&str] {
         &self.member.topics
+    }
+    fn topics(&self) -> Result<impl AsRef<[&str]>, InputError> {
+        Ok(&self.member.topics)
     }
     fn owned_groups(&self) -> usize {
         self.member.owned.len()
     }
-    fn owned_group(&self, i: usize) -> (&str, impl Iterator<Item = i64>) {
+    fn owned_group(&self, i: usize) -> Result<(&str, impl Iterator<Item = i64>), InputError> {
         let g = &self.member.owned[i];
-        (g.topic, g.partitions.iter().map(i64::from))
+        Ok((g.topic, g.partitions.iter().map(i64::from)))
     }
     fn generation(&self) -> i32 {
         self.member.generation
     }
-    fn rack(&self) -> Option<&str> {
-        self.member.rack
+    fn rack(&self) -> Result<Option<&str>, InputError> {
+        Ok(self.member.rack)
     }
-    fn group_instance_id(&self) -> Option<&str> {
-        self.input.group_instance_id.as_deref()
+    fn group_instance_id(&self) -> Result<Option<&str>, InputError> {
+        Ok(self.input.group_instance_id.as_deref())
     }
 }
 

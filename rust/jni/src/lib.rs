@@ -121,10 +121,24 @@ fn strings(
                     "kassign: {name}: end offset {i} ({end}) is out of order or past the characters"
                 ))
             })?;
-        out.push(String::from_utf16_lossy(&buf[start..end]));
+        out.push(utf16(&buf[start..end]));
         start = end;
     }
     Ok(out)
+}
+
+/// One string from its UTF-16 code units. Member ids and topic ids are ASCII, which takes the
+/// direct way (one byte per unit, no decoding per character); anything else is decoded, a lone
+/// surrogate becoming U+FFFD.
+fn utf16(units: &[u16]) -> String {
+    if units.iter().all(|&u| u < 0x80) {
+        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+        // ASCII bytes are UTF-8: from_utf8 cannot fail here (its check is one fast pass).
+        if let Ok(s) = String::from_utf8(bytes) {
+            return s;
+        }
+    }
+    String::from_utf16_lossy(units)
 }
 
 /// The arrays of one group as Java passes them (see `assign0`), copied into Rust.
@@ -327,14 +341,17 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
     })
 }
 
-/// `private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets,
-/// int[] subTopics, int[] memberCounts)`: [`members_to_read`] (1 = read the member's current
-/// target), or null when every member must be read. The lengths are judged before the copy, as
-/// for `assign0`.
+/// `private static native byte[] membersToRead0(char[] memberIdChars, int[] memberIdEnds,
+/// int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts)`:
+/// [`members_to_read`] (1 = read the member's current target), or null when every member must be
+/// read. The lengths are judged before the copy, as for `assign0`; the member ids (as `assign0`
+/// takes them) are copied only when the rule needs their order.
 #[no_mangle]
 pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
+    member_id_chars: JCharArray<'local>,
+    member_id_ends: JIntArray<'local>,
     partition_counts: JIntArray<'local>,
     sub_offsets: JIntArray<'local>,
     sub_topics: JIntArray<'local>,
@@ -342,18 +359,24 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>
 ) -> jbyteArray {
     guarded(&mut env, |env| {
         Lengths::counts_rule(
+            len(env, &member_id_ends)?,
+            len(env, &member_id_chars)?,
             len(env, &partition_counts)?,
             len(env, &sub_offsets)?,
             len(env, &sub_topics)?,
             len(env, &member_counts)?,
         )
         .check()?;
-        let read = members_to_read(
-            &ints(env, &partition_counts)?,
-            &ints(env, &sub_offsets)?,
-            &ints(env, &sub_topics)?,
-            &ints(env, &member_counts)?,
-        )?;
+        let counts = ints(env, &partition_counts)?;
+        let offsets = ints(env, &sub_offsets)?;
+        let topics = ints(env, &sub_topics)?;
+        let members = ints(env, &member_counts)?;
+        let ids = || {
+            strings(env, "memberIds", &member_id_chars, &member_id_ends).map_err(|Failure(msg)| {
+                kassign_core::model::InputError::Invalid(msg.trim_start_matches("kassign: ").to_string())
+            })
+        };
+        let read = members_to_read(&counts, &offsets, &topics, &members, ids)?;
         match read {
             None => Ok(std::ptr::null_mut()),
             Some(read) => {

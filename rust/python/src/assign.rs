@@ -10,9 +10,10 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyMapping, PyString, P
 
 use crate::errors::run_detached;
 use crate::errors::OrRaise;
-use crate::member::{repr, type_name, Member};
+use crate::member::{repr, type_name, Member, MemberObject};
 use crate::objects::{dict_for, GilYield, TpFactory};
-use kassign_core::model::{py_repr, Assignment, FastMap, PartId, Problem, ProblemBuilder, SubId, TopicId, NO_OWNER};
+use kassign_core::members::MemberReader;
+use kassign_core::model::{py_repr, Assignment, PartId, Problem, ProblemBuilder, TopicId, NO_OWNER};
 use kassign_core::strategy::Strategy;
 
 /// (key, value) pairs of a mapping argument, or `TypeError` naming it.
@@ -87,151 +88,6 @@ pub(crate) fn read_topics<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Topics<'py>>
         counts.push((name, n));
     }
     Ok(Topics { keys, counts })
-}
-
-/// Interns the members' subscriptions: members usually share a few subscriptions, so the
-/// previous member's is tried first, then those with the same name hash; topic names are
-/// compared by object identity before content.
-struct SubInterner<'py> {
-    last: Option<(Bound<'py, PyTuple>, u64, SubId)>,
-    by_hash: FastMap<u64, Vec<(Bound<'py, PyTuple>, SubId)>>,
-}
-
-fn same_topics(a: &Bound<'_, PyTuple>, b: &Bound<'_, PyTuple>) -> PyResult<bool> {
-    if a.is(b) {
-        return Ok(true);
-    }
-    if a.len() != b.len() {
-        return Ok(false);
-    }
-    for i in 0..a.len() {
-        // Borrowed items: no reference count traffic in this loop (a subscription can have
-        // thousands of topics, compared once per member).
-        let x = a.get_borrowed_item(i)?;
-        let y = b.get_borrowed_item(i)?;
-        if x.is(y) {
-            continue;
-        }
-        // SAFETY: both pointers are live items of live tuples.
-        let exact = unsafe { ffi::PyUnicode_CheckExact(x.as_ptr()) != 0 && ffi::PyUnicode_CheckExact(y.as_ptr()) != 0 };
-        let equal = if exact {
-            // Exact str: CPython's equality compares lengths, kinds and bytes.
-            // SAFETY: as above; -1 (an error) is turned into the raised exception.
-            match unsafe { ffi::PyObject_RichCompareBool(x.as_ptr(), y.as_ptr(), ffi::Py_EQ) } {
-                -1 => return Err(PyErr::fetch(a.py())),
-                r => r == 1,
-            }
-        } else {
-            // Members hold tuples of str (checked when the Member was built); a subclass is
-            // compared by its UTF-8 bytes, as an exact str is.
-            match (x.cast::<PyString>(), y.cast::<PyString>()) {
-                (Ok(xs), Ok(ys)) => match (xs.to_str(), ys.to_str()) {
-                    (Ok(a), Ok(b)) => a == b,
-                    // Not encodable as UTF-8 (lone surrogates): Python decides.
-                    _ => x.eq(y)?,
-                },
-                _ => x.eq(y)?,
-            }
-        };
-        if !equal {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-impl<'py> SubInterner<'py> {
-    fn new() -> Self {
-        SubInterner {
-            last: None,
-            by_hash: FastMap::default(),
-        }
-    }
-
-    fn intern(&mut self, b: &mut ProblemBuilder, topics: &Bound<'py, PyTuple>, hash: u64) -> PyResult<SubId> {
-        if let Some((t, h, s)) = &self.last {
-            if *h == hash && same_topics(t, topics)? {
-                return Ok(*s);
-            }
-        }
-        let bucket = self.by_hash.entry(hash).or_default();
-        let mut found = None;
-        for (t, s) in bucket.iter() {
-            if same_topics(t, topics)? {
-                found = Some(*s);
-                break;
-            }
-        }
-        let s = match found {
-            Some(s) => s,
-            None => {
-                let names: Vec<String> = topics
-                    .iter()
-                    .map(|t| {
-                        t.cast::<PyString>()
-                            .map_err(PyErr::from)
-                            .and_then(|s| Ok(s.to_str()?.to_owned()))
-                    })
-                    .collect::<PyResult<_>>()?;
-                let s = b.subscription(&names);
-                bucket.push((topics.clone(), s));
-                s
-            }
-        };
-        self.last = Some((topics.clone(), hash, s));
-        Ok(s)
-    }
-}
-
-/// Resolves topic str objects to TopicIds: the same object as last time costs a pointer
-/// comparison, an object seen before a look-up by address (`Member` interns its topic names, so
-/// a group usually has one object per topic); otherwise the name is compared with the topic after
-/// the last one resolved (owned groups come in topic order), then looked up. At most
-/// [`TopicLookup::REMEMBERED`] addresses are remembered: names that are a fresh object per group
-/// (a `str` subclass, say) would otherwise fill a map of a million addresses.
-pub(crate) struct TopicLookup {
-    last: Option<(usize, Option<TopicId>)>,
-    seen: FastMap<usize, Option<TopicId>>,
-    hint: usize,
-}
-
-impl TopicLookup {
-    const REMEMBERED: usize = 1 << 14;
-
-    pub(crate) fn new() -> Self {
-        TopicLookup {
-            last: None,
-            seen: FastMap::default(),
-            hint: 0,
-        }
-    }
-
-    /// Every `topic` looked up must stay alive while the lookup is used (it is remembered by
-    /// address): callers hold the objects that own them.
-    #[inline]
-    pub(crate) fn get(&mut self, b: &ProblemBuilder, topic: &Bound<'_, PyString>) -> PyResult<Option<TopicId>> {
-        let key = topic.as_ptr() as usize;
-        if let Some((k, t)) = self.last {
-            if k == key {
-                return Ok(t);
-            }
-        }
-        let t = match self.seen.get(&key) {
-            Some(&t) => t,
-            None => {
-                let t = b.topic_bytes_near(self.hint, topic.to_str()?.as_bytes());
-                if self.seen.len() < Self::REMEMBERED {
-                    self.seen.insert(key, t);
-                }
-                t
-            }
-        };
-        if let Some(t) = t {
-            self.hint = t as usize + 1;
-        }
-        self.last = Some((key, t));
-        Ok(t)
-    }
 }
 
 /// Replica racks, as `kassign.assign` validated them: a list of (topic, partition, [rack, ...]).
@@ -332,8 +188,34 @@ pub(crate) struct ReadGroup<'py> {
     pub(crate) given: Vec<TopicId>,
 }
 
+/// A `members` entry as the core's reader reads it: the id a `str`, the value a
+/// `kassign.Member` (`TypeError` naming the entry otherwise).
+fn member_object<'a, 'py>(
+    py: Python<'py>,
+    key: &'a Bound<'py, PyAny>,
+    value: &'a Bound<'py, PyAny>,
+) -> PyResult<MemberObject<'a, 'py>> {
+    let id = key
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("members: member ids must be str, got {}", repr(key))))?;
+    let id = id.to_str()?;
+    let member = value.cast::<Member>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "members[{}]: expected a kassign.Member, got {}",
+            py_repr(id),
+            type_name(value)
+        ))
+    })?;
+    Ok(MemberObject {
+        py,
+        id,
+        member: member.get(),
+    })
+}
+
 /// Read `members` (member id -> `kassign.Member`), `partitions_per_topic` and the validated
-/// `partition_racks` into a problem builder: every Python object is read once, here.
+/// `partition_racks` into a problem builder: the members through the core's member reader
+/// ([`MemberReader`]), every Python object read once, here.
 pub(crate) fn read_group<'py>(
     py: Python<'py>,
     members: &Bound<'py, PyAny>,
@@ -344,57 +226,36 @@ pub(crate) fn read_group<'py>(
     let topics = read_topics(partitions_per_topic)?;
     let mut b = ProblemBuilder::new(topics.counts).or_raise()?;
     b.reserve_members(items.len());
-    let mut subs = SubInterner::new();
-    let mut lookup = TopicLookup::new();
-    let mut ids: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
-    let mut held: Vec<Bound<'py, PyAny>> = Vec::with_capacity(items.len());
-    let mut gil = GilYield::new();
-    for (key, value) in items {
-        let id = key
-            .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err(format!("members: member ids must be str, got {}", repr(&key))))?;
-        let id_str = id.to_str()?;
-        let member = value.cast::<Member>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "members[{}]: expected a kassign.Member, got {}",
-                py_repr(id_str),
-                type_name(&value)
-            ))
-        })?;
-        let m = member.get();
-        let sub = subs.intern(&mut b, m.topics.bind(py), m.topics_hash)?;
-        let mut owned: Vec<PartId> = Vec::with_capacity(m.n_owned);
-        for g in m.owned.iter() {
-            if let Some(t) = lookup.get(&b, g.topic.bind(py))? {
-                let (first, count) = b.topic_span(t);
-                for &p in g.partitions.iter() {
-                    if p >= 0 && (p as u64) < u64::from(count) {
-                        owned.push(first + p as PartId);
-                    }
-                }
+    // The entries as sources, up to the first that is not one: its error is raised after the
+    // members before it are read, where reading member by member would meet it.
+    let mut sources = Vec::with_capacity(items.len());
+    let mut not_a_member = None;
+    for (key, value) in &items {
+        match member_object(py, key, value) {
+            Ok(m) => sources.push(m),
+            Err(e) => {
+                not_a_member = Some(e);
+                break;
             }
         }
-        gil.tick(py, m.n_owned / 8 + 1);
-        let rack = match &m.rack {
-            Some(r) => Some(r.bind(py).to_str()?),
-            None => None,
-        };
-        let instance = match &m.group_instance_id {
-            Some(r) => Some(r.bind(py).to_str()?.to_owned()),
-            None => None,
-        };
-        b.add_member(id_str.to_owned(), sub, owned, m.generation, rack, instance)
-            .or_raise()?;
-        ids.push(key);
-        // Held to the end: `lookup` remembers its topic objects by address.
-        held.push(value);
     }
+    let mut reader = MemberReader::new();
+    let mut gil = GilYield::new();
+    for m in &sources {
+        reader.add(&mut b, m)?;
+        gil.tick(py, m.member.n_owned / 8 + 1);
+    }
+    if let Some(e) = not_a_member {
+        return Err(e);
+    }
+    drop(sources);
     add_partition_racks(&mut b, partition_racks)?;
     let names = names_by_topic(&b, &topics.keys);
     let given = (0..topics.keys.len()).filter_map(|i| b.given_topic(i)).collect();
     Ok(ReadGroup {
         builder: b,
-        ids,
+        // The values stay alive with `members`, which the caller holds.
+        ids: items.into_iter().map(|(k, _)| k).collect(),
         names,
         given,
     })

@@ -18,7 +18,7 @@ use std::str::FromStr;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyList, PyMemoryView, PyString};
 
 use crate::assign::{mapping_items, read_topics};
 use crate::drop_in_fast::{self, ReadAttrs};
@@ -453,7 +453,8 @@ fn drop_in_members<'py>(
             }
         }
         let member = Member::from_parts(
-            PyTuple::new(py, topics)?.unbind(),
+            py,
+            topics,
             topics_hash,
             owned.into_boxed_slice(),
             n_owned,
@@ -461,7 +462,7 @@ fn drop_in_members<'py>(
             m.rack.map(Bound::unbind),
             m.instance.map(Bound::unbind),
             m.user_data.map(Bound::unbind),
-        );
+        )?;
         out.set_item(&m.id, Bound::new(py, member)?)?;
     }
     Ok(out)

@@ -119,6 +119,35 @@ impl CoreError for EncodeError {
     }
 }
 
+/// What reading a Python member source ([`kassign_core::members::MemberSource`]) can fail with:
+/// the core's checks, or an exception reading the objects (a name that is not UTF-8).
+pub(crate) enum ReadError {
+    Core(InputError),
+    Python(PyErr),
+}
+
+impl From<InputError> for ReadError {
+    fn from(e: InputError) -> Self {
+        ReadError::Core(e)
+    }
+}
+
+impl From<PyErr> for ReadError {
+    fn from(e: PyErr) -> Self {
+        ReadError::Python(e)
+    }
+}
+
+/// The core's error as its own class ([`CoreError`]), a Python exception as it was raised.
+impl From<ReadError> for PyErr {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Core(e) => e.into_pyerr(),
+            ReadError::Python(e) => e,
+        }
+    }
+}
+
 /// `result.or_raise()?`: a core result in a function that returns `PyResult`.
 pub(crate) trait OrRaise<T> {
     fn or_raise(self) -> PyResult<T>;

@@ -11,7 +11,9 @@ use pyo3::pyclass::CompareOp;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 
+use crate::errors::ReadError;
 use crate::objects::{topic_partition_class, TpFactory};
+use kassign_core::members::MemberSource;
 
 /// Owned partitions of one topic, in the order given.
 pub(crate) struct OwnedGroup {
@@ -34,9 +36,8 @@ pub(crate) struct OwnedGroup {
 /// Members are immutable, hashable and picklable; equal when every field is equal.
 #[pyclass(module = "kassign", name = "Member", frozen)]
 pub struct Member {
+    /// Shared with the members before it that have the same names ([`shared_topics`]).
     pub(crate) topics: Py<PyTuple>,
-    /// Hash of the topic names (equal subscriptions are found without comparing strings).
-    pub(crate) topics_hash: u64,
     /// Consecutive entries of one topic are merged, so equal flattened histories store equally.
     pub(crate) owned: Box<[OwnedGroup]>,
     pub(crate) n_owned: usize,
@@ -231,11 +232,74 @@ fn optional_str<'py>(v: Option<&Bound<'py, PyAny>>, field: &str) -> PyResult<Opt
     }
 }
 
+/// A `kassign.Member` under its id, as the core's member reader ([`MemberSource`]) reads it: the
+/// subscription is recognised by its tuple (members of a group usually share one, see
+/// [`shared_topics`]), names are borrowed from the member's `str` objects.
+pub(crate) struct MemberObject<'a, 'py> {
+    pub(crate) py: Python<'py>,
+    /// The member id, read from its `str` key.
+    pub(crate) id: &'a str,
+    pub(crate) member: &'a Member,
+}
+
+impl MemberSource for MemberObject<'_, '_> {
+    type Error = ReadError;
+    /// The address of the member's topics tuple: the members are borrowed while the reader runs,
+    /// so an address is one tuple (equal names in another tuple are interned by content).
+    type TopicsKey<'k>
+        = usize
+    where
+        Self: 'k;
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn topics_key(&self) -> usize {
+        self.member.topics.as_ptr() as usize
+    }
+    fn topics(&self) -> Result<impl AsRef<[&str]>, ReadError> {
+        let names: Vec<&str> = self
+            .member
+            .topics
+            .bind(self.py)
+            .iter_borrowed()
+            .map(|t| t.extract::<&str>())
+            .collect::<PyResult<_>>()?;
+        Ok(names)
+    }
+    fn owned_groups(&self) -> usize {
+        self.member.owned.len()
+    }
+    fn owned_group(&self, i: usize) -> Result<(&str, impl Iterator<Item = i64>), ReadError> {
+        let g = &self.member.owned[i];
+        Ok((g.topic.to_str(self.py)?, g.partitions.iter().copied()))
+    }
+    fn owned_hint(&self) -> usize {
+        self.member.n_owned
+    }
+    fn generation(&self) -> i32 {
+        self.member.generation
+    }
+    fn rack(&self) -> Result<Option<&str>, ReadError> {
+        Ok(match &self.member.rack {
+            Some(r) => Some(r.to_str(self.py)?),
+            None => None,
+        })
+    }
+    fn group_instance_id(&self) -> Result<Option<&str>, ReadError> {
+        Ok(match &self.member.group_instance_id {
+            Some(r) => Some(r.to_str(self.py)?),
+            None => None,
+        })
+    }
+}
+
 impl Member {
-    /// A member from parts already in stored form (topics sorted and unique, groups merged).
+    /// A member from parts already in stored form (topics sorted and unique, `topics_hash` their
+    /// [`hash_names`], groups merged).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn from_parts(
-        topics: Py<PyTuple>,
+    pub(crate) fn from_parts<'py>(
+        py: Python<'py>,
+        topics: Vec<Bound<'py, PyString>>,
         topics_hash: u64,
         owned: Box<[OwnedGroup]>,
         n_owned: usize,
@@ -243,10 +307,9 @@ impl Member {
         rack: Option<Py<PyString>>,
         group_instance_id: Option<Py<PyString>>,
         user_data: Option<Py<PyBytes>>,
-    ) -> Member {
-        Member {
-            topics,
-            topics_hash,
+    ) -> PyResult<Member> {
+        Ok(Member {
+            topics: shared_topics(py, topics, topics_hash)?.unbind(),
             owned,
             n_owned,
             generation,
@@ -254,7 +317,7 @@ impl Member {
             group_instance_id,
             user_data,
             flat: PyOnceLock::new(),
-        }
+        })
     }
 
     fn flat_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -413,7 +476,6 @@ impl Member {
         };
         Ok(Member {
             topics: topics_t.unbind(),
-            topics_hash,
             n_owned: owned.n,
             owned: owned
                 .groups

@@ -371,7 +371,8 @@ fn members_from_wire<'py>(
             }
         }
         let member = Member::from_parts(
-            PyTuple::new(py, topic_objs)?.unbind(),
+            py,
+            topic_objs,
             topics_hash,
             owned.into_boxed_slice(),
             n_owned,
@@ -379,7 +380,7 @@ fn members_from_wire<'py>(
             m.rack.map(|r| PyString::new(py, r).unbind()),
             instance.map(|i| PyString::new(py, &i).unbind()),
             m.user_data.map(|u| PyBytes::new(py, u).unbind()),
-        );
+        )?;
         out.set_item(id, Bound::new(py, member)?)?;
     }
     Ok((out, warnings))

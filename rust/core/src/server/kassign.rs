@@ -109,21 +109,25 @@ fn exactly(what: &str, n: usize, want: usize) -> Result<(), InputError> {
 }
 
 impl Lengths {
-    /// The lengths of `membersToRead0`'s arrays, as a call's.
+    /// The lengths of `membersToRead0`'s arrays, as a call's: `member_ids` is the number of member
+    /// id end offsets, `member_id_chars` the length of their characters.
     pub fn counts_rule(
+        member_ids: usize,
+        member_id_chars: usize,
         partition_counts: usize,
         sub_offsets: usize,
         sub_topics: usize,
         member_counts: usize,
     ) -> Lengths {
         Lengths {
-            member_ids: member_counts,
-            member_racks: member_counts,
+            member_ids,
+            member_id_chars,
+            member_racks: member_ids,
             topics: partition_counts,
             partition_counts,
             sub_offsets,
             sub_topics,
-            owned_offsets: member_counts + 1,
+            owned_offsets: member_ids + 1,
             member_counts: Some(member_counts),
             ..Lengths::default()
         }
@@ -404,16 +408,22 @@ pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<
 /// the member's claims (the caller found an empty per-topic set, which the full read treats
 /// apart). The rule applies when every member subscribes to the same topics, all of `topics` (then
 /// `server-kassign` is the constrained sticky deal, quota q = P div N over the P partitions of
-/// those topics): a member holding at most q partitions keeps every one of them in the unique
-/// most-balanced, most-kept assignment, and the rest of the deal depends only on how many it
-/// keeps. Such a member's partitions need not be read. Returns `None` when the rule does not
-/// apply or decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether
-/// member `i` must be read, and [`assign_flat_counted`] finishes the assignment.
+/// those topics, and r = P mod N members end with q + 1): a member holding at most q partitions
+/// keeps every one of them in the unique most-balanced, most-kept assignment, and the rest of the
+/// deal depends only on how many it keeps. So does a member holding exactly q + 1 that gets one
+/// of the r extra slots, which go to the members holding more than q in member id order: when no
+/// more than r members hold more than q, every one of them (a member joining a group where
+/// everyone holds q + 1 of the new quota, for instance); otherwise the first ones by id, and
+/// `member_ids` is asked for the ids (only then: the caller need not convert them otherwise).
+/// Such a member's partitions need not be read. Returns `None` when the rule does not apply or
+/// decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether member `i`
+/// must be read, and [`assign_flat_counted`] finishes the assignment.
 pub fn members_to_read(
     partition_counts: &[i32],
     sub_offsets: &[i32],
     sub_topics: &[i32],
     member_counts: &[i32],
+    member_ids: impl FnOnce() -> Result<Vec<String>, InputError>,
 ) -> Result<Option<Vec<bool>>, InputError> {
     let m = member_counts.len();
     let t = partition_counts.len();
@@ -448,7 +458,41 @@ pub fn members_to_read(
         .map(|&ti| partition_counts[ti as usize].max(0) as i64)
         .sum();
     let q = total / m as i64;
-    let read: Vec<bool> = member_counts.iter().map(|&c| c < 0 || c as i64 > q).collect();
+    let r = total % m as i64;
+    // A member of unknown size (-1) may hold more than q: it counts as over.
+    let over_q = |c: i32| c < 0 || c as i64 > q;
+    let over = member_counts.iter().filter(|&&c| over_q(c)).count() as i64;
+    let read: Vec<bool> = if over <= r {
+        // Every member over q gets an extra slot: one holding q + 1 keeps all of it.
+        member_counts.iter().map(|&c| c < 0 || c as i64 > q + 1).collect()
+    } else if member_counts.iter().any(|&c| c as i64 == q + 1) {
+        // The extra slots go to the first r members over q in id order (the keep step's order).
+        // After a member of unknown size nobody can tell how many are left: read the rest.
+        let ids = member_ids()?;
+        if ids.len() != m {
+            return Err(invalid(format!("member ids: expected {m}, got {}", ids.len())));
+        }
+        let mut order: Vec<usize> = (0..m).collect();
+        order.sort_by(|&a, &b| ids[a].cmp(&ids[b]));
+        let mut read = vec![true; m];
+        let (mut extra, mut known) = (r, true);
+        for i in order {
+            let c = member_counts[i];
+            known &= c >= 0;
+            if over_q(c) {
+                let slot = known && extra > 0;
+                if slot {
+                    extra -= 1;
+                }
+                read[i] = !(slot && c as i64 == q + 1);
+            } else {
+                read[i] = false;
+            }
+        }
+        read
+    } else {
+        member_counts.iter().map(|&c| over_q(c)).collect()
+    };
     Ok(read.iter().any(|&r| !r).then_some(read))
 }
 
@@ -485,7 +529,8 @@ pub fn assign_flat_counted(
             "free: partitions must be ascending, each once, within 0..{total}"
         )));
     }
-    let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts)? else {
+    let ids = || Ok(g.member_ids.clone());
+    let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, ids)? else {
         return Ok(None);
     };
     if !g.assignable.is_empty() {
@@ -1261,8 +1306,8 @@ mod tests {
     /// and each partition it leaves out is one a counted member held and keeps.
     #[test]
     fn counts_first_equals_the_full_read() {
-        let mut answered = 0;
-        for seed in 0..4000u64 {
+        let (mut answered, mut counted_over_quota, mut by_id_order) = (0, 0, 0);
+        for seed in 0..16000u64 {
             let r = random_group(seed);
             let m = r.ids.len();
             let total: i32 = r.counts.iter().sum();
@@ -1304,7 +1349,8 @@ mod tests {
                 }
             }
             let free: Vec<i32> = (0..total).filter(|&f| !held[f as usize]).collect();
-            let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts).unwrap() else {
+            let ids = || Ok(r.ids.iter().map(|s| s.to_string()).collect());
+            let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts, ids).unwrap() else {
                 continue;
             };
             let mut offsets = vec![0];
@@ -1337,6 +1383,14 @@ mod tests {
                 continue;
             };
             answered += 1;
+            let q = total as usize / m;
+            if (0..m).any(|i| !read[i] && member_counts[i] as usize > q) {
+                counted_over_quota += 1;
+                let over = member_counts.iter().filter(|&&c| c < 0 || c as usize > q).count();
+                if over > total as usize % m {
+                    by_id_order += 1; // some member over q gave its extra slot up
+                }
+            }
             let mut answer = vec![None; total as usize];
             let (at, owners) = pairs.split_at(pairs.len() / 2);
             for (&f, &o) in at.iter().zip(owners) {
@@ -1357,25 +1411,64 @@ mod tests {
                 }
             }
         }
-        assert!(answered > 500, "only {answered} groups took the counts-first path");
+        assert!(answered > 2000, "only {answered} groups took the counts-first path");
+        assert!(
+            counted_over_quota > 400,
+            "only {counted_over_quota} groups counted a member holding q + 1"
+        );
+        assert!(
+            by_id_order > 40,
+            "only {by_id_order} groups counted a member holding q + 1 by id order"
+        );
     }
 
     #[test]
     fn members_to_read_reads_only_members_over_quota() {
-        // 10 partitions, 3 members: q = 3. Counts 3, 4 and -1 (an empty set).
+        // The ids are asked for only when the extra slots do not reach every member over q.
+        let unasked = || Err(invalid("the ids were asked for".to_string()));
+        let ids = |v: &[&str]| {
+            let v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            move || Ok(v)
+        };
+        // 10 partitions, 3 members: q = 3, r = 1. Counts 3, 4 and -1 (an empty set): two members
+        // may be over q; "b", first by id, gets the one extra slot and keeps its 4.
         let counts = [6, 4];
-        let read = members_to_read(&counts, &[], &[1, 0], &[3, 4, -1]).unwrap();
+        let read = members_to_read(&counts, &[], &[1, 0], &[3, 4, -1], ids(&["a", "b", "c"])).unwrap();
+        assert_eq!(read, Some(vec![false, false, true]));
+        let read = members_to_read(&counts, &[], &[1, 0], &[3, 4, -1], ids(&["a", "c", "b"])).unwrap();
         assert_eq!(read, Some(vec![false, true, true]));
         // A topic nobody subscribes to: the rule does not apply.
-        assert_eq!(members_to_read(&[6, 4, 1], &[], &[1, 0], &[0]).unwrap(), None);
+        assert_eq!(members_to_read(&[6, 4, 1], &[], &[1, 0], &[0], unasked).unwrap(), None);
         // Different subscriptions (as sets): the rule does not apply.
-        assert_eq!(members_to_read(&counts, &[0, 2, 3], &[0, 1, 1], &[0, 0]).unwrap(), None);
+        assert_eq!(
+            members_to_read(&counts, &[0, 2, 3], &[0, 1, 1], &[0, 0], unasked).unwrap(),
+            None
+        );
         // The same set in another order does.
-        assert!(members_to_read(&counts, &[0, 2, 4], &[0, 1, 1, 0], &[0, 0])
+        assert!(members_to_read(&counts, &[0, 2, 4], &[0, 1, 1, 0], &[0, 0], unasked)
             .unwrap()
             .is_some());
+        // One member over q keeps q + 1, so a member holding 4 is counted, without the ids.
+        assert_eq!(
+            members_to_read(&counts, &[], &[1, 0], &[4, 3, 3], unasked).unwrap(),
+            Some(vec![false, false, false])
+        );
+        // Of two members holding 4, the first by id keeps 4 (counted), the other gives one up.
+        assert_eq!(
+            members_to_read(&counts, &[], &[1, 0], &[4, 4, 2], ids(&["a", "b", "c"])).unwrap(),
+            Some(vec![false, true, false])
+        );
+        assert_eq!(
+            members_to_read(&counts, &[], &[1, 0], &[4, 4, 2], ids(&["b", "a", "c"])).unwrap(),
+            Some(vec![true, false, false])
+        );
+        // A member of unknown size first by id: nobody can say who gets the slot.
+        assert_eq!(
+            members_to_read(&counts, &[], &[1, 0], &[4, -1, 2], ids(&["b", "a", "c"])).unwrap(),
+            Some(vec![true, true, false])
+        );
         // Nobody decided from counts: read everything.
-        assert_eq!(members_to_read(&counts, &[], &[0, 1], &[9, -1]).unwrap(), None);
-        assert!(members_to_read(&counts, &[0, 5], &[0], &[0]).is_err());
+        assert_eq!(members_to_read(&counts, &[], &[0, 1], &[9, -1], unasked).unwrap(), None);
+        assert!(members_to_read(&counts, &[0, 5], &[0], &[0], unasked).is_err());
     }
 }

@@ -147,13 +147,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * empty or null (the full read handles those).
      */
     private static int size(Map<Uuid, Set<Integer>> current) {
-        long[] c = new long[2];
-        current.forEach((t, set) -> {
+        long n = 0;
+        for (Set<Integer> set : current.values()) {
             int size = set == null ? 0 : set.size();
-            c[0] += size;
-            if (size == 0) c[1] = 1;
-        });
-        return c[1] != 0 ? -1 : (int) Math.min(c[0], Integer.MAX_VALUE);
+            if (size == 0) return -1;
+            n += size;
+        }
+        return (int) Math.min(n, Integer.MAX_VALUE);
     }
 
     /**
@@ -287,7 +287,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // the same pass as isPartitionAssignable).
         byte[] read = null;
         if (countsFirst && in.anyCurrent) {
-            read = NativeAssignor.membersToRead(partitionCounts, subOffsets, subTopics, in.memberCounts);
+            read = NativeAssignor.membersToRead(memberIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
         }
         splits.mark("membersToRead");
         PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);

@@ -63,10 +63,15 @@ final class NativeAssignor {
     /**
      * The core's counts-first rule ({@code members_to_read}): for each member, whether its current
      * target must be read element by element (1) or its size stands for it (0); null when every
-     * member must be read. {@code memberCounts[i]}: the member's current target size, or -1.
+     * member must be read. {@code memberCounts[i]}: the member's current target size, or -1. The
+     * member ids cross as for {@link #assign}; the core reads them only when the rule needs their
+     * order (some member holding one more than the quota, and fewer extra slots than such members).
      */
-    static byte[] membersToRead(int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts) {
-        return membersToRead0(partitionCounts, subOffsets, subTopics, memberCounts);
+    static byte[] membersToRead(String[] memberIds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
+            int[] memberCounts) {
+        int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
+        return membersToRead0(chars("memberIds", memberIds, memberEnds), memberEnds, partitionCounts, subOffsets,
+            subTopics, memberCounts);
     }
 
     /** The strings' characters back to back; {@code ends[i]} receives where string i ends. */
@@ -110,8 +115,8 @@ final class NativeAssignor {
         int[] free,
         long budgetNanos);
 
-    private static native byte[] membersToRead0(int[] partitionCounts, int[] subOffsets, int[] subTopics,
-        int[] memberCounts);
+    private static native byte[] membersToRead0(char[] memberIdChars, int[] memberIdEnds, int[] partitionCounts,
+        int[] subOffsets, int[] subTopics, int[] memberCounts);
 
     /**
      * Array elements copied from Java into native memory since the library was loaded, over all

@@ -48,6 +48,24 @@ class KassignAssignorTest {
         assertEquals(List.of(3, 3, 4), loads);
     }
 
+    /**
+     * Member ids cross as UTF-16 units; ASCII ones take a direct way, others are decoded (a lone
+     * surrogate becomes U+FFFD). A fresh group is dealt in member id order (UTF-8 byte order), so
+     * each id must arrive whole and distinct: "a\uFFFD" < "b" < "\u00e9" < "\u6210".
+     */
+    @Test
+    void nonAsciiMemberIdsAreDealtInIdOrder() {
+        FakeGroup g = new FakeGroup();
+        Uuid a = g.topic(4);
+        g.member("\u6210\u5458", null, a).member("b", null, a).member("\u00e9", null, a).member("a\uD800", null, a);
+        GroupAssignment r = assignor.assign(g, g);
+        g.assertValid(r);
+        assertEquals(Map.of(a, Set.of(0)), r.members().get("a\uD800").partitions());
+        assertEquals(Map.of(a, Set.of(1)), r.members().get("b").partitions());
+        assertEquals(Map.of(a, Set.of(2)), r.members().get("\u00e9").partitions());
+        assertEquals(Map.of(a, Set.of(3)), r.members().get("\u6210\u5458").partitions());
+    }
+
     @Test
     void balancedCurrentTargetIsKept() {
         FakeGroup g = new FakeGroup();
@@ -191,7 +209,7 @@ class KassignAssignorTest {
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         // The counts-first calls check their arrays too.
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.membersToRead(
-            new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
+            new String[] {"m"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
