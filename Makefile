@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-aarch64 test-ft test-fast test-pypy test-long test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
+.PHONY: venv tools develop demo test test-rust test-python test-interpreters test-aarch64 test-ft test-fast test-pypy test-long test-soak test-java-diff test-server-diff bench bench-core bench-wire bench-fleet bench-smoke bench-full \
 	bench-rebalance bench-snapshot clean dist dist-smoke broker-plugin broker-rust-targets lint lint-python lint-rust fmt docs docs-serve docs-images
 
 # The venv with pinned dev/test dependencies (requirements-dev.txt).
@@ -83,6 +83,12 @@ test-ft: $(VENV)/.tools develop
 	ftpy="$$(scripts/ft-python 3.14)" && CARGO_TARGET_DIR=$(DIST_FT_TARGET_DIR) PATH="$(abspath $(VENV))/bin:$$PATH" \
 		$(VENV)/bin/maturin build --release --quiet --out $(FT_DIST_DIR) --compatibility manylinux2014 --zig --interpreter "$$ftpy"
 	DIST_DIR=$(FT_DIST_DIR) FT_REFERENCE_PYTHON=$(abspath $(PY)) PYTHON=$(PYTHON) scripts/ft-wheel
+
+# The broker soak and crash tests (tests/broker/test_broker_soak.py; figures in out/soak-churn.json,
+# out/soak-crash.json and RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS
+# (default 50) and KASSIGN_SOAK_SECONDS (default 180, the CI length; 600 for the full run) size them.
+test-soak: develop broker-plugin
+	$(PY) -m pytest -q -s -m soak tests/broker/test_broker_soak.py
 
 # The fast unit tests alone: no broker, no Spark, nothing marked slow (tests/conftest.py marks
 # broker tests by the fixtures they use), 10 hypothesis cases per property.

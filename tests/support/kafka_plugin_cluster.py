@@ -8,6 +8,9 @@ builds (``dist/kassign-broker-<version>.jar``) is on every broker's class path a
 docs/broker.md tells users to configure it. Consumer-group session and heartbeat intervals are
 short so that a killed member leaves within seconds.
 
+:meth:`PluginCluster.kill` and :meth:`PluginCluster.restart` crash the three brokers (SIGKILL) and
+start them again on the same data directories.
+
 :meth:`PluginCluster.create_topic` places partition ``p`` on broker ``p % 3 + 1`` (replication
 factor 1), so partition ``p``'s only replica is on rack ``"abc"[p % 3]``.
 """
@@ -84,8 +87,9 @@ def java_uuid_string(librdkafka_form: str) -> str:
 
 
 class PluginCluster:
-    def __init__(self, libs: Path, jar: Path, work_dir: Path) -> None:
+    def __init__(self, libs: Path, jar: Path, work_dir: Path, jvm_options: list[str] | None = None) -> None:
         self.libs = libs
+        self.jvm_options = JVM_OPTIONS if jvm_options is None else jvm_options
         self.jar = jar
         self.work_dir = work_dir
         ports: set[int] = set()
@@ -102,7 +106,7 @@ class PluginCluster:
         log_dir = self.work_dir / f"node{node}" / "logs"
         return [
             require_tool("java"),
-            *JVM_OPTIONS,
+            *self.jvm_options,
             f"-Dlog4j2.configurationFile={self.work_dir / f'node{node}' / 'log4j2.properties'}",
             f"-Dkafka.logs.dir={log_dir}",
             "-cp",
@@ -149,16 +153,32 @@ class PluginCluster:
                 )
             if fmt.returncode != 0:
                 raise RuntimeError(f"StorageTool format failed for node {node}; see {d / 'logs'}")
-            with open(d / "logs" / "stdout.log", "wb") as out:
-                self.procs.append(
-                    subprocess.Popen(
-                        self._java(node, "kafka.Kafka", str(props)),
-                        stdout=out,
-                        stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL,
-                        start_new_session=True,
-                    )
-                )
+            self.procs.append(self._launch(node))
+        self._wait_ready(time.monotonic() + START_TIMEOUT * 2)
+
+    def _launch(self, node: int) -> subprocess.Popen[bytes]:
+        d = self.work_dir / f"node{node}"
+        with open(d / "logs" / "stdout.log", "ab") as out:
+            return subprocess.Popen(
+                self._java(node, "kafka.Kafka", str(d / "server.properties")),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL every broker (a crash: no controlled shutdown, nothing flushed by Kafka)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+        for proc in self.procs:
+            proc.wait(STOP_TIMEOUT)
+
+    def restart(self) -> None:
+        """Start the three brokers again on their data directories (after :meth:`kill`)."""
+        assert all(proc.poll() is not None for proc in self.procs), "restart() after kill()"
+        self.procs = [self._launch(node) for node in (1, 2, 3)]
         self._wait_ready(time.monotonic() + START_TIMEOUT * 2)
 
     def _wait_ready(self, deadline: float) -> None:
