@@ -32,8 +32,8 @@ impl Slots for Quota<'_, '_> {
 
 /// Partitions kept by members whose claims were only counted (`server-kassign`'s counts-first
 /// path, [`crate::server::kassign::members_to_read`]): such a member holds at most q partitions,
-/// or q + 1 when every member over q gets an extra slot, so the keep step keeps all of them and
-/// only their number matters to the rest of the deal.
+/// or q + 1 when it gets one of the extra slots (given to the members over q in member order), so
+/// the keep step keeps all of them and only their number matters to the rest of the deal.
 pub(crate) struct Held<'a> {
     /// Per member: how many partitions it keeps without listing them (0 for listed members).
     pub count: &'a [u32],
@@ -72,8 +72,8 @@ pub(crate) fn assign_held(
         let m = m as MemberIdx;
         mine.clear();
         mine.extend(member.owned.iter().copied().filter(|&p| claims.win[p as usize] == m));
-        // A counted member over q keeps its q + 1 (members_to_read counts it only when the extra
-        // slots reach every member over q), taking its extra slot in member order like the others.
+        // A counted member over q keeps its q + 1 (members_to_read counts it only when it gets an
+        // extra slot), taking that slot in member order like the others.
         if held.is_some_and(|h| h.count[m as usize] > q) {
             extra = extra
                 .checked_sub(1)
