@@ -8,8 +8,8 @@ builds (``dist/kassign-broker-<version>.jar``) is on every broker's class path a
 docs/broker.md tells users to configure it. Consumer-group session and heartbeat intervals are
 short so that a killed member leaves within seconds.
 
-:meth:`PluginCluster.kill` and :meth:`PluginCluster.restart` crash the three brokers (SIGKILL) and
-start them again on the same data directories.
+:meth:`PluginCluster.kill` and :meth:`PluginCluster.restart` crash one broker (SIGKILL) and start it
+again on its data directory.
 
 :meth:`PluginCluster.create_topic` places partition ``p`` on broker ``p % 3 + 1`` (replication
 factor 1), so partition ``p``'s only replica is on rack ``"abc"[p % 3]``.
@@ -167,25 +167,27 @@ class PluginCluster:
                 start_new_session=True,
             )
 
-    def kill(self) -> None:
-        """SIGKILL every broker (a crash: no controlled shutdown, nothing flushed by Kafka)."""
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-        for proc in self.procs:
-            proc.wait(STOP_TIMEOUT)
+    def kill(self, node: int) -> None:
+        """SIGKILL broker ``node`` (1, 2 or 3): a crash, no controlled shutdown, nothing flushed by Kafka."""
+        proc = self.procs[node - 1]
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(STOP_TIMEOUT)
 
-    def restart(self) -> None:
-        """Start the three brokers again on their data directories (after :meth:`kill`)."""
-        assert all(proc.poll() is not None for proc in self.procs), "restart() after kill()"
-        self.procs = [self._launch(node) for node in (1, 2, 3)]
-        self._wait_ready(time.monotonic() + START_TIMEOUT * 2)
+    def restart(self, node: int) -> None:
+        """Start broker ``node`` again on its data directory (after :meth:`kill`) and wait until it
+        answers metadata itself, with the three brokers registered."""
+        assert self.procs[node - 1].poll() is not None, "restart() after kill()"
+        self.procs[node - 1] = self._launch(node)
+        self._wait_ready(time.monotonic() + START_TIMEOUT * 2, node)
 
-    def _wait_ready(self, deadline: float) -> None:
-        """All three brokers registered and answering metadata."""
+    def _wait_ready(self, deadline: float, node: int | None = None) -> None:
+        """All three brokers registered and answering metadata; with ``node``, that broker itself
+        answers (the others' metadata still lists a broker that has just been killed)."""
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        bootstrap = self.bootstrap if node is None else f"127.0.0.1:{self.ports[node - 1]}"
+        admin = AdminClient({"bootstrap.servers": bootstrap})
         last: Any = None
         while time.monotonic() < deadline:
             for k, proc in enumerate(self.procs):
@@ -193,8 +195,8 @@ class PluginCluster:
                     raise RuntimeError(f"broker node {k + 1} exited with {proc.returncode}; see {self.work_dir}")
             try:
                 md = admin.list_topics(timeout=5)
-                last = sorted(md.brokers)
-                if last == [1, 2, 3]:
+                last = (sorted(md.brokers), md.orig_broker_id)
+                if last[0] == [1, 2, 3] and node in (None, md.orig_broker_id):
                     return
             except Exception as exc:  # the admin client raises several error types while brokers boot
                 last = exc
