@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -176,18 +176,23 @@ class PluginCluster:
 
     def restart(self, node: int) -> None:
         """Start broker ``node`` again on its data directory (after :meth:`kill`) and wait until it
-        answers metadata itself, with the three brokers registered."""
+        logged the end of its startup and the three brokers answer metadata."""
         assert self.procs[node - 1].poll() is not None, "restart() after kill()"
+        started = self._starts(node)
         self.procs[node - 1] = self._launch(node)
-        self._wait_ready(time.monotonic() + START_TIMEOUT * 2, node)
+        self._wait_ready(time.monotonic() + START_TIMEOUT * 2, lambda: self._starts(node) > started)
 
-    def _wait_ready(self, deadline: float, node: int | None = None) -> None:
-        """All three brokers registered and answering metadata; with ``node``, that broker itself
-        answers (the others' metadata still lists a broker that has just been killed)."""
+    def _starts(self, node: int) -> int:
+        """How often broker ``node`` logged the end of its startup (the log is appended to)."""
+        log = self.work_dir / f"node{node}" / "logs" / "server.log"
+        return log.read_text(errors="replace").count("Kafka Server started") if log.exists() else 0
+
+    def _wait_ready(self, deadline: float, started: Callable[[], bool] = lambda: True) -> None:
+        """All three brokers registered and answering metadata, once ``started()`` holds (the other
+        brokers' metadata still lists a broker that has just been killed)."""
         from confluent_kafka.admin import AdminClient
 
-        bootstrap = self.bootstrap if node is None else f"127.0.0.1:{self.ports[node - 1]}"
-        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
         last: Any = None
         while time.monotonic() < deadline:
             for k, proc in enumerate(self.procs):
@@ -195,13 +200,13 @@ class PluginCluster:
                     raise RuntimeError(f"broker node {k + 1} exited with {proc.returncode}; see {self.work_dir}")
             try:
                 md = admin.list_topics(timeout=5)
-                last = (sorted(md.brokers), md.orig_broker_id)
-                if last[0] == [1, 2, 3] and node in (None, md.orig_broker_id):
+                last = sorted(md.brokers)
+                if last == [1, 2, 3] and started():
                     return
             except Exception as exc:  # the admin client raises several error types while brokers boot
                 last = exc
             time.sleep(0.5)
-        raise TimeoutError(f"the three brokers did not come up ({last!r}); see {self.work_dir}")
+        raise TimeoutError(f"the three brokers did not come up ({last!r}, started: {started()}); see {self.work_dir}")
 
     def stop(self) -> None:
         for proc in reversed(self.procs):
