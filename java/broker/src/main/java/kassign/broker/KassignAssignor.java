@@ -253,6 +253,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         Splits splits = new Splits();
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
+        // Joined once for both native calls.
+        NativeAssignor.Joined joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
         splits.mark("ids");
         Members in = new Members(groupSpec, describer, memberIds, countsFirst);
         splits.mark("members");
@@ -287,7 +289,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // the same pass as isPartitionAssignable).
         byte[] read = null;
         if (countsFirst && in.anyCurrent) {
-            read = NativeAssignor.membersToRead(memberIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
+            read = NativeAssignor.membersToRead(joinedIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
         }
         splits.mark("membersToRead");
         PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);
@@ -308,7 +310,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             cur = countsFirst && in.homogeneous && !in.anyCurrent ? CurrentTargets.none(m)
                 : CurrentTargets.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
             splits.mark("current");
-            int[] answer = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+            int[] answer = NativeAssignor.assign(joinedIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
                 assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
                 deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
