@@ -171,7 +171,8 @@ fn flat_ids(env: &mut JNIEnv<'_>, chars: &JCharArray<'_>, ends: &JIntArray<'_>) 
                 ))
             })?;
         let units = &buf[start..end];
-        if units.iter().all(|&u| u < 0x80) {
+        // One branch-free pass to tell ASCII (vectorised), then a byte per unit.
+        if units.iter().fold(0u16, |a, &u| a | u) < 0x80 {
             bytes.extend(units.iter().map(|&u| u as u8));
         } else {
             let s = String::from_utf16_lossy(units);

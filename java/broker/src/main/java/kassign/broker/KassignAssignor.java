@@ -481,6 +481,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         }
     }
 
+    /**
+     * The class of Apache Kafka's group coordinator that holds a member's subscription and current
+     * target assignment in one object ({@code GroupSpecImpl}'s members).
+     */
+    private static final String COORDINATOR_MEMBER =
+        "org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl";
+
     /** The input pass over the members: subscriptions, racks, and current targets (not read yet). */
     private static final class Members {
         // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
@@ -523,7 +530,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             memberCounts = new int[m];
             for (int i = 0; i < m; i++) {
                 MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
-                MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
+                // The coordinator's member object is the member's subscription and its current
+                // target at once (GroupSpecImpl answers both from one map): one lookup, not two.
+                MemberAssignment current = sub instanceof MemberAssignment a
+                    && a.getClass().getName().equals(COORDINATOR_MEMBER) ? a : groupSpec.memberAssignment(memberIds[i]);
                 currentMaps[i] = current == null ? null : current.partitions();
                 // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
                 // same topics, and elsewhere the full read follows anyway.
