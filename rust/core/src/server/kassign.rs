@@ -234,7 +234,8 @@ pub fn working_bound(l: &Lengths, total: usize) -> usize {
 
 /// All the native memory of one call: [`working_bound`], the input arrays as copied (4 bytes an
 /// int, 2 a UTF-16 character, 1 a flag), the strings made from them (at most 3 bytes of UTF-8 per
-/// UTF-16 character) and the owners returned (at most two ints per partition).
+/// UTF-16 character; the member ids' twice, as one [`FlatIds`] buffer and, when the group is
+/// interned, as strings) and the owners returned (at most two ints per partition).
 pub fn native_bound(l: &Lengths, total: usize) -> usize {
     let ints = l.member_ids
         + l.member_racks
@@ -251,7 +252,7 @@ pub fn native_bound(l: &Lengths, total: usize) -> usize {
         + l.member_counts.unwrap_or(0)
         + l.free.unwrap_or(0);
     let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
-    working_bound(l, total) + 4 * ints + 5 * chars + l.assignable + 8 * total
+    working_bound(l, total) + 4 * ints + 5 * chars + 3 * l.member_id_chars + l.assignable + 8 * total
 }
 
 /// The partitions of a group in total (negative counts count as 0; the model builder refuses
