@@ -92,6 +92,13 @@ def previous_by_topic(
 ) -> dict[str, dict[int, list[int]]]:
     """The claim rule: topic -> {index in sorted(members): [previously owned partition]}."""
 
+def sticky_inputs(
+    members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]
+) -> tuple[dict[str, tuple[int, ...]], dict[str, dict[int, list[int]]]]:
+    """One read of the group for the sticky Python strategies: (topic -> subscriber indices, as
+    ``subscribers_by_topic``; the claim rule: topic -> {index in sorted(members): [previously owned
+    partition]})."""
+
 def previous_owners(members: Mapping[str, Member]) -> dict[tuple[str, int], str]:
     """The claim rule: {(topic, partition): previous owner's id}, every claimed key."""
 

@@ -209,6 +209,8 @@ def solve(
 
 
 def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, array[int]], dict[str, Any]]:
+    # Sticky: the claims first, so the subscribers come from the same read of the group.
+    previous = inputs.read_previous() if opts.sticky else None
     ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
@@ -221,8 +223,8 @@ def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, 
     n = len(ids)
     kept = 0
     frozen: dict[str, bytes] | None = None
-    if opts.sticky:
-        owners, kept, frozen = _sticky(inputs, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
+    if previous is not None:
+        owners, kept, frozen = _sticky(len(ids), previous, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
     elif opts.mode == "proposal":
         owners = _carry_lag(n, subs, partitions_per_topic, arrays, opts.max_skew)
     elif opts.mode == "per-topic":
@@ -352,18 +354,9 @@ def _carry_lag(
 # -- sticky -----------------------------------------------------------------------------------------
 
 
-def _owned_by_topic(inputs: Inputs) -> dict[str, dict[int, list[int]]]:
-    """topic -> {member index: partitions it previously owned}, subscribed topics and partitions
-    in range only: the core's claim rule (``inputs.previous`` when the caller derived it already)."""
-    from .. import _core
-
-    if inputs.previous is not None:
-        return inputs.previous
-    return _core.previous_by_topic(inputs.history, inputs.partitions_per_topic)
-
-
 def _sticky(
-    inputs: Inputs,
+    n_members: int,
+    by_topic: dict[str, dict[int, list[int]]],
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
     arrays: dict[str, array[int]],
@@ -371,20 +364,21 @@ def _sticky(
     mode: str,
 ) -> tuple[dict[str, array[int]], int, dict[str, bytes]]:
     """Keep owned partitions within the per-topic quota (module docstring, sticky mode), place the
-    rest by the mode's rule. Returns (owners, kept, frozen: topic -> per-partition 'kept' flags).
-    The keep step runs in the Rust core (``_core.greedy_keep``)."""
+    rest by the mode's rule. ``by_topic`` is what the members previously owned
+    (:meth:`kassign.assignors._greedy.Inputs.read_previous`: the core's claim rule). Returns
+    (owners, kept, frozen: topic -> per-partition 'kept' flags). The keep step runs in the Rust
+    core (``_core.greedy_keep``)."""
     from .. import _core
 
-    by_topic = _owned_by_topic(inputs)
     topics = list(by_topic)
     args = [(subs[t], partitions_per_topic[t], arrays.get(t), by_topic[t]) for t in topics]
-    fixed, flags, kept, load = _core.greedy_keep(args, len(inputs.ids))
+    fixed, flags, kept, load = _core.greedy_keep(args, n_members)
     preset = dict(zip(topics, fixed))
     frozen = dict(zip(topics, flags))
     if mode == "per-topic":
         # The prototype's rule with the kept partitions in place: every topic starts from zero lag.
-        return _per_topic(len(inputs.ids), subs, partitions_per_topic, arrays, skew, preset), kept, frozen
-    owners = _carry_lag(len(inputs.ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
+        return _per_topic(n_members, subs, partitions_per_topic, arrays, skew, preset), kept, frozen
+    owners = _carry_lag(n_members, subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
     return owners, kept, frozen
 
 
