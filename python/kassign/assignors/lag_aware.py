@@ -209,8 +209,8 @@ def solve(
 
 
 def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, array[int]], dict[str, Any]]:
-    # Sticky: the claims first, so the subscribers come from the same read of the group.
-    previous = inputs.read_previous() if opts.sticky else None
+    if opts.sticky:
+        inputs.read_previous()  # the claims first: the subscribers come from the same read of the group
     ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
@@ -223,8 +223,8 @@ def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, 
     n = len(ids)
     kept = 0
     frozen: dict[str, bytes] | None = None
-    if previous is not None:
-        owners, kept, frozen = _sticky(len(ids), previous, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
+    if opts.sticky:
+        owners, kept, frozen = _sticky(inputs, subs, partitions_per_topic, arrays, opts.max_skew, opts.mode)
     elif opts.mode == "proposal":
         owners = _carry_lag(n, subs, partitions_per_topic, arrays, opts.max_skew)
     elif opts.mode == "per-topic":
@@ -355,8 +355,7 @@ def _carry_lag(
 
 
 def _sticky(
-    n_members: int,
-    by_topic: dict[str, dict[int, list[int]]],
+    inputs: Inputs,
     subs: dict[str, tuple[int, ...]],
     partitions_per_topic: dict[str, int],
     arrays: dict[str, array[int]],
@@ -364,12 +363,14 @@ def _sticky(
     mode: str,
 ) -> tuple[dict[str, array[int]], int, dict[str, bytes]]:
     """Keep owned partitions within the per-topic quota (module docstring, sticky mode), place the
-    rest by the mode's rule. ``by_topic`` is what the members previously owned
+    rest by the mode's rule, from what the members previously owned
     (:meth:`kassign.assignors._greedy.Inputs.read_previous`: the core's claim rule). Returns
     (owners, kept, frozen: topic -> per-partition 'kept' flags). The keep step runs in the Rust
     core (``_core.greedy_keep``)."""
     from .. import _core
 
+    n_members = len(inputs.ids)
+    by_topic = inputs.read_previous()
     topics = list(by_topic)
     args = [(subs[t], partitions_per_topic[t], arrays.get(t), by_topic[t]) for t in topics]
     fixed, flags, kept, load = _core.greedy_keep(args, n_members)
