@@ -87,11 +87,6 @@ def result_lists(
 ) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
-def previous_by_topic(
-    members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]
-) -> dict[str, dict[int, list[int]]]:
-    """The claim rule: topic -> {index in sorted(members): [previously owned partition]}."""
-
 def sticky_inputs(
     members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]
 ) -> tuple[dict[str, tuple[int, ...]], dict[str, dict[int, list[int]]]]:

@@ -16,7 +16,7 @@ use crate::errors::OrRaise;
 use crate::member::{repr, type_name, Member};
 use kassign_core::claims::{self, Resolver, TopicClaims};
 use kassign_core::fleet::{self, FastMap};
-use kassign_core::model::{py_repr, Problem, NO_OWNER};
+use kassign_core::model::{py_repr, NO_OWNER};
 
 /// [`claims::previous_by_topic`]'s result as topic -> {member index: [partition]} (member index =
 /// position in the sorted member ids); `names` holds the topic names by topic id.
@@ -76,33 +76,10 @@ pub(crate) fn sticky_inputs<'py>(
         ))
     })?
     .or_raise()?;
-    Ok((subscribers_dict(py, subs, &names)?, previous_dict(py, previous, &names)?))
-}
-
-/// The old path, until the comparison with [`sticky_inputs`] has run: topic -> {member index:
-/// [partition]} from its own read of the group.
-fn old_previous_dict<'py>(py: Python<'py>, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
-    for (t, members) in claims::previous_by_topic(problem) {
-        let d = PyDict::new(py);
-        for (m, ps) in members {
-            d.set_item(m, ps)?;
-        }
-        out.set_item(problem.topics[t as usize].as_str(), d)?;
-    }
-    Ok(out)
-}
-
-#[pyfunction]
-pub(crate) fn previous_by_topic<'py>(
-    py: Python<'py>,
-    members: &Bound<'py, PyAny>,
-    partitions_per_topic: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let read = read_group(py, members, partitions_per_topic, None)?;
-    let builder = read.builder;
-    let problem = run_detached(py, move || builder.build())?.or_raise()?;
-    old_previous_dict(py, &problem)
+    Ok((
+        subscribers_dict(py, subs, &names)?,
+        previous_dict(py, previous, &names)?,
+    ))
 }
 
 /// The previous owner of every claimed `(topic, partition)` key of `members` (member id ->
@@ -159,7 +136,6 @@ pub(crate) fn previous_owners<'py>(py: Python<'py>, members: &Bound<'py, PyAny>)
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sticky_inputs, m)?)?;
-    m.add_function(wrap_pyfunction!(previous_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(previous_owners, m)?)?;
     Ok(())
 }
