@@ -15,7 +15,8 @@ use crate::errors::run_detached;
 use crate::errors::OrRaise;
 use crate::member::{repr, type_name, Member};
 use kassign_core::claims::{self, Resolver, TopicClaims};
-use kassign_core::fleet::{self, FastMap};
+use kassign_core::fleet::FastMap;
+use kassign_core::greedy;
 use kassign_core::model::{py_repr, NO_OWNER};
 
 /// [`claims::previous_by_topic`]'s result as topic -> {member index: [partition]} (member index =
@@ -36,7 +37,7 @@ pub(crate) fn previous_dict<'py>(
     Ok(out)
 }
 
-/// [`fleet::problem::subscribers_by_topic`]'s result as topic -> (subscriber indices), topics with
+/// [`greedy::subscribers_by_topic`]'s result as topic -> (subscriber indices), topics with
 /// the same subscribers sharing one tuple; `names` holds the topic names by topic id.
 pub(crate) fn subscribers_dict<'py>(
     py: Python<'py>,
@@ -71,7 +72,7 @@ pub(crate) fn sticky_inputs<'py>(
     let (subs, previous) = run_detached(py, move || {
         let problem = builder.build()?;
         Ok::<_, kassign_core::model::InputError>((
-            fleet::problem::subscribers_by_topic(&problem),
+            greedy::subscribers_by_topic(&problem),
             claims::previous_by_topic(&problem),
         ))
     })?

@@ -12,7 +12,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use kassign_core::fleet::{self, Assigner, FastMap, Group, Origin, Placed, RustAssigner, StrategyError};
+use kassign_core::fleet::{Assigner, FastMap, Group, Origin, Placed, RustAssigner, StrategyError};
 use kassign_core::model::Problem;
 
 /// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
@@ -167,10 +167,10 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
     }
 
     /// `Inputs.subs` of the round's members, derived in the core
-    /// ([`fleet::problem::subscribers_by_topic`]: the same dict order and tuple sharing as the
+    /// ([`kassign_core::greedy::subscribers_by_topic`]: the same dict order and tuple sharing as the
     /// Python derivation it replaces).
     fn subs(&self, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
-        let sets = fleet::problem::subscribers_by_topic(problem);
+        let sets = kassign_core::greedy::subscribers_by_topic(problem);
         crate::claims::subscribers_dict(self.py, sets, &self.topic_names)
     }
 
