@@ -130,7 +130,10 @@ fn resolver(problem: &Problem, scope: Scope) -> Resolver {
             }
             Scope::OwnTopics => {
                 let subs = &problem.subs[m.sub as usize];
-                // owned is sorted by flat id, hence by topic: walk topics alongside
+                // owned is sorted by flat id, hence by topic: walk topics alongside. (Linear in
+                // the topics per member: members of the sticky strategies own partitions spread
+                // over many topics. `current_target_owners` looks each run's topic up instead,
+                // for the broker's groups of many members owning a few partitions each.)
                 let mut t = 0usize;
                 let mut si = 0usize;
                 for &p in &m.owned {
