@@ -134,8 +134,8 @@ fn resolver(problem: &Problem, scope: Scope) -> Resolver {
                 // partition and per topic passed). `current_target_owners` looks each run's topic
                 // up instead (two binary searches per run): cheaper for a member owning a few
                 // partitions among many topics, dearer when its runs are short, as for the sticky
-                // strategies' members (using it here measured 2 to 4 % more CPU on a 1M-partition
-                // sticky round 2).
+                // strategies' members (here it took 2 to 4 % more CPU in
+                // `benches/assign_members.py java-large-uniform/round2 sticky`).
                 let mut t = 0usize;
                 let mut si = 0usize;
                 for &p in &m.owned {
