@@ -526,18 +526,28 @@ impl ProblemBuilder {
 }
 
 /// Member positions sorted by id (byte order), or the first duplicate id.
+fn positions_by_id(members: &[Member]) -> Result<Vec<MemberIdx>, InputError> {
+    order_by_id(members.len(), |i| members[i].id.as_bytes())
+}
+
+/// The positions `0..n` sorted by the ids `id(i)` (byte order, the order of [`Problem::members`]),
+/// or the first duplicate id. The broker's flat path sorts its ids here without making a `String`
+/// of each.
 ///
 /// Ids often share a long prefix (client ids such as `consumer-<group>-<n>-<uuid>`), so each id
 /// is keyed by the 8 bytes that follow the prefix common to all ids, big-endian and zero-padded:
 /// a smaller key means a smaller id, and only equal keys compare whole ids. This is the same
 /// order as sorting the ids themselves, in a fraction of the string comparisons.
-fn positions_by_id(members: &[Member]) -> Result<Vec<MemberIdx>, InputError> {
-    let first = members.first().map(|m| m.id.as_bytes()).unwrap_or_default();
+pub fn order_by_id<'i>(n: usize, id: impl Fn(usize) -> &'i [u8]) -> Result<Vec<MemberIdx>, InputError> {
+    if n > MAX_MEMBERS {
+        return Err(InputError::TooManyMembers(n));
+    }
+    let first = if n == 0 { &[][..] } else { id(0) };
     let mut common = first.len();
-    for m in members.iter().skip(1) {
-        let id = m.id.as_bytes();
-        common = common.min(id.len());
-        common = first[..common].iter().zip(id).take_while(|(a, b)| a == b).count();
+    for i in 1..n {
+        let other = id(i);
+        common = common.min(other.len());
+        common = first[..common].iter().zip(other).take_while(|(a, b)| a == b).count();
     }
     let key = |id: &[u8]| {
         let tail = &id[common..];
@@ -546,20 +556,15 @@ fn positions_by_id(members: &[Member]) -> Result<Vec<MemberIdx>, InputError> {
         k[..n].copy_from_slice(&tail[..n]);
         u64::from_be_bytes(k)
     };
-    let mut keyed: Vec<(u64, MemberIdx)> = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (key(m.id.as_bytes()), i as MemberIdx))
-        .collect();
-    keyed.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| members[a.1 as usize].id.cmp(&members[b.1 as usize].id))
-    });
+    let mut keyed: Vec<(u64, MemberIdx)> = (0..n).map(|i| (key(id(i)), i as MemberIdx)).collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id(a.1 as usize).cmp(id(b.1 as usize))));
     if let Some(w) = keyed
         .windows(2)
-        .find(|w| w[0].0 == w[1].0 && members[w[0].1 as usize].id == members[w[1].1 as usize].id)
+        .find(|w| w[0].0 == w[1].0 && id(w[0].1 as usize) == id(w[1].1 as usize))
     {
-        return Err(InputError::DuplicateMember(members[w[0].1 as usize].id.clone()));
+        return Err(InputError::DuplicateMember(
+            String::from_utf8_lossy(id(w[0].1 as usize)).into_owned(),
+        ));
     }
     Ok(keyed.into_iter().map(|(_, i)| i).collect())
 }

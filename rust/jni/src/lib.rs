@@ -6,11 +6,12 @@
 //! [`Lengths::check`] (the broker caps, docs/broker.md "Native memory"); then the partition counts
 //! (at most [`kassign_core::server::kassign::BROKER_MAX_TOPICS`] of them) are copied and their total judged;
 //! only then is anything else copied into native memory, each buffer reserved fallibly (a failed
-//! reservation is an error for this group, never an abort). The group goes to
-//! [`kassign_core::server::kassign::assign_flat_until`] (which checks its contents) and the owners are
-//! copied back. The counts-first path asks [`members_to_read`] (whose current target Java must
-//! read), then calls the same entry point with the members' counts, which goes to
-//! [`assign_flat_counted`] instead. An input error or a panic becomes a Java
+//! reservation is an error for this group, never an abort). The member ids become one UTF-8
+//! buffer ([`FlatIds`], no `String` per member), and the group goes to
+//! [`kassign_core::server::kassign::assign_flat_ids`] (which checks its contents and decides whether
+//! the group is dealt flat or interned); the owners are copied back. The counts-first path asks
+//! [`members_to_read`] (whose current target Java must read), then calls the same entry point with
+//! the members' counts. An input error or a panic becomes a Java
 //! `org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException`; nothing unwinds
 //! into the JVM, and a pending Java `Error` (an `OutOfMemoryError` from a JNI allocation) is left
 //! as it is. Concurrent calls from several coordinator threads share nothing but
@@ -30,7 +31,7 @@ use jni::sys::{jbyteArray, jintArray, jlong, jstring};
 use jni::JNIEnv;
 
 use kassign_core::server::kassign::{
-    assign_flat_counted, assign_flat_until, members_to_read, native_bound, partition_total, FlatGroup, Lengths,
+    assign_flat_ids, members_to_read, native_bound, partition_total, FlatGroup, FlatIds, Lengths,
 };
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
@@ -127,9 +128,9 @@ fn strings(
     Ok(out)
 }
 
-/// One string from its UTF-16 code units. Member ids and topic ids are ASCII, which takes the
-/// direct way (one byte per unit, no decoding per character); anything else is decoded, a lone
-/// surrogate becoming U+FFFD.
+/// One string from its UTF-16 code units. Topic ids are ASCII, which takes the direct way (one
+/// byte per unit, no decoding per character); anything else is decoded, a lone surrogate becoming
+/// U+FFFD.
 fn utf16(units: &[u16]) -> String {
     if units.iter().all(|&u| u < 0x80) {
         let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
@@ -141,9 +142,51 @@ fn utf16(units: &[u16]) -> String {
     String::from_utf16_lossy(units)
 }
 
+/// The member ids as UTF-8 bytes back to back ([`FlatIds`]): the characters and end offsets as
+/// [`strings`] takes them, without a `String` per id. ASCII ids are copied byte for byte; anything
+/// else is decoded as [`utf16`] decodes it.
+fn flat_ids(env: &mut JNIEnv<'_>, chars: &JCharArray<'_>, ends: &JIntArray<'_>) -> Result<FlatIds, Failure> {
+    let ends = ints(env, ends)?;
+    let mut buf: Vec<u16> = buffer(len(env, chars)?)?;
+    if !buf.is_empty() {
+        env.get_char_array_region(chars, 0, &mut buf)?;
+    }
+    let reserve = |v: &mut Vec<u8>, n: usize| {
+        v.try_reserve(n)
+            .map_err(|_| Failure("kassign: cannot reserve native memory for this group's member ids".into()))
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    reserve(&mut bytes, buf.len())?;
+    let mut out: Vec<usize> = Vec::new();
+    out.try_reserve_exact(ends.len())
+        .map_err(|_| Failure("kassign: cannot reserve native memory for this group's member ids".into()))?;
+    let mut start = 0usize;
+    for (i, &end) in ends.iter().enumerate() {
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&e| e >= start && e <= buf.len())
+            .ok_or_else(|| {
+                Failure(format!(
+                    "kassign: memberIds: end offset {i} ({end}) is out of order or past the characters"
+                ))
+            })?;
+        let units = &buf[start..end];
+        // One branch-free pass to tell ASCII (vectorised), then a byte per unit.
+        if units.iter().fold(0u16, |a, &u| a | u) < 0x80 {
+            bytes.extend(units.iter().map(|&u| u as u8));
+        } else {
+            let s = String::from_utf16_lossy(units);
+            reserve(&mut bytes, s.len())?;
+            bytes.extend_from_slice(s.as_bytes());
+        }
+        out.push(bytes.len());
+        start = end;
+    }
+    Ok(FlatIds::new(bytes, out)?)
+}
+
 /// The arrays of one group as Java passes them (see `assign0`), copied into Rust.
 struct Arrays {
-    member_ids: Vec<String>,
     member_racks: Vec<i32>,
     rack_names: Vec<String>,
     topics: Vec<String>,
@@ -159,10 +202,10 @@ struct Arrays {
 }
 
 impl Arrays {
-    /// The group, its member ids moved out.
+    /// The group (its member ids travel apart, as [`FlatIds`]).
     fn group(&mut self) -> FlatGroup<'_> {
         FlatGroup {
-            member_ids: std::mem::take(&mut self.member_ids),
+            member_ids: Vec::new(),
             member_racks: &self.member_racks,
             rack_names: std::mem::take(&mut self.rack_names),
             topics: std::mem::take(&mut self.topics),
@@ -226,9 +269,13 @@ fn int_array(env: &mut JNIEnv<'_>, values: &[i32]) -> Result<jintArray, Failure>
 /// offsets (`NativeAssignor.assign` joins them).
 ///
 /// `memberCounts` and `free` choose the call, both null or both given:
-/// * null: the full read, [`assign_flat_until`]'s owner of every partition;
-/// * given: the counts-first path, [`assign_flat_counted`]'s answer (k partitions, then their k
+/// * null: the full read, the owner of every partition
+///   ([`kassign_core::server::kassign::assign_flat_until`]'s answer);
+/// * given: the counts-first path
+///   ([`kassign_core::server::kassign::assign_flat_counted`]'s answer: k partitions, then their k
 ///   owners), or null when every member must be read after all (then call again without them).
+///
+/// Both go through [`assign_flat_ids`].
 ///
 /// `budgetNanos`: the time left for this assignment (the deadline is now plus that), or negative
 /// for none.
@@ -315,8 +362,8 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         } else {
             None
         };
+        let ids = flat_ids(env, &member_id_chars, &member_id_ends)?;
         let mut arrays = Arrays {
-            member_ids: strings(env, "memberIds", &member_id_chars, &member_id_ends)?,
             member_racks: ints(env, &member_racks)?,
             rack_names: strings(env, "rackNames", &rack_name_chars, &rack_name_ends)?,
             topics: strings(env, "topics", &topic_chars, &topic_ends)?,
@@ -330,10 +377,10 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
             partition_racks: ints(env, &partition_racks)?,
             assignable: bytes(env, &assignable)?,
         };
-        let owners = match counted {
-            None => Some(assign_flat_until(arrays.group(), deadline)?),
-            Some((counts, free)) => assign_flat_counted(arrays.group(), &counts, &free, deadline)?,
-        };
+        let counted = counted
+            .as_ref()
+            .map(|(counts, free)| (counts.as_slice(), free.as_slice()));
+        let owners = assign_flat_ids(arrays.group(), &ids, counted, deadline)?;
         match owners {
             None => Ok(std::ptr::null_mut()),
             Some(owners) => int_array(env, &owners),
@@ -372,9 +419,11 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>
         let topics = ints(env, &sub_topics)?;
         let members = ints(env, &member_counts)?;
         let ids = || {
-            strings(env, "memberIds", &member_id_chars, &member_id_ends).map_err(|Failure(msg)| {
-                kassign_core::model::InputError::Invalid(msg.trim_start_matches("kassign: ").to_string())
-            })
+            flat_ids(env, &member_id_chars, &member_id_ends)
+                .map_err(|Failure(msg)| {
+                    kassign_core::model::InputError::Invalid(msg.trim_start_matches("kassign: ").to_string())
+                })?
+                .order()
         };
         let read = members_to_read(&counts, &offsets, &topics, &members, ids)?;
         match read {

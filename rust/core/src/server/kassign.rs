@@ -21,7 +21,9 @@
 
 use std::time::Instant;
 
-use crate::model::{Assignment, InputError, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
+use crate::model::{
+    order_by_id, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER,
+};
 
 /// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
 /// while balancing heterogeneous subscriptions and maximising kept partitions). Every group of the
@@ -232,7 +234,8 @@ pub fn working_bound(l: &Lengths, total: usize) -> usize {
 
 /// All the native memory of one call: [`working_bound`], the input arrays as copied (4 bytes an
 /// int, 2 a UTF-16 character, 1 a flag), the strings made from them (at most 3 bytes of UTF-8 per
-/// UTF-16 character) and the owners returned (at most two ints per partition).
+/// UTF-16 character; the member ids' twice, as one [`FlatIds`] buffer and, when the group is
+/// interned, as strings) and the owners returned (at most two ints per partition).
 pub fn native_bound(l: &Lengths, total: usize) -> usize {
     let ints = l.member_ids
         + l.member_racks
@@ -249,7 +252,7 @@ pub fn native_bound(l: &Lengths, total: usize) -> usize {
         + l.member_counts.unwrap_or(0)
         + l.free.unwrap_or(0);
     let chars = l.member_id_chars + l.topic_chars + l.rack_name_chars;
-    working_bound(l, total) + 4 * ints + 5 * chars + l.assignable + 8 * total
+    working_bound(l, total) + 4 * ints + 5 * chars + 3 * l.member_id_chars + l.assignable + 8 * total
 }
 
 /// The partitions of a group in total (negative counts count as 0; the model builder refuses
@@ -340,7 +343,11 @@ fn check_index(name: &str, values: &[i32], n: usize, allow_none: bool) -> Result
 /// partition count (negative counts count as 0 here; the model builder rejects them with the
 /// caps, [`crate::model::MAX_PARTITIONS`] and [`MAX_MEMBERS`], as for every other entry point).
 fn check_shapes(g: &FlatGroup<'_>) -> Result<usize, InputError> {
-    let m = g.member_ids.len();
+    check_shapes_of(g, g.member_ids.len())
+}
+
+/// [`check_shapes`] for `m` members (whose ids may be held apart, [`FlatIds`]).
+fn check_shapes_of(g: &FlatGroup<'_>, m: usize) -> Result<usize, InputError> {
     let t = g.topics.len();
     if m > MAX_MEMBERS {
         return Err(InputError::TooManyMembers(m));
@@ -414,7 +421,8 @@ pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<
 /// of the r extra slots, which go to the members holding more than q in member id order: when no
 /// more than r members hold more than q, every one of them (a member joining a group where
 /// everyone holds q + 1 of the new quota, for instance); otherwise the first ones by id, and
-/// `member_ids` is asked for the ids (only then: the caller need not convert them otherwise).
+/// `member_order` is asked for the members' positions in member id order ([`order_by_id`]; only
+/// then: the caller need not convert the ids otherwise).
 /// Such a member's partitions need not be read. Returns `None` when the rule does not apply or
 /// decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether member `i`
 /// must be read, and [`assign_flat_counted`] finishes the assignment.
@@ -423,7 +431,7 @@ pub fn members_to_read(
     sub_offsets: &[i32],
     sub_topics: &[i32],
     member_counts: &[i32],
-    member_ids: impl FnOnce() -> Result<Vec<String>, InputError>,
+    member_order: impl FnOnce() -> Result<Vec<MemberIdx>, InputError>,
 ) -> Result<Option<Vec<bool>>, InputError> {
     let m = member_counts.len();
     let t = partition_counts.len();
@@ -468,15 +476,14 @@ pub fn members_to_read(
     } else if member_counts.iter().any(|&c| c as i64 == q + 1) {
         // The extra slots go to the first r members over q in id order (the keep step's order).
         // After a member of unknown size nobody can tell how many are left: read the rest.
-        let ids = member_ids()?;
-        if ids.len() != m {
-            return Err(invalid(format!("member ids: expected {m}, got {}", ids.len())));
+        let order = member_order()?;
+        if order.len() != m {
+            return Err(invalid(format!("member ids: expected {m}, got {}", order.len())));
         }
-        let mut order: Vec<usize> = (0..m).collect();
-        order.sort_by(|&a, &b| ids[a].cmp(&ids[b]));
         let mut read = vec![true; m];
         let (mut extra, mut known) = (r, true);
         for i in order {
+            let i = i as usize;
             let c = member_counts[i];
             known &= c >= 0;
             if over_q(c) {
@@ -529,8 +536,8 @@ pub fn assign_flat_counted(
             "free: partitions must be ascending, each once, within 0..{total}"
         )));
     }
-    let ids = || Ok(g.member_ids.clone());
-    let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, ids)? else {
+    let order = || order_by_id(m, |i| g.member_ids[i].as_bytes());
+    let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, order)? else {
         return Ok(None);
     };
     if !g.assignable.is_empty() {
@@ -596,6 +603,175 @@ pub fn assign_flat_counted(
     }
     at.extend_from_slice(&owners);
     Ok(Some(at))
+}
+
+/// Member ids as UTF-8 bytes back to back, `ends[i]` the end of id `i` (the JNI boundary's form):
+/// no `String` per member unless the group needs interning ([`assign_flat_ids`]).
+#[derive(Clone, Debug, Default)]
+pub struct FlatIds {
+    pub bytes: Vec<u8>,
+    /// Non-decreasing, each at most `bytes.len()` (checked by [`FlatIds::new`]).
+    pub ends: Vec<usize>,
+}
+
+impl FlatIds {
+    /// Checked: `ends` never decreases and stays within `bytes`.
+    pub fn new(bytes: Vec<u8>, ends: Vec<usize>) -> Result<FlatIds, InputError> {
+        if ends.windows(2).any(|w| w[0] > w[1]) || ends.last().is_some_and(|&e| e > bytes.len()) {
+            return Err(invalid(
+                "member ids: end offsets out of order or past the bytes".to_string(),
+            ));
+        }
+        Ok(FlatIds { bytes, ends })
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Id `i`'s bytes.
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// The positions in member id order ([`order_by_id`]), or the first duplicate id.
+    pub fn order(&self) -> Result<Vec<MemberIdx>, InputError> {
+        order_by_id(self.len(), |i| self.get(i))
+    }
+
+    /// One `String` per id (invalid UTF-8 is an error).
+    pub fn strings(&self) -> Result<Vec<String>, InputError> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(self.len())
+            .map_err(|_| invalid("member ids: cannot reserve native memory".to_string()))?;
+        for i in 0..self.len() {
+            let s =
+                std::str::from_utf8(self.get(i)).map_err(|_| invalid(format!("member ids: id {i} is not UTF-8")))?;
+            out.push(s.to_string());
+        }
+        Ok(out)
+    }
+}
+
+/// [`assign_flat_until`] (`counted` None) or [`assign_flat_counted`] (`counted` = the member
+/// counts and the free partitions), on a group whose member ids come as [`FlatIds`]
+/// (`g.member_ids` is ignored). The same answers; the full read's is wrapped in `Some`.
+///
+/// A group that every member subscribes to whole (HOMOGENEOUS: `sub_offsets` empty), with no
+/// replica racks and every partition assignable, whose current target is judged from its sizes
+/// alone (every member counted by [`members_to_read`], or nobody holds anything), is dealt
+/// without interning it: the members are ordered by id over the bytes, and the constrained
+/// path's keep step and deal ([`crate::sticky::constrained::deal`]) run on the counts. Any other
+/// group is interned as before.
+pub fn assign_flat_ids(
+    mut g: FlatGroup<'_>,
+    ids: &FlatIds,
+    counted: Option<(&[i32], &[i32])>,
+    deadline: Option<Instant>,
+) -> Result<Option<Vec<i32>>, InputError> {
+    if let Some(out) = dealt(&g, ids, counted)? {
+        return Ok(Some(out));
+    }
+    g.member_ids = ids.strings()?;
+    match counted {
+        None => assign_flat_until(g, deadline).map(Some),
+        Some((counts, free)) => assign_flat_counted(g, counts, free, deadline),
+    }
+}
+
+/// The flat deal of [`assign_flat_ids`], or `None` when the group must be interned (not that
+/// kind of group, or anything the interning path reports: a duplicate id, a duplicate topic, a
+/// negative count, counts that do not add up).
+fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) -> Result<Option<Vec<i32>>, InputError> {
+    let m = ids.len();
+    let total = check_shapes_of(g, m)?;
+    let t = g.topics.len();
+    if m == 0
+        || !g.sub_offsets.is_empty()
+        || !g.partition_rack_offsets.is_empty()
+        || !g.assignable.is_empty()
+        || !g.owned_topics.is_empty()
+        || g.partition_counts.iter().any(|&n| n < 0)
+    {
+        return Ok(None);
+    }
+    // Every topic subscribed, once; the problem's topic order is name order.
+    let mut subscribed = vec![false; t];
+    for &ti in g.sub_topics {
+        subscribed[ti as usize] = true;
+    }
+    if subscribed.contains(&false) {
+        return Ok(None);
+    }
+    let mut by_name: Vec<usize> = (0..t).collect();
+    by_name.sort_unstable_by(|&a, &b| g.topics[a].cmp(&g.topics[b]));
+    if by_name.windows(2).any(|w| g.topics[w[0]] == g.topics[w[1]]) {
+        return Ok(None);
+    }
+    let base: Vec<usize> = g
+        .partition_counts
+        .iter()
+        .scan(0usize, |acc, &n| Some(std::mem::replace(acc, *acc + n as usize)))
+        .collect();
+    let Ok(order) = ids.order() else {
+        return Ok(None);
+    };
+    let q = (total / m) as u32;
+    let extra = (total % m) as u32;
+    // The counts in member order.
+    let mut count = vec![0u32; m];
+    if let Some((member_counts, free)) = counted {
+        if member_counts.len() != m {
+            return Ok(None);
+        }
+        if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
+            return Ok(None);
+        }
+        let read = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, || {
+            Ok(order.clone())
+        })?;
+        if !read.is_some_and(|r| !r.contains(&true)) {
+            return Ok(None);
+        }
+        let held: i64 = member_counts.iter().map(|&c| c as i64).sum();
+        if held != (total - free.len()) as i64 {
+            return Ok(None);
+        }
+        for (k, &i) in order.iter().enumerate() {
+            count[k] = member_counts[i as usize] as u32;
+        }
+        // A counted member over q holds q + 1 and takes one of the extra slots (the constrained
+        // keep step's check).
+        let over = count.iter().filter(|&&c| c > q).count() as u32;
+        assert!(
+            over <= extra,
+            "sticky: a counted member over quota without an extra slot (internal error)"
+        );
+        // The free partitions (indexes into `free`) in the problem's order: topics by name.
+        let mut pool: Vec<u32> = Vec::with_capacity(free.len());
+        for &ti in &by_name {
+            let lo = free.partition_point(|&f| (f as usize) < base[ti]);
+            let hi = free.partition_point(|&f| (f as usize) < base[ti] + g.partition_counts[ti] as usize);
+            pool.extend(lo as u32..hi as u32);
+        }
+        let mut out = vec![0i32; 2 * free.len()];
+        out[..free.len()].copy_from_slice(free);
+        let owners = &mut out[free.len()..];
+        crate::sticky::constrained::deal(count, q, pool, |k, j| owners[j as usize] = order[k as usize] as i32);
+        Ok(Some(out))
+    } else {
+        let mut out = vec![-1i32; total];
+        let pool = by_name
+            .iter()
+            .flat_map(|&ti| base[ti]..base[ti] + g.partition_counts[ti] as usize);
+        crate::sticky::constrained::deal(count, q, pool, |k, f| out[f] = order[k as usize] as i32);
+        Ok(Some(out))
+    }
 }
 
 /// A flat group interned as a [`Problem`], with the maps between the caller's indexes and the
@@ -1349,7 +1525,7 @@ mod tests {
                 }
             }
             let free: Vec<i32> = (0..total).filter(|&f| !held[f as usize]).collect();
-            let ids = || Ok(r.ids.iter().map(|s| s.to_string()).collect());
+            let ids = || order_by_id(m, |i| r.ids[i].as_bytes());
             let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts, ids).unwrap() else {
                 continue;
             };
@@ -1428,7 +1604,7 @@ mod tests {
         let unasked = || Err(invalid("the ids were asked for".to_string()));
         let ids = |v: &[&str]| {
             let v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-            move || Ok(v)
+            move || order_by_id(v.len(), |i| v[i].as_bytes())
         };
         // 10 partitions, 3 members: q = 3, r = 1. Counts 3, 4 and -1 (an empty set): two members
         // may be over q; "b", first by id, gets the one extra slot and keeps its 4.
@@ -1470,5 +1646,120 @@ mod tests {
         // Nobody decided from counts: read everything.
         assert_eq!(members_to_read(&counts, &[], &[0, 1], &[9, -1], unasked).unwrap(), None);
         assert!(members_to_read(&counts, &[0, 5], &[0], &[0], unasked).is_err());
+    }
+
+    /// [`assign_flat_ids`] (the flat deal where it applies) answers as the interned path does
+    /// ([`assign_flat_until`], [`assign_flat_counted`]) on random groups: fresh, counted and
+    /// otherwise, ids with a shared prefix, non-ASCII ids, duplicate ids, topics out of name order.
+    #[test]
+    fn the_flat_deal_equals_the_interned_path() {
+        let (mut fresh, mut counted) = (0, 0);
+        for seed in 0..6000u64 {
+            let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+            let mut next = |n: u64| -> u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n.max(1)
+            };
+            let nt = 1 + next(4) as usize;
+            let counts: Vec<i32> = (0..nt).map(|_| next(12) as i32).collect();
+            let total: i32 = counts.iter().sum();
+            let m = 1 + next(12) as usize;
+            let names: Vec<String> = (0..nt)
+                .map(|t| format!("{}{}", ["z", "a", "\u{e9}"][next(3) as usize], t))
+                .collect();
+            let prefix = ["", "consumer-g-", "\u{1F600}-"][next(3) as usize];
+            let ids: Vec<String> = (0..m)
+                .map(|_| format!("{prefix}{}{}", next(40), ["", "\u{e9}", "b"][next(3) as usize]))
+                .collect();
+            let sub_topics: Vec<i32> = (0..nt as i32).rev().collect();
+            // A disjoint current target: a random owner (or none) per partition.
+            let mut owned: Vec<Vec<(i32, i32)>> = vec![Vec::new(); m];
+            let held_share = next(3);
+            for (t, &n) in counts.iter().enumerate() {
+                for p in 0..n {
+                    if held_share > 0 && next(4) < held_share + 1 {
+                        owned[next(m as u64) as usize].push((t as i32, p));
+                    }
+                }
+            }
+            let racks = vec![-1; m];
+            let group = |oo: &'_ [i32], ot: &'_ [i32], op: &'_ [i32], ids: Vec<String>| -> FlatGroup<'static> {
+                FlatGroup {
+                    member_ids: ids,
+                    member_racks: Box::leak(racks.clone().into_boxed_slice()),
+                    rack_names: vec![],
+                    topics: names.clone(),
+                    partition_counts: Box::leak(counts.clone().into_boxed_slice()),
+                    sub_offsets: &[],
+                    sub_topics: Box::leak(sub_topics.clone().into_boxed_slice()),
+                    owned_offsets: Box::leak(oo.to_vec().into_boxed_slice()),
+                    owned_topics: Box::leak(ot.to_vec().into_boxed_slice()),
+                    owned_partitions: Box::leak(op.to_vec().into_boxed_slice()),
+                    partition_rack_offsets: &[],
+                    partition_racks: &[],
+                    assignable: &[],
+                }
+            };
+            let mut bytes = Vec::new();
+            let mut ends = Vec::new();
+            for id in &ids {
+                bytes.extend_from_slice(id.as_bytes());
+                ends.push(bytes.len());
+            }
+            let flat = FlatIds::new(bytes, ends).unwrap();
+            let no_owned = vec![0i32; m + 1];
+            // Fresh: nobody holds anything.
+            let old = assign_flat_until(group(&no_owned, &[], &[], ids.clone()), None);
+            let new = assign_flat_ids(group(&no_owned, &[], &[], vec![]), &flat, None, None);
+            match (&old, &new) {
+                (Ok(o), Ok(n)) => {
+                    assert_eq!(Some(o), n.as_ref(), "seed {seed}: fresh");
+                    let g = group(&no_owned, &[], &[], vec![]);
+                    fresh += dealt(&g, &flat, None).unwrap().is_some() as usize;
+                }
+                (Err(_), Err(_)) => {}
+                _ => panic!("seed {seed}: fresh: {old:?} against {new:?}"),
+            }
+            // Counted: sizes and free partitions, the members to read listed.
+            let member_counts: Vec<i32> = owned.iter().map(|o| o.len() as i32).collect();
+            let base: Vec<i32> = counts
+                .iter()
+                .scan(0, |a, &n| Some(std::mem::replace(a, *a + n)))
+                .collect();
+            let mut is_held = vec![false; total as usize];
+            for &(t, p) in owned.iter().flatten() {
+                is_held[(base[t as usize] + p) as usize] = true;
+            }
+            let free: Vec<i32> = (0..total).filter(|&f| !is_held[f as usize]).collect();
+            let Ok(Some(read)) = members_to_read(&counts, &[], &sub_topics, &member_counts, || {
+                order_by_id(m, |i| ids[i].as_bytes())
+            }) else {
+                continue;
+            };
+            let mut oo = vec![0];
+            let (mut ot, mut op) = (Vec::new(), Vec::new());
+            for (o, &listed) in owned.iter().zip(&read) {
+                if listed {
+                    ot.extend(o.iter().map(|&(t, _)| t));
+                    op.extend(o.iter().map(|&(_, p)| p));
+                }
+                oo.push(ot.len() as i32);
+            }
+            let old = assign_flat_counted(group(&oo, &ot, &op, ids.clone()), &member_counts, &free, None);
+            let new = assign_flat_ids(group(&oo, &ot, &op, vec![]), &flat, Some((&member_counts, &free)), None);
+            match (&old, &new) {
+                (Ok(o), Ok(n)) => {
+                    assert_eq!(o, n, "seed {seed}: counted");
+                    let g = group(&oo, &ot, &op, vec![]);
+                    counted += dealt(&g, &flat, Some((&member_counts, &free))).unwrap().is_some() as usize;
+                }
+                (Err(_), Err(_)) => {}
+                _ => panic!("seed {seed}: counted: {old:?} against {new:?}"),
+            }
+        }
+        assert!(fresh > 3000, "only {fresh} fresh groups took the flat deal");
+        assert!(counted > 1000, "only {counted} counted groups took the flat deal");
     }
 }

@@ -118,8 +118,29 @@ pub(crate) fn assign_held(
         rack::pass(problem, &pool, &all, &mut quota, &mut placed, work);
         pool.retain(|&p| !placed[p as usize]);
     }
-    let mut under: Vec<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] < q).collect();
-    let mut exact: VecDeque<MemberIdx> = (0..n).filter(|&m| place.count[m as usize] == q).collect();
+    let count = place.count.clone();
+    deal(count, q, pool, |m, p| place.give(m, p));
+    place.owner
+}
+
+/// The deal of the pool, the last step of the constrained path: `count[m]` is what member `m`
+/// (member order) holds after the keep step, every count at most q + 1. The pool goes round-robin
+/// over the members below q, in member order, until each has q; a member reaching q joins the
+/// queue of members at exactly q (those at q from the start first, in member order), and what is
+/// left of the pool goes to that queue, one partition each. The pool must hold exactly what fills
+/// the quotas and the extra slots left. `give(m, p)` receives each placement in deal order.
+///
+/// One rule for both callers: [`assign_held`] on a [`Problem`], and the broker's flat path
+/// ([`crate::server::kassign`]), which deals from counts without interning the group.
+pub(crate) fn deal<P: Copy>(
+    mut count: Vec<u32>,
+    q: u32,
+    pool: impl IntoIterator<Item = P>,
+    mut give: impl FnMut(MemberIdx, P),
+) {
+    let n = count.len() as MemberIdx;
+    let mut under: Vec<MemberIdx> = (0..n).filter(|&m| count[m as usize] < q).collect();
+    let mut exact: VecDeque<MemberIdx> = (0..n).filter(|&m| count[m as usize] == q).collect();
     let mut it = pool.into_iter();
     let mut next: Vec<MemberIdx> = Vec::with_capacity(under.len());
     while !under.is_empty() {
@@ -128,8 +149,9 @@ pub(crate) fn assign_held(
             let p = it
                 .next()
                 .expect("sticky: pool shorter than the quotas (internal error)");
-            place.give(m, p);
-            if place.count[m as usize] < q {
+            count[m as usize] += 1;
+            give(m, p);
+            if count[m as usize] < q {
                 next.push(m);
             } else {
                 exact.push_back(m);
@@ -141,7 +163,6 @@ pub(crate) fn assign_held(
         let m = exact
             .pop_front()
             .expect("sticky: no member left for an extra slot (internal error)");
-        place.give(m, p);
+        give(m, p);
     }
-    place.owner
 }

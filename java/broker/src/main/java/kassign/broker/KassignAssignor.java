@@ -253,6 +253,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         Splits splits = new Splits();
         String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
         int m = memberIds.length;
+        // Joined once for both native calls.
+        NativeAssignor.Joined joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
         splits.mark("ids");
         Members in = new Members(groupSpec, describer, memberIds, countsFirst);
         splits.mark("members");
@@ -287,7 +289,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // the same pass as isPartitionAssignable).
         byte[] read = null;
         if (countsFirst && in.anyCurrent) {
-            read = NativeAssignor.membersToRead(memberIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
+            read = NativeAssignor.membersToRead(joinedIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
         }
         splits.mark("membersToRead");
         PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);
@@ -308,7 +310,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             cur = countsFirst && in.homogeneous && !in.anyCurrent ? CurrentTargets.none(m)
                 : CurrentTargets.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
             splits.mark("current");
-            int[] answer = NativeAssignor.assign(memberIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+            int[] answer = NativeAssignor.assign(joinedIds, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
                 assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
                 deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
@@ -479,6 +481,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         }
     }
 
+    /**
+     * The class of Apache Kafka's group coordinator that holds a member's subscription and current
+     * target assignment in one object ({@code GroupSpecImpl}'s members).
+     */
+    private static final String COORDINATOR_MEMBER =
+        "org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl";
+
     /** The input pass over the members: subscriptions, racks, and current targets (not read yet). */
     private static final class Members {
         // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
@@ -521,7 +530,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             memberCounts = new int[m];
             for (int i = 0; i < m; i++) {
                 MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
-                MemberAssignment current = groupSpec.memberAssignment(memberIds[i]);
+                // The coordinator's member object is the member's subscription and its current
+                // target at once (GroupSpecImpl answers both from one map): one lookup, not two.
+                MemberAssignment current = sub instanceof MemberAssignment a
+                    && a.getClass().getName().equals(COORDINATOR_MEMBER) ? a : groupSpec.memberAssignment(memberIds[i]);
                 currentMaps[i] = current == null ? null : current.partitions();
                 // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
                 // same topics, and elsewhere the full read follows anyway.

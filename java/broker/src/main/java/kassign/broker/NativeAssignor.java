@@ -49,15 +49,36 @@ final class NativeAssignor {
         int[] memberCounts,
         int[] free,
         long budgetNanos) {
-        // Each string array crosses as one char[] and the end offset of every string, so the native
-        // side copies it with one call instead of two JNI calls per string.
-        int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
-        int[] rackEnds = rackNames == null ? null : new int[rackNames.length];
-        int[] topicEnds = topics == null ? null : new int[topics.length];
-        return assign0(chars("memberIds", memberIds, memberEnds), memberEnds, memberRacks,
-            chars("rackNames", rackNames, rackEnds), rackEnds, chars("topics", topics, topicEnds), topicEnds,
-            partitionCounts, subOffsets, subTopics, ownedOffsets, ownedTopics, ownedPartitions,
-            partitionRackOffsets, partitionRacks, assignable, memberCounts, free, budgetNanos);
+        return assign(Joined.of("memberIds", memberIds), memberRacks, rackNames, topics, partitionCounts, subOffsets,
+            subTopics, ownedOffsets, ownedTopics, ownedPartitions, partitionRackOffsets, partitionRacks, assignable,
+            memberCounts, free, budgetNanos);
+    }
+
+    /** {@link #assign}, the member ids joined already (once per assignment, for both calls). */
+    static int[] assign(
+        Joined memberIds,
+        int[] memberRacks,
+        String[] rackNames,
+        String[] topics,
+        int[] partitionCounts,
+        int[] subOffsets,
+        int[] subTopics,
+        int[] ownedOffsets,
+        int[] ownedTopics,
+        int[] ownedPartitions,
+        int[] partitionRackOffsets,
+        int[] partitionRacks,
+        byte[] assignable,
+        int[] memberCounts,
+        int[] free,
+        long budgetNanos) {
+        Joined racks = Joined.of("rackNames", rackNames);
+        Joined names = Joined.of("topics", topics);
+        return assign0(memberIds == null ? null : memberIds.chars, memberIds == null ? null : memberIds.ends,
+            memberRacks, racks == null ? null : racks.chars, racks == null ? null : racks.ends,
+            names == null ? null : names.chars, names == null ? null : names.ends, partitionCounts, subOffsets,
+            subTopics, ownedOffsets, ownedTopics, ownedPartitions, partitionRackOffsets, partitionRacks, assignable,
+            memberCounts, free, budgetNanos);
     }
 
     /**
@@ -69,29 +90,41 @@ final class NativeAssignor {
      */
     static byte[] membersToRead(String[] memberIds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
             int[] memberCounts) {
-        int[] memberEnds = memberIds == null ? null : new int[memberIds.length];
-        return membersToRead0(chars("memberIds", memberIds, memberEnds), memberEnds, partitionCounts, subOffsets,
-            subTopics, memberCounts);
+        return membersToRead(Joined.of("memberIds", memberIds), partitionCounts, subOffsets, subTopics, memberCounts);
     }
 
-    /** The strings' characters back to back; {@code ends[i]} receives where string i ends. */
-    private static char[] chars(String name, String[] strings, int[] ends) {
-        if (strings == null) return null;
-        long total = 0;
-        for (int i = 0; i < strings.length; i++) {
-            if (strings[i] == null) throw new PartitionAssignorException("kassign: " + name + "[" + i + "] is null");
-            total += strings[i].length();
+    /** {@link #membersToRead}, the member ids joined already. */
+    static byte[] membersToRead(Joined memberIds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
+            int[] memberCounts) {
+        return membersToRead0(memberIds == null ? null : memberIds.chars, memberIds == null ? null : memberIds.ends,
+            partitionCounts, subOffsets, subTopics, memberCounts);
+    }
+
+    /**
+     * Strings as they cross: their characters back to back and the end offset of each, so the
+     * native side copies them with one call instead of two JNI calls per string.
+     */
+    record Joined(char[] chars, int[] ends) {
+        /** The strings joined; null for null. */
+        static Joined of(String name, String[] strings) {
+            if (strings == null) return null;
+            long total = 0;
+            for (int i = 0; i < strings.length; i++) {
+                if (strings[i] == null) throw new PartitionAssignorException("kassign: " + name + "[" + i + "] is null");
+                total += strings[i].length();
+            }
+            if (total > Integer.MAX_VALUE - 8) throw new PartitionAssignorException("kassign: " + name + " too long");
+            char[] out = new char[(int) total];
+            int[] ends = new int[strings.length];
+            int at = 0;
+            for (int i = 0; i < strings.length; i++) {
+                String s = strings[i];
+                s.getChars(0, s.length(), out, at);
+                at += s.length();
+                ends[i] = at;
+            }
+            return new Joined(out, ends);
         }
-        if (total > Integer.MAX_VALUE - 8) throw new PartitionAssignorException("kassign: " + name + " too long");
-        char[] out = new char[(int) total];
-        int at = 0;
-        for (int i = 0; i < strings.length; i++) {
-            String s = strings[i];
-            s.getChars(0, s.length(), out, at);
-            at += s.length();
-            ends[i] = at;
-        }
-        return out;
     }
 
     private static native int[] assign0(
