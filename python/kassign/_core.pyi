@@ -87,10 +87,12 @@ def result_lists(
 ) -> list[list[_TP]]:
     """Per-member lists from per-topic owner arrays (owner index per partition, -1 = none)."""
 
-def previous_by_topic(
+def sticky_inputs(
     members: Mapping[str, Member], partitions_per_topic: Mapping[str, int]
-) -> dict[str, dict[int, list[int]]]:
-    """The claim rule: topic -> {index in sorted(members): [previously owned partition]}."""
+) -> tuple[dict[str, tuple[int, ...]], dict[str, dict[int, list[int]]]]:
+    """One read of the group for the sticky Python strategies: (topic -> subscriber indices, as
+    ``subscribers_by_topic``; the claim rule: topic -> {index in sorted(members): [previously owned
+    partition]})."""
 
 def previous_owners(members: Mapping[str, Member]) -> dict[tuple[str, int], str]:
     """The claim rule: {(topic, partition): previous owner's id}, every claimed key."""

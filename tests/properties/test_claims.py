@@ -3,7 +3,8 @@ replaced, on random histories, and to the rule as stated.
 
 The functions ``old_*`` are the Python code that shipped before the rule moved into the core
 (``kassign.assignors.lag_aware._previous_owners`` / ``_owned_by_topic`` and
-``kassign.quality.previous_owners``), kept here as the oracle of the move.
+``kassign.quality.previous_owners``), kept here as the oracle of the move. The sticky strategies
+read the rule through ``_core.sticky_inputs`` (with the subscribers, from one read of the group).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from test_properties import groups, lags_for
 
 from kassign import Member, _core, quality
 from kassign.assignors._greedy import Inputs
-from kassign.assignors.lag_aware import _owned_by_topic
 
 
 def old_previous_owners(members):
@@ -36,7 +36,7 @@ def old_owned_by_topic(members, partitions_per_topic):
     subs = inputs.subs
     index = {m: i for i, m in enumerate(inputs.ids)}
     best = {}
-    for mid, m in inputs.history.items():
+    for mid, m in members.items():
         gen = m.generation
         i = index[mid]
         for tp in m.owned_partitions:
@@ -88,9 +88,9 @@ def test_previous_owners_equals_the_old_python_and_the_stated_rule(group):
 def test_previous_by_topic_equals_the_old_python(group):
     members, topics = group
     old = old_owned_by_topic(members, topics)
-    new = _core.previous_by_topic(members, topics)
+    _, new = _core.sticky_inputs(members, topics)
     assert new == sorted_lists(old)
-    assert _owned_by_topic(Inputs(members, topics)) == new
+    assert Inputs(members, topics).read_previous() == new
 
 
 @settings(max_examples=200, deadline=None)
@@ -119,4 +119,4 @@ def test_tie_at_the_top_generation_leaves_no_owner_and_a_lone_stale_claim_wins()
     }
     assert _core.previous_owners(members) == {("t", 1): "a", ("t", 2): "c", ("gone", 0): "d", ("t", 9): "d"}
     # "gone" has no metadata, t-9 is out of range: only valid, subscribed partitions
-    assert _core.previous_by_topic(members, {"t": 3}) == {"t": {0: [1], 2: [2]}}
+    assert _core.sticky_inputs(members, {"t": 3}) == ({"t": (0, 1, 2, 3)}, {"t": {0: [1], 2: [2]}})

@@ -38,7 +38,6 @@ from kassign.assignors.lag_aware import (
     _TOLERANCE,
     _WORK_EXTRA,
     _WORK_PER_PARTITION,
-    _owned_by_topic,
     _topic_order,
 )
 
@@ -742,7 +741,7 @@ def sticky(
     loops): keep owned partitions within the per-topic quota, place the rest by the mode's rule.
     Returns (owners, kept, frozen: topic -> per-partition 'kept' flags)."""
     ids = inputs.ids
-    by_topic = _owned_by_topic(inputs)
+    by_topic = inputs.read_previous()
     preset: dict[str, list[int]] = {}
     frozen: dict[str, list[bool]] = {}
     load = [0] * len(ids)

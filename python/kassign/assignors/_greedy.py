@@ -67,12 +67,12 @@ class Inputs:
     same object to every Python strategy of that churn round, so the sorted ids, the subscribers
     of each topic and the per-topic lag arrays are derived once per round instead of once per
     strategy. Derived values are read-only for the strategies (they return new owner lists).
-    ``history`` is the members with their owned partitions and generations when they differ from
-    ``members``; ``previous`` (set by :meth:`with_previous`) is what the sticky strategies read of
-    that history, already derived: topic -> {member index: [partition]} for the partitions whose
-    previous owner (the highest generation's claim; a tie between members leaves none) is that
-    member, over the subscribed topics (``subs``) and partitions in range. The fleet job passes
-    ``previous`` from the core instead of members that carry their owned partitions.
+    ``previous`` (:meth:`read_previous`) is what the sticky strategies read of the members' history
+    (owned partitions and generations): topic -> {member index: [partition]} for the partitions
+    whose previous owner (the highest generation's claim; a tie between members leaves none) is
+    that member, over the subscribed topics (``subs``) and partitions in range. The fleet job
+    passes it from the core (:meth:`with_previous`) instead of members that carry their owned
+    partitions.
     ``shared`` holds values derived from ``partitions_per_topic`` and ``lags`` alone (e.g. the lag
     array of each topic): the fleet job passes one dict to every ``Inputs`` of a group, since
     those two are the same in every churn round (:data:`TOPIC_LAGS`: the lag arrays).
@@ -81,14 +81,13 @@ class Inputs:
     as :func:`subscribers_by_topic`).
     """
 
-    __slots__ = ("_subs", "history", "ids", "lags", "members", "memo", "partitions_per_topic", "previous", "shared")
+    __slots__ = ("_subs", "ids", "lags", "members", "memo", "partitions_per_topic", "previous", "shared")
 
     def __init__(
         self,
         members: dict[str, Member],
         partitions_per_topic: dict[str, int],
         lags: dict[tuple[str, int], int] | None = None,
-        history: dict[str, Member] | None = None,
         *,
         shared: dict[str, Any] | None = None,
         ids: list[str] | None = None,
@@ -97,7 +96,6 @@ class Inputs:
         self.members = members
         self.partitions_per_topic = partitions_per_topic
         self.lags = lags
-        self.history = members if history is None else history
         self.ids = sorted(members) if ids is None else ids
         self._subs: dict[str, tuple[int, ...]] | None = subs
         #: Values a strategy derives from these inputs alone, by name (e.g. lag arrays).
@@ -114,15 +112,21 @@ class Inputs:
             self._subs = subscribers_by_topic(self.ids, [m[i].topics for i in self.ids], self.partitions_per_topic)
         return self._subs
 
+    def read_previous(self) -> dict[str, dict[int, list[int]]]:
+        """:attr:`previous` (see the class), derived on first use with :attr:`subs` by one read of
+        the group in the core (``_core.sticky_inputs``: the members checked and interned once)."""
+        if self.previous is None:
+            from .. import _core
+
+            subs, self.previous = _core.sticky_inputs(self.members, self.partitions_per_topic)
+            if self._subs is None:
+                self._subs = subs
+        return self.previous
+
     def with_previous(self, previous: dict[str, dict[int, list[int]]]) -> Inputs:
         """The same inputs with the members' history given as ``previous`` (see the class)."""
         out = Inputs.__new__(Inputs)
-        out.members, out.partitions_per_topic, out.lags, out.history = (
-            self.members,
-            self.partitions_per_topic,
-            self.lags,
-            self.history,
-        )
+        out.members, out.partitions_per_topic, out.lags = self.members, self.partitions_per_topic, self.lags
         out.ids, out._subs, out.memo, out.previous = self.ids, self.subs, self.memo, previous
         out.shared = self.shared
         return out

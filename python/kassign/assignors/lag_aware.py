@@ -209,6 +209,8 @@ def solve(
 
 
 def _solve(inputs: Inputs, opts: LagAwareOptions) -> tuple[list[str], dict[str, array[int]], dict[str, Any]]:
+    if opts.sticky:
+        inputs.read_previous()  # the claims first: the subscribers come from the same read of the group
     ids, subs, partitions_per_topic = inputs.ids, inputs.subs, inputs.partitions_per_topic
     if opts.lag_provider is not None:
         lags = _provided_lags(opts.lag_provider, subs, partitions_per_topic)
@@ -352,16 +354,6 @@ def _carry_lag(
 # -- sticky -----------------------------------------------------------------------------------------
 
 
-def _owned_by_topic(inputs: Inputs) -> dict[str, dict[int, list[int]]]:
-    """topic -> {member index: partitions it previously owned}, subscribed topics and partitions
-    in range only: the core's claim rule (``inputs.previous`` when the caller derived it already)."""
-    from .. import _core
-
-    if inputs.previous is not None:
-        return inputs.previous
-    return _core.previous_by_topic(inputs.history, inputs.partitions_per_topic)
-
-
 def _sticky(
     inputs: Inputs,
     subs: dict[str, tuple[int, ...]],
@@ -371,20 +363,23 @@ def _sticky(
     mode: str,
 ) -> tuple[dict[str, array[int]], int, dict[str, bytes]]:
     """Keep owned partitions within the per-topic quota (module docstring, sticky mode), place the
-    rest by the mode's rule. Returns (owners, kept, frozen: topic -> per-partition 'kept' flags).
-    The keep step runs in the Rust core (``_core.greedy_keep``)."""
+    rest by the mode's rule, from what the members previously owned
+    (:meth:`kassign.assignors._greedy.Inputs.read_previous`: the core's claim rule). Returns
+    (owners, kept, frozen: topic -> per-partition 'kept' flags). The keep step runs in the Rust
+    core (``_core.greedy_keep``)."""
     from .. import _core
 
-    by_topic = _owned_by_topic(inputs)
+    n_members = len(inputs.ids)
+    by_topic = inputs.read_previous()
     topics = list(by_topic)
     args = [(subs[t], partitions_per_topic[t], arrays.get(t), by_topic[t]) for t in topics]
-    fixed, flags, kept, load = _core.greedy_keep(args, len(inputs.ids))
+    fixed, flags, kept, load = _core.greedy_keep(args, n_members)
     preset = dict(zip(topics, fixed))
     frozen = dict(zip(topics, flags))
     if mode == "per-topic":
         # The prototype's rule with the kept partitions in place: every topic starts from zero lag.
-        return _per_topic(len(inputs.ids), subs, partitions_per_topic, arrays, skew, preset), kept, frozen
-    owners = _carry_lag(len(inputs.ids), subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
+        return _per_topic(n_members, subs, partitions_per_topic, arrays, skew, preset), kept, frozen
+    owners = _carry_lag(n_members, subs, partitions_per_topic, arrays, skew, load=load, preset=preset)
     return owners, kept, frozen
 
 

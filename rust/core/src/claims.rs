@@ -130,7 +130,12 @@ fn resolver(problem: &Problem, scope: Scope) -> Resolver {
             }
             Scope::OwnTopics => {
                 let subs = &problem.subs[m.sub as usize];
-                // owned is sorted by flat id, hence by topic: walk topics alongside
+                // owned is sorted by flat id, hence by topic: walk topics alongside (one step per
+                // partition and per topic passed). `current_target_owners` looks each run's topic
+                // up instead (two binary searches per run): cheaper for a member owning a few
+                // partitions among many topics, dearer when its runs are short, as for the sticky
+                // strategies' members (here it took 2 to 4 % more CPU in
+                // `benches/assign_members.py java-large-uniform/round2 sticky`).
                 let mut t = 0usize;
                 let mut si = 0usize;
                 for &p in &m.owned {

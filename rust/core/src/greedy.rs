@@ -18,7 +18,8 @@
 //! * [`keep_owned`]: sticky `lag-aware`'s keep step: each member keeps the partitions it owned
 //!   within the topic's quota, its hottest first.
 //! * [`loads`]: each member's total lag under a placement.
-//! * [`subscriber_sets`]: the subscribers of each topic, the eligible sets of all of these.
+//! * [`subscriber_sets`]: the subscribers of each topic, the eligible sets of all of these
+//!   ([`subscribers_by_topic`] of an interned problem).
 //!
 //! With `max_skew` (`skew > 0`) a partition may go to a member holding up to `skew` more
 //! partitions than the least-loaded eligible member: among those, the smallest
@@ -32,7 +33,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use crate::model::FastMap;
+use crate::model::{FastMap, Problem, SubId};
 
 /// A member's total lag: the exact sum of its partitions' `i64` lags.
 pub type Load = i128;
@@ -481,6 +482,15 @@ pub fn subscriber_sets(
         topics.push((t, k));
     }
     (topics, sets)
+}
+
+/// [`subscriber_sets`] of an interned problem (members sorted by id, each subscription's topics
+/// by id = by name): the Python strategies' eligible sets as the fleet hands them over and as
+/// `kassign._core.sticky_inputs` derives them from its one read of the group.
+pub fn subscribers_by_topic(problem: &Problem) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
+    let member_class: Vec<SubId> = problem.members.iter().map(|m| m.sub).collect();
+    let class_topics: Vec<&[u32]> = problem.subs.iter().map(Vec::as_slice).collect();
+    subscriber_sets(&member_class, &class_topics, &problem.topic_len)
 }
 
 /// Each member's total lag under `owners` (topic by topic, the owner of each partition) with

@@ -786,6 +786,21 @@ pub(crate) mod tests {
         spec.iter().map(|(n, c)| (n.to_string(), *c)).collect()
     }
 
+    /// Each member's partitions as "topic-partition" names, members in problem order.
+    pub fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
+        a.per_member(p.members.len())
+            .iter()
+            .map(|ps| {
+                ps.iter()
+                    .map(|&x| {
+                        let (t, i) = p.split(x);
+                        format!("{}-{}", p.topics[t as usize], i)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     #[test]
     fn flat_ids_and_topic_lookup() {
         let p = Problem::build(

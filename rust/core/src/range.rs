@@ -250,22 +250,8 @@ fn assign_ranges(problem: &Problem, st: &mut TopicState, out: &mut Assignment, r
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::tests::{member, topics};
+    use crate::model::tests::{member, names, topics};
     use crate::model::Problem;
-
-    fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
-        a.per_member(p.members.len())
-            .iter()
-            .map(|ps| {
-                ps.iter()
-                    .map(|&x| {
-                        let (t, i) = p.split(x);
-                        format!("{}-{}", p.topics[t as usize], i)
-                    })
-                    .collect()
-            })
-            .collect()
-    }
 
     #[test]
     fn co_partitioned_topics_line_up() {

@@ -12,7 +12,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 
-use kassign_core::fleet::{self, Assigner, FastMap, Group, Origin, Placed, RustAssigner, StrategyError};
+use kassign_core::fleet::{Assigner, FastMap, Group, Origin, Placed, RustAssigner, StrategyError};
 use kassign_core::model::Problem;
 
 /// `kassign.assignors._greedy.TOPIC_LAGS`: the key of `Inputs.shared` holding the lag arrays.
@@ -162,23 +162,16 @@ impl<'py, 'g> PyAssigner<'py, 'g> {
     /// (`kassign.assignors._greedy.Inputs.previous`): [`kassign_core::claims::previous_by_topic`] as
     /// topic -> {member index: [partition]}.
     fn previous(&self, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
-        crate::claims::previous_dict(self.py, problem)
+        let claims = kassign_core::claims::previous_by_topic(problem);
+        crate::claims::previous_dict(self.py, claims, &self.topic_names)
     }
 
     /// `Inputs.subs` of the round's members, derived in the core
-    /// ([`fleet::problem::subscribers_by_topic`]: the same dict order and tuple sharing as the
+    /// ([`kassign_core::greedy::subscribers_by_topic`]: the same dict order and tuple sharing as the
     /// Python derivation it replaces).
     fn subs(&self, problem: &Problem) -> PyResult<Bound<'py, PyDict>> {
-        let (topics, sets) = fleet::problem::subscribers_by_topic(problem);
-        let tuples = sets
-            .iter()
-            .map(|s| PyTuple::new(self.py, s))
-            .collect::<PyResult<Vec<_>>>()?;
-        let out = PyDict::new(self.py);
-        for (t, s) in topics {
-            out.set_item(&self.topic_names[t as usize], &tuples[s as usize])?;
-        }
-        Ok(out)
+        let sets = kassign_core::greedy::subscribers_by_topic(problem);
+        crate::claims::subscribers_dict(self.py, sets, &self.topic_names)
     }
 
     /// A member id as a Python string, interned for the group.

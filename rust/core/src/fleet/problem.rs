@@ -276,13 +276,3 @@ pub fn topic_partition(problem: &Problem, part: PartId) -> (&str, u32) {
     let (t, p) = problem.split(part);
     (problem.topics[t as usize].as_str(), p)
 }
-
-/// Subscribers of each topic of the members sorted by id ([`crate::greedy::subscriber_sets`], the
-/// derivation of the Python strategies' shared inputs), so the fleet hands them over instead of
-/// each churn round rebuilding them in Python.
-pub fn subscribers_by_topic(problem: &Problem) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
-    // `subs` holds the topics with metadata, sorted by id = by name
-    let member_class: Vec<SubId> = problem.members.iter().map(|m| m.sub).collect();
-    let class_topics: Vec<&[u32]> = problem.subs.iter().map(Vec::as_slice).collect();
-    crate::greedy::subscriber_sets(&member_class, &class_topics, &problem.topic_len)
-}

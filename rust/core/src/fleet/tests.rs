@@ -45,17 +45,6 @@ fn opts(churn: u32) -> EvalOptions {
 }
 
 #[test]
-fn lag_rules() {
-    use OffsetReset::*;
-    assert_eq!(partition_lag(Some(5), Some(0), Some(10), Latest), 5);
-    assert_eq!(partition_lag(Some(1), Some(4), Some(10), Latest), 6); // below the log start
-    assert_eq!(partition_lag(None, Some(4), Some(10), Latest), 0);
-    assert_eq!(partition_lag(Some(-1), Some(4), Some(10), Earliest), 6);
-    assert_eq!(partition_lag(Some(20), None, Some(10), Latest), 0);
-    assert_eq!(partition_lag(Some(0), Some(i64::MIN), Some(i64::MAX), Latest), i64::MAX);
-}
-
-#[test]
 fn group_errors_in_the_reference_order() {
     let g = GroupRows::default();
     assert_eq!(

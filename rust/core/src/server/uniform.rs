@@ -350,13 +350,12 @@ impl Balancer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::tests::{member, topics};
+    use crate::model::tests::{member, member_owning, topics};
     use crate::model::MemberInput;
 
+    /// A member owning `owned`, generation -1 (the target assignment has none).
     fn owning(id: &str, subs: &[&str], owned: &[(&str, i64)]) -> MemberInput {
-        let mut m = member(id, subs);
-        m.owned = owned.iter().map(|(t, p)| (t.to_string(), *p)).collect();
-        m
+        member_owning(id, subs, owned, -1)
     }
 
     #[test]

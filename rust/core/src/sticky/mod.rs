@@ -176,21 +176,7 @@ fn run(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::tests::member_owning as member;
-
-    fn names(p: &Problem, a: &Assignment) -> Vec<Vec<String>> {
-        a.per_member(p.members.len())
-            .iter()
-            .map(|ps| {
-                ps.iter()
-                    .map(|&x| {
-                        let (t, i) = p.split(x);
-                        format!("{}-{}", p.topics[t as usize], i)
-                    })
-                    .collect()
-            })
-            .collect()
-    }
+    use crate::model::tests::{member_owning as member, names};
 
     #[test]
     fn fresh_uniform_group_is_dealt_round_robin() {
