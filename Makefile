@@ -85,8 +85,9 @@ test-ft: $(VENV)/.tools develop
 	DIST_DIR=$(FT_DIST_DIR) FT_REFERENCE_PYTHON=$(abspath $(PY)) PYTHON=$(PYTHON) scripts/ft-wheel
 
 # The broker soak and crash tests (tests/broker/test_broker_soak.py; figures in out/soak-churn.json,
-# out/soak-crash.json and RELIABILITY.md), deselected from `make test`. KASSIGN_SOAK_GROUPS
-# (default 50) and KASSIGN_SOAK_SECONDS (default 180, the CI length; 600 for the full run) size them.
+# out/soak-crash.json and RELIABILITY.md), deselected from `make test`; .ci/run runs this target.
+# KASSIGN_SOAK_GROUPS (default 50) and KASSIGN_SOAK_SECONDS (default 180, the CI length; 600 for the
+# full run) size them.
 test-soak: develop broker-plugin
 	$(PY) -m pytest -q -s -m soak tests/broker/test_broker_soak.py
 

@@ -8,8 +8,8 @@ builds (``dist/kassign-broker-<version>.jar``) is on every broker's class path a
 docs/broker.md tells users to configure it. Consumer-group session and heartbeat intervals are
 short so that a killed member leaves within seconds.
 
-:meth:`PluginCluster.kill` and :meth:`PluginCluster.restart` crash the three brokers (SIGKILL) and
-start them again on the same data directories.
+:meth:`PluginCluster.kill` and :meth:`PluginCluster.restart` crash one broker (SIGKILL) and start it
+again on its data directory.
 
 :meth:`PluginCluster.create_topic` places partition ``p`` on broker ``p % 3 + 1`` (replication
 factor 1), so partition ``p``'s only replica is on rack ``"abc"[p % 3]``.
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,22 +167,29 @@ class PluginCluster:
                 start_new_session=True,
             )
 
-    def kill(self) -> None:
-        """SIGKILL every broker (a crash: no controlled shutdown, nothing flushed by Kafka)."""
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-        for proc in self.procs:
-            proc.wait(STOP_TIMEOUT)
+    def kill(self, node: int) -> None:
+        """SIGKILL broker ``node`` (1, 2 or 3): a crash, no controlled shutdown, nothing flushed by Kafka."""
+        proc = self.procs[node - 1]
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(STOP_TIMEOUT)
 
-    def restart(self) -> None:
-        """Start the three brokers again on their data directories (after :meth:`kill`)."""
-        assert all(proc.poll() is not None for proc in self.procs), "restart() after kill()"
-        self.procs = [self._launch(node) for node in (1, 2, 3)]
-        self._wait_ready(time.monotonic() + START_TIMEOUT * 2)
+    def restart(self, node: int) -> None:
+        """Start broker ``node`` again on its data directory (after :meth:`kill`) and wait until it
+        logged the end of its startup and the three brokers answer metadata."""
+        assert self.procs[node - 1].poll() is not None, "restart() after kill()"
+        started = self._starts(node)
+        self.procs[node - 1] = self._launch(node)
+        self._wait_ready(time.monotonic() + START_TIMEOUT * 2, lambda: self._starts(node) > started)
 
-    def _wait_ready(self, deadline: float) -> None:
-        """All three brokers registered and answering metadata."""
+    def _starts(self, node: int) -> int:
+        """How often broker ``node`` logged the end of its startup (the log is appended to)."""
+        log = self.work_dir / f"node{node}" / "logs" / "server.log"
+        return log.read_text(errors="replace").count("Kafka Server started") if log.exists() else 0
+
+    def _wait_ready(self, deadline: float, started: Callable[[], bool] = lambda: True) -> None:
+        """All three brokers registered and answering metadata, once ``started()`` holds (the other
+        brokers' metadata still lists a broker that has just been killed)."""
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
@@ -194,12 +201,12 @@ class PluginCluster:
             try:
                 md = admin.list_topics(timeout=5)
                 last = sorted(md.brokers)
-                if last == [1, 2, 3]:
+                if last == [1, 2, 3] and started():
                     return
             except Exception as exc:  # the admin client raises several error types while brokers boot
                 last = exc
             time.sleep(0.5)
-        raise TimeoutError(f"the three brokers did not come up ({last!r}); see {self.work_dir}")
+        raise TimeoutError(f"the three brokers did not come up ({last!r}, started: {started()}); see {self.work_dir}")
 
     def stop(self) -> None:
         for proc in reversed(self.procs):

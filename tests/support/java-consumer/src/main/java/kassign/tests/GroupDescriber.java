@@ -33,7 +33,7 @@ import org.apache.kafka.common.TopicPartition;
  * JSON line per group, in the order asked, then a line holding a single {@code .}:
  *
  * <pre>
- * {"group": G, "state": "STABLE", "assignor": "kassign", "members": [
+ * {"group": G, "state": "STABLE", "assignor": "kassign", "coordinator": BROKER_ID, "members": [
  *     {"client": C, "member": M, "assignment": [[TOPIC, P], ...], "target": [[TOPIC, P], ...] or null}, ...]}
  * {"group": G, "error": "the exception describing G raised"}
  * </pre>
@@ -89,6 +89,7 @@ public final class GroupDescriber {
         b.append("{\"group\":").append(quote(d.groupId()))
                 .append(",\"state\":").append(quote(d.groupState().name()))
                 .append(",\"assignor\":").append(quote(d.partitionAssignor()))
+                .append(",\"coordinator\":").append(d.coordinator() == null ? -1 : d.coordinator().id())
                 .append(",\"members\":[");
         boolean first = true;
         for (MemberDescription m : d.members()) {
