@@ -10,8 +10,8 @@
 //! buffer ([`FlatIds`], no `String` per member), and the group goes to
 //! [`kassign_core::server::kassign::assign_flat_ids`] (which checks its contents and decides whether
 //! the group is dealt flat or interned); the owners are copied back. The counts-first path asks
-//! [`members_to_read`] (whose current target Java must read), then calls the same entry point with
-//! the members' counts. An input error or a panic becomes a Java
+//! [`counts_first`] first: whose current target Java must read (then the same entry point with
+//! the members' counts finishes), or, when nobody's must be read, the answer in that one call. An input error or a panic becomes a Java
 //! `org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException`; nothing unwinds
 //! into the JVM, and a pending Java `Error` (an `OutOfMemoryError` from a JNI allocation) is left
 //! as it is. Concurrent calls from several coordinator threads share nothing but
@@ -27,11 +27,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use jni::objects::{JByteArray, JCharArray, JClass, JIntArray, JPrimitiveArray, JThrowable};
-use jni::sys::{jbyteArray, jintArray, jlong, jstring};
+use jni::sys::{jintArray, jlong, jstring};
 use jni::JNIEnv;
 
 use kassign_core::server::kassign::{
-    assign_flat_ids, members_to_read, native_bound, partition_total, FlatGroup, FlatIds, Lengths,
+    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, FlatGroup, FlatIds, Lengths,
 };
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
@@ -96,22 +96,23 @@ fn bytes(env: &mut JNIEnv<'_>, arr: &JByteArray<'_>) -> Result<Vec<u8>, Failure>
 }
 
 /// Strings that cross as their characters back to back (`chars`, UTF-16) and the end offset of
-/// each (`ends`): two bulk copies, however many strings. Offsets are checked (non-decreasing,
-/// within `chars`); a lone surrogate becomes U+FFFD.
-fn strings(
+/// each (`ends`): two bulk copies, however many strings. Returns the characters and each
+/// string's range in them, the offsets checked (non-decreasing, within `chars`).
+fn joined(
     env: &mut JNIEnv<'_>,
     name: &str,
     chars: &JCharArray<'_>,
     ends: &JIntArray<'_>,
-) -> Result<Vec<String>, Failure> {
+) -> Result<(Vec<u16>, Vec<std::ops::Range<usize>>), Failure> {
     let ends = ints(env, ends)?;
     let mut buf: Vec<u16> = buffer(len(env, chars)?)?;
     if !buf.is_empty() {
         env.get_char_array_region(chars, 0, &mut buf)?;
     }
-    let mut out = Vec::new();
-    out.try_reserve_exact(ends.len())
-        .map_err(|_| Failure("kassign: cannot reserve native memory for this group's strings".into()))?;
+    let mut ranges = Vec::new();
+    ranges
+        .try_reserve_exact(ends.len())
+        .map_err(|_| Failure(format!("kassign: cannot reserve native memory for this group's {name}")))?;
     let mut start = 0usize;
     for (i, &end) in ends.iter().enumerate() {
         let end = usize::try_from(end)
@@ -122,10 +123,21 @@ fn strings(
                     "kassign: {name}: end offset {i} ({end}) is out of order or past the characters"
                 ))
             })?;
-        out.push(utf16(&buf[start..end]));
+        ranges.push(start..end);
         start = end;
     }
-    Ok(out)
+    Ok((buf, ranges))
+}
+
+/// Strings as [`joined`] reads them, one `String` each (a lone surrogate becomes U+FFFD).
+fn strings(
+    env: &mut JNIEnv<'_>,
+    name: &str,
+    chars: &JCharArray<'_>,
+    ends: &JIntArray<'_>,
+) -> Result<Vec<String>, Failure> {
+    let (buf, ranges) = joined(env, name, chars, ends)?;
+    Ok(ranges.into_iter().map(|r| utf16(&buf[r])).collect())
 }
 
 /// One string from its UTF-16 code units. Topic ids are ASCII, which takes the direct way (one
@@ -142,36 +154,27 @@ fn utf16(units: &[u16]) -> String {
     String::from_utf16_lossy(units)
 }
 
-/// The member ids as UTF-8 bytes back to back ([`FlatIds`]): the characters and end offsets as
-/// [`strings`] takes them, without a `String` per id. ASCII ids are copied byte for byte; anything
-/// else is decoded as [`utf16`] decodes it.
+/// The member ids as UTF-8 bytes back to back ([`FlatIds`]), read as [`joined`] reads strings,
+/// without a `String` per id. ASCII ids are copied byte for byte; anything else is decoded as
+/// [`utf16`] decodes it.
 fn flat_ids(env: &mut JNIEnv<'_>, chars: &JCharArray<'_>, ends: &JIntArray<'_>) -> Result<FlatIds, Failure> {
-    let ends = ints(env, ends)?;
-    let mut buf: Vec<u16> = buffer(len(env, chars)?)?;
-    if !buf.is_empty() {
-        env.get_char_array_region(chars, 0, &mut buf)?;
-    }
+    let (buf, ranges) = joined(env, "memberIds", chars, ends)?;
     let reserve = |v: &mut Vec<u8>, n: usize| {
         v.try_reserve(n)
             .map_err(|_| Failure("kassign: cannot reserve native memory for this group's member ids".into()))
     };
     let mut bytes: Vec<u8> = Vec::new();
     reserve(&mut bytes, buf.len())?;
+    // All ASCII (one branch-free pass, vectorised): a byte per unit for every id at once.
+    if buf.iter().fold(0u16, |a, &u| a | u) < 0x80 {
+        bytes.extend(buf.iter().map(|&u| u as u8));
+        return Ok(FlatIds::new(bytes, ranges.into_iter().map(|r| r.end).collect())?);
+    }
     let mut out: Vec<usize> = Vec::new();
-    out.try_reserve_exact(ends.len())
+    out.try_reserve_exact(ranges.len())
         .map_err(|_| Failure("kassign: cannot reserve native memory for this group's member ids".into()))?;
-    let mut start = 0usize;
-    for (i, &end) in ends.iter().enumerate() {
-        let end = usize::try_from(end)
-            .ok()
-            .filter(|&e| e >= start && e <= buf.len())
-            .ok_or_else(|| {
-                Failure(format!(
-                    "kassign: memberIds: end offset {i} ({end}) is out of order or past the characters"
-                ))
-            })?;
-        let units = &buf[start..end];
-        // One branch-free pass to tell ASCII (vectorised), then a byte per unit.
+    for r in ranges {
+        let units = &buf[r];
         if units.iter().fold(0u16, |a, &u| a | u) < 0x80 {
             bytes.extend(units.iter().map(|&u| u as u8));
         } else {
@@ -180,9 +183,21 @@ fn flat_ids(env: &mut JNIEnv<'_>, chars: &JCharArray<'_>, ends: &JIntArray<'_>) 
             bytes.extend_from_slice(s.as_bytes());
         }
         out.push(bytes.len());
-        start = end;
     }
     Ok(FlatIds::new(bytes, out)?)
+}
+
+/// Reserve the whole call's native memory ([`native_bound`]) fallibly once up front, and let it
+/// go: where the process cannot map that much (an address-space limit, strict overcommit), the
+/// group is refused here rather than by an allocation failure later, which would abort.
+fn probe(lengths: &Lengths, total: usize) -> Result<(), Failure> {
+    let bound = native_bound(lengths, total);
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bound).map_err(|_| {
+        Failure(format!(
+            "kassign: cannot reserve the {bound} bytes of native memory this group needs"
+        ))
+    })
 }
 
 /// The arrays of one group as Java passes them (see `assign0`), copied into Rust.
@@ -346,17 +361,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         let counts = ints(env, &partition_counts)?;
         let total = partition_total(&counts)?;
         lengths.check_with_total(total)?;
-        // The whole call's native memory, reserved fallibly once up front: where the process
-        // cannot map that much (an address-space limit, strict overcommit), the group is refused
-        // here rather than by an allocation failure later, which would abort.
-        let mut probe: Vec<u8> = Vec::new();
-        probe.try_reserve_exact(native_bound(&lengths, total)).map_err(|_| {
-            Failure(format!(
-                "kassign: cannot reserve the {} bytes of native memory this group needs",
-                native_bound(&lengths, total)
-            ))
-        })?;
-        drop(probe);
+        probe(&lengths, total)?;
         let counted = if counting {
             Some((ints(env, &member_counts)?, ints(env, &free)?))
         } else {
@@ -388,51 +393,79 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
     })
 }
 
-/// `private static native byte[] membersToRead0(char[] memberIdChars, int[] memberIdEnds,
-/// int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts)`:
-/// [`members_to_read`] (1 = read the member's current target), or null when every member must be
-/// read. The lengths are judged before the copy, as for `assign0`; the member ids (as `assign0`
-/// takes them) are copied only when the rule needs their order.
+/// `private static native int[] countsFirst0(char[] memberIdChars, int[] memberIdEnds,
+/// char[] topicChars, int[] topicEnds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
+/// int[] memberCounts, int[] free)`: [`counts_first`], the first call of the counts-first path.
+/// Returns null when every member must be read ([`CountsFirst::ReadAll`]), `{1, read...}` (one
+/// flag per member, 1 = read its current target, then call `assign0` with the counts),
+/// `{0, at..., owners...}`: the answer, as `assign0`'s counts-first answer (`free` given: the
+/// caller found no replica racks and every partition assignable; null otherwise), or `{2}`: call
+/// again with the member ids (null ids, and the answer depends on their order). The lengths are
+/// judged before anything is copied, as for `assign0`.
 #[no_mangle]
-pub extern "system" fn Java_kassign_broker_NativeAssignor_membersToRead0<'local>(
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
     mut env: JNIEnv<'local>,
     _class: JClass<'local>,
     member_id_chars: JCharArray<'local>,
     member_id_ends: JIntArray<'local>,
+    topic_chars: JCharArray<'local>,
+    topic_ends: JIntArray<'local>,
     partition_counts: JIntArray<'local>,
     sub_offsets: JIntArray<'local>,
     sub_topics: JIntArray<'local>,
     member_counts: JIntArray<'local>,
-) -> jbyteArray {
+    free: JIntArray<'local>,
+) -> jintArray {
     guarded(&mut env, |env| {
-        Lengths::counts_rule(
-            len(env, &member_id_ends)?,
+        // Without the ids (null), the members are the counts.
+        let with_ids = !member_id_ends.is_null();
+        let lengths = Lengths::counts_rule(
+            if with_ids {
+                len(env, &member_id_ends)?
+            } else {
+                len(env, &member_counts)?
+            },
             len(env, &member_id_chars)?,
+            len(env, &topic_ends)?,
+            len(env, &topic_chars)?,
             len(env, &partition_counts)?,
             len(env, &sub_offsets)?,
             len(env, &sub_topics)?,
             len(env, &member_counts)?,
-        )
-        .check()?;
+            len(env, &free)?,
+        );
+        lengths.check()?;
         let counts = ints(env, &partition_counts)?;
+        let total = partition_total(&counts)?;
+        lengths.check_with_total(total)?;
+        probe(&lengths, total)?;
         let offsets = ints(env, &sub_offsets)?;
         let topics = ints(env, &sub_topics)?;
         let members = ints(env, &member_counts)?;
-        let ids = || {
-            flat_ids(env, &member_id_chars, &member_id_ends)
-                .map_err(|Failure(msg)| {
-                    kassign_core::model::InputError::Invalid(msg.trim_start_matches("kassign: ").to_string())
-                })?
-                .order()
+        let free = if free.is_null() { None } else { Some(ints(env, &free)?) };
+        let names = strings(env, "topics", &topic_chars, &topic_ends)?;
+        let ids = if with_ids {
+            Some(flat_ids(env, &member_id_chars, &member_id_ends)?)
+        } else {
+            None
         };
-        let read = members_to_read(&counts, &offsets, &topics, &members, ids)?;
-        match read {
-            None => Ok(std::ptr::null_mut()),
-            Some(read) => {
-                let flags: Vec<u8> = read.iter().map(|&r| r as u8).collect();
-                Ok(env.byte_array_from_slice(&flags)?.into_raw())
-            }
-        }
+        let answer = counts_first(
+            &names,
+            &counts,
+            &offsets,
+            &topics,
+            &members,
+            free.as_deref(),
+            ids.as_ref(),
+        )?;
+        let out: Vec<i32> = match answer {
+            CountsFirst::ReadAll => return Ok(std::ptr::null_mut()),
+            CountsFirst::Read(read) => std::iter::once(1).chain(read.iter().map(|&r| r as i32)).collect(),
+            CountsFirst::Dealt(dealt) => std::iter::once(0).chain(dealt).collect(),
+            CountsFirst::NeedIds => vec![2],
+        };
+        int_array(env, &out)
     })
 }
 

@@ -111,26 +111,32 @@ fn exactly(what: &str, n: usize, want: usize) -> Result<(), InputError> {
 }
 
 impl Lengths {
-    /// The lengths of `membersToRead0`'s arrays, as a call's: `member_ids` is the number of member
-    /// id end offsets, `member_id_chars` the length of their characters.
+    /// The lengths of `countsFirst0`'s arrays, as a call's: `member_ids` is the number of member
+    /// id end offsets, `member_id_chars` the length of their characters, and likewise for topics.
+    #[allow(clippy::too_many_arguments)]
     pub fn counts_rule(
         member_ids: usize,
         member_id_chars: usize,
+        topics: usize,
+        topic_chars: usize,
         partition_counts: usize,
         sub_offsets: usize,
         sub_topics: usize,
         member_counts: usize,
+        free: usize,
     ) -> Lengths {
         Lengths {
             member_ids,
             member_id_chars,
             member_racks: member_ids,
-            topics: partition_counts,
+            topics,
+            topic_chars,
             partition_counts,
             sub_offsets,
             sub_topics,
             owned_offsets: member_ids + 1,
             member_counts: Some(member_counts),
+            free: Some(free),
             ..Lengths::default()
         }
     }
@@ -665,9 +671,13 @@ impl FlatIds {
 /// A group that every member subscribes to whole (HOMOGENEOUS: `sub_offsets` empty), with no
 /// replica racks and every partition assignable, whose current target is judged from its sizes
 /// alone (every member counted by [`members_to_read`], or nobody holds anything), is dealt
-/// without interning it: the members are ordered by id over the bytes, and the constrained
-/// path's keep step and deal ([`crate::sticky::constrained::deal`]) run on the counts. Any other
-/// group is interned as before.
+/// without interning it: the members the deal gives partitions to are ordered by id over the
+/// bytes, and the constrained path's keep step and deal ([`crate::sticky::constrained::deal`])
+/// run on the counts. Any other group is interned as before.
+///
+/// Member ids must be distinct. The interned path reports a duplicate; the flat deal reports one
+/// among the members it orders and may answer otherwise (the broker's result map, keyed by member
+/// id, refuses it: `KassignAssignor`).
 pub fn assign_flat_ids(
     mut g: FlatGroup<'_>,
     ids: &FlatIds,
@@ -685,93 +695,281 @@ pub fn assign_flat_ids(
 }
 
 /// The flat deal of [`assign_flat_ids`], or `None` when the group must be interned (not that
-/// kind of group, or anything the interning path reports: a duplicate id, a duplicate topic, a
-/// negative count, counts that do not add up).
+/// kind of group, or anything the interning path reports: a duplicate topic, a negative count,
+/// counts that do not add up).
 fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) -> Result<Option<Vec<i32>>, InputError> {
     let m = ids.len();
-    let total = check_shapes_of(g, m)?;
-    let t = g.topics.len();
-    if m == 0
-        || !g.sub_offsets.is_empty()
+    check_shapes_of(g, m)?;
+    if !g.sub_offsets.is_empty()
         || !g.partition_rack_offsets.is_empty()
         || !g.assignable.is_empty()
         || !g.owned_topics.is_empty()
-        || g.partition_counts.iter().any(|&n| n < 0)
     {
         return Ok(None);
     }
+    match flat_deal(&g.topics, g.partition_counts, g.sub_topics, m, Some(ids), counted)? {
+        Flat::Dealt(out) => Ok(Some(out)),
+        Flat::Intern | Flat::NeedIds => Ok(None),
+    }
+}
+
+/// The answer of [`counts_first`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CountsFirst {
+    /// Read every member's current target ([`members_to_read`] decides nobody).
+    ReadAll,
+    /// `read[i]`: read member `i`'s current target, then call [`assign_flat_ids`] with the counts.
+    Read(Vec<bool>),
+    /// The assignment, as [`assign_flat_counted`] answers it (`k` partitions, then their `k`
+    /// owners): every member was judged from its size and the group was dealt flat.
+    Dealt(Vec<i32>),
+    /// The answer depends on the member ids' order: call again with them.
+    NeedIds,
+}
+
+/// The broker's first counts-first call in one: [`members_to_read`], and when it reads nobody and
+/// the partitions nobody holds are known (`free`: the caller found no replica racks and every
+/// partition assignable), the flat deal of [`assign_flat_ids`] straight away, so a group whose
+/// current target is judged whole from its sizes (round 2, a member leaving, a member joining the
+/// N = P series) takes one native call. The member ids are read only where the answer depends on
+/// their order ([`members_to_read`]'s tie, the members the deal gives partitions to); without
+/// them (`ids` None) such a group answers [`CountsFirst::NeedIds`].
+pub fn counts_first(
+    topics: &[String],
+    partition_counts: &[i32],
+    sub_offsets: &[i32],
+    sub_topics: &[i32],
+    member_counts: &[i32],
+    free: Option<&[i32]>,
+    ids: Option<&FlatIds>,
+) -> Result<CountsFirst, InputError> {
+    if let Some(ids) = ids.filter(|ids| ids.len() != member_counts.len()) {
+        return Err(invalid(format!(
+            "member ids: expected {}, got {}",
+            member_counts.len(),
+            ids.len()
+        )));
+    }
+    if partition_counts.len() != topics.len() {
+        return Err(invalid(format!(
+            "partition_counts: expected {} counts (one per topic), got {}",
+            topics.len(),
+            partition_counts.len()
+        )));
+    }
+    let total: i64 = partition_counts.iter().map(|&n| n.max(0) as i64).sum();
+    if free
+        .is_some_and(|free| free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total))
+    {
+        return Err(invalid(format!(
+            "free: partitions must be ascending, each once, within 0..{total}"
+        )));
+    }
+    let mut need = false;
+    let read = members_to_read(partition_counts, sub_offsets, sub_topics, member_counts, || {
+        ids.map(FlatIds::order).unwrap_or_else(|| {
+            need = true;
+            Err(invalid("member ids: needed for their order".to_string()))
+        })
+    });
+    if need {
+        return Ok(CountsFirst::NeedIds);
+    }
+    let Some(read) = read? else {
+        return Ok(CountsFirst::ReadAll);
+    };
+    if read.contains(&true) || !sub_offsets.is_empty() {
+        return Ok(CountsFirst::Read(read));
+    }
+    let Some(free) = free else {
+        return Ok(CountsFirst::Read(read));
+    };
+    match flat_deal(
+        topics,
+        partition_counts,
+        sub_topics,
+        member_counts.len(),
+        ids,
+        Some((member_counts, free)),
+    )? {
+        Flat::Dealt(out) => Ok(CountsFirst::Dealt(out)),
+        Flat::Intern => Ok(CountsFirst::Read(read)),
+        Flat::NeedIds => Ok(CountsFirst::NeedIds),
+    }
+}
+
+/// What [`flat_deal`] found.
+enum Flat {
+    /// The answer.
+    Dealt(Vec<i32>),
+    /// Not a group the flat deal takes: intern it.
+    Intern,
+    /// The answer depends on the order of member ids not given.
+    NeedIds,
+}
+
+/// The deal of a HOMOGENEOUS group without replica racks, every partition assignable (checked
+/// by the callers), of `m` members, from the members' counts.
+///
+/// Only the members the deal gives partitions to are ordered by id: those below the quota q, and
+/// of those at exactly q the first ones by id, as many as the extra slots the pool fills (chosen
+/// by selection, then ordered). [`crate::sticky::constrained::deal`] on those members alone places
+/// every partition as it does on all of them in member order: the others get nothing there.
+/// Member ids must be distinct; a duplicate among the members ordered is an error, and the broker
+/// checks the rest (a duplicate id cannot key two members of its result map).
+fn flat_deal(
+    topics: &[String],
+    partition_counts: &[i32],
+    sub_topics: &[i32],
+    m: usize,
+    ids: Option<&FlatIds>,
+    counted: Option<(&[i32], &[i32])>,
+) -> Result<Flat, InputError> {
+    let t = topics.len();
+    if m == 0
+        || m > MAX_MEMBERS
+        || ids.is_some_and(|ids| ids.len() != m)
+        || partition_counts.len() != t
+        || partition_counts.iter().any(|&n| n < 0)
+    {
+        return Ok(Flat::Intern);
+    }
+    let total: usize = partition_counts.iter().map(|&n| n as usize).sum();
     // Every topic subscribed, once; the problem's topic order is name order.
     let mut subscribed = vec![false; t];
-    for &ti in g.sub_topics {
-        subscribed[ti as usize] = true;
+    for &ti in sub_topics {
+        match usize::try_from(ti).ok().filter(|&ti| ti < t) {
+            Some(ti) => subscribed[ti] = true,
+            None => return Ok(Flat::Intern),
+        }
     }
     if subscribed.contains(&false) {
-        return Ok(None);
+        return Ok(Flat::Intern);
     }
     let mut by_name: Vec<usize> = (0..t).collect();
-    by_name.sort_unstable_by(|&a, &b| g.topics[a].cmp(&g.topics[b]));
-    if by_name.windows(2).any(|w| g.topics[w[0]] == g.topics[w[1]]) {
-        return Ok(None);
+    by_name.sort_unstable_by(|&a, &b| topics[a].cmp(&topics[b]));
+    if by_name.windows(2).any(|w| topics[w[0]] == topics[w[1]]) {
+        return Ok(Flat::Intern);
     }
-    let base: Vec<usize> = g
-        .partition_counts
+    let base: Vec<usize> = partition_counts
         .iter()
         .scan(0usize, |acc, &n| Some(std::mem::replace(acc, *acc + n as usize)))
         .collect();
-    let Ok(order) = ids.order() else {
-        return Ok(None);
-    };
     let q = (total / m) as u32;
     let extra = (total % m) as u32;
-    // The counts in member order.
+    // The counts in input order.
     let mut count = vec![0u32; m];
-    if let Some((member_counts, free)) = counted {
-        if member_counts.len() != m {
-            return Ok(None);
-        }
-        if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
-            return Ok(None);
-        }
-        let read = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, || {
-            Ok(order.clone())
-        })?;
-        if !read.is_some_and(|r| !r.contains(&true)) {
-            return Ok(None);
-        }
-        let held: i64 = member_counts.iter().map(|&c| c as i64).sum();
-        if held != (total - free.len()) as i64 {
-            return Ok(None);
-        }
-        for (k, &i) in order.iter().enumerate() {
-            count[k] = member_counts[i as usize] as u32;
-        }
-        // A counted member over q holds q + 1 and takes one of the extra slots (the constrained
-        // keep step's check).
-        let over = count.iter().filter(|&&c| c > q).count() as u32;
-        assert!(
-            over <= extra,
-            "sticky: a counted member over quota without an extra slot (internal error)"
-        );
-        // The free partitions (indexes into `free`) in the problem's order: topics by name.
-        let mut pool: Vec<u32> = Vec::with_capacity(free.len());
-        for &ti in &by_name {
-            let lo = free.partition_point(|&f| (f as usize) < base[ti]);
-            let hi = free.partition_point(|&f| (f as usize) < base[ti] + g.partition_counts[ti] as usize);
-            pool.extend(lo as u32..hi as u32);
-        }
-        let mut out = vec![0i32; 2 * free.len()];
-        out[..free.len()].copy_from_slice(free);
-        let owners = &mut out[free.len()..];
-        crate::sticky::constrained::deal(count, q, pool, |k, j| owners[j as usize] = order[k as usize] as i32);
-        Ok(Some(out))
-    } else {
+    let Some((member_counts, free)) = counted else {
+        let (who, held) = match receivers(&count, q, total, ids) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(Flat::NeedIds),
+            Err(_) => return Ok(Flat::Intern),
+        };
         let mut out = vec![-1i32; total];
         let pool = by_name
             .iter()
-            .flat_map(|&ti| base[ti]..base[ti] + g.partition_counts[ti] as usize);
-        crate::sticky::constrained::deal(count, q, pool, |k, f| out[f] = order[k as usize] as i32);
-        Ok(Some(out))
+            .flat_map(|&ti| base[ti]..base[ti] + partition_counts[ti] as usize);
+        crate::sticky::constrained::deal(held, q, pool, |k, f| out[f] = who[k as usize] as i32);
+        return Ok(Flat::Dealt(out));
+    };
+    if member_counts.len() != m {
+        return Ok(Flat::Intern);
     }
+    if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
+        return Ok(Flat::Intern);
+    }
+    let mut need = false;
+    let read = members_to_read(partition_counts, &[], sub_topics, member_counts, || {
+        ids.map(FlatIds::order).unwrap_or_else(|| {
+            need = true;
+            Err(invalid("member ids: needed for their order".to_string()))
+        })
+    });
+    if need {
+        return Ok(Flat::NeedIds);
+    }
+    if !read?.is_some_and(|r| !r.contains(&true)) {
+        return Ok(Flat::Intern);
+    }
+    let held: i64 = member_counts.iter().map(|&c| c as i64).sum();
+    if held != (total - free.len()) as i64 {
+        return Ok(Flat::Intern);
+    }
+    for (c, &n) in count.iter_mut().zip(member_counts) {
+        *c = n as u32;
+    }
+    // A counted member over q holds q + 1 and takes one of the extra slots (the constrained
+    // keep step's check).
+    let over = count.iter().filter(|&&c| c > q).count() as u32;
+    assert!(
+        over <= extra,
+        "sticky: a counted member over quota without an extra slot (internal error)"
+    );
+    let (who, held) = match receivers(&count, q, free.len(), ids) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ok(Flat::NeedIds),
+        Err(_) => return Ok(Flat::Intern),
+    };
+    // The free partitions (indexes into `free`) in the problem's order: topics by name.
+    let mut pool: Vec<u32> = Vec::with_capacity(free.len());
+    for &ti in &by_name {
+        let lo = free.partition_point(|&f| (f as usize) < base[ti]);
+        let hi = free.partition_point(|&f| (f as usize) < base[ti] + partition_counts[ti] as usize);
+        pool.extend(lo as u32..hi as u32);
+    }
+    let mut out = vec![0i32; 2 * free.len()];
+    out[..free.len()].copy_from_slice(free);
+    let owners = &mut out[free.len()..];
+    crate::sticky::constrained::deal(held, q, pool, |k, j| owners[j as usize] = who[k as usize] as i32);
+    Ok(Flat::Dealt(out))
+}
+
+/// The members [`crate::sticky::constrained::deal`] gives some of `pool` partitions to, given
+/// every member's count (input order; each at most q + 1, and the pool exactly what fills the
+/// quotas and the extra slots left), in member id order as the deal takes them, with their counts:
+/// every member below q (in id order), then the members at exactly q that the extra slots left
+/// over reach (the first by id; selected in linear time, then ordered). An error names a duplicate
+/// id among them; `None`: some are to be ordered, and `ids` is None.
+#[allow(clippy::type_complexity)]
+fn receivers(
+    count: &[u32],
+    q: u32,
+    pool: usize,
+    ids: Option<&FlatIds>,
+) -> Result<Option<(Vec<MemberIdx>, Vec<u32>)>, InputError> {
+    let under: Vec<usize> = (0..count.len()).filter(|&i| count[i] < q).collect();
+    let need: usize = under.iter().map(|&i| (q - count[i]) as usize).sum();
+    let slots = pool.saturating_sub(need);
+    let mut exact: Vec<usize> = if slots > 0 {
+        (0..count.len()).filter(|&i| count[i] == q).collect()
+    } else {
+        Vec::new()
+    };
+    // At most one member of each kind: no order to find (the deal takes those below q first).
+    if under.len() <= 1 && exact.len() <= 1 {
+        let who: Vec<MemberIdx> = under.iter().chain(&exact).map(|&i| i as MemberIdx).collect();
+        let held = who.iter().map(|&i| count[i as usize]).collect();
+        return Ok(Some((who, held)));
+    }
+    let Some(ids) = ids else {
+        return Ok(None);
+    };
+    let in_order = |set: &[usize]| -> Result<Vec<MemberIdx>, InputError> {
+        Ok(order_by_id(set.len(), |k| ids.get(set[k]))?
+            .into_iter()
+            .map(|k| set[k as usize] as MemberIdx)
+            .collect())
+    };
+    let mut who = in_order(&under)?;
+    if slots > 0 {
+        if slots < exact.len() {
+            exact.select_nth_unstable_by(slots - 1, |&a, &b| ids.get(a).cmp(ids.get(b)));
+            exact.truncate(slots);
+        }
+        who.extend(in_order(&exact)?);
+    }
+    let held = who.iter().map(|&i| count[i as usize]).collect();
+    Ok(Some((who, held)))
 }
 
 /// A flat group interned as a [`Problem`], with the maps between the caller's indexes and the
@@ -1653,7 +1851,7 @@ mod tests {
     /// otherwise, ids with a shared prefix, non-ASCII ids, duplicate ids, topics out of name order.
     #[test]
     fn the_flat_deal_equals_the_interned_path() {
-        let (mut fresh, mut counted) = (0, 0);
+        let (mut fresh, mut counted, mut one_call, mut need_ids, mut no_ids) = (0, 0, 0, 0, 0);
         for seed in 0..6000u64 {
             let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
             let mut next = |n: u64| -> u64 {
@@ -1713,6 +1911,10 @@ mod tests {
             // Fresh: nobody holds anything.
             let old = assign_flat_until(group(&no_owned, &[], &[], ids.clone()), None);
             let new = assign_flat_ids(group(&no_owned, &[], &[], vec![]), &flat, None, None);
+            let mut distinct = ids.clone();
+            distinct.sort();
+            distinct.dedup();
+            let duplicates = distinct.len() < m;
             match (&old, &new) {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(Some(o), n.as_ref(), "seed {seed}: fresh");
@@ -1720,6 +1922,9 @@ mod tests {
                     fresh += dealt(&g, &flat, None).unwrap().is_some() as usize;
                 }
                 (Err(_), Err(_)) => {}
+                // The flat deal orders only the members it gives partitions to (the broker's
+                // result map refuses the rest).
+                (Err(InputError::DuplicateMember(_)), Ok(_)) if duplicates => {}
                 _ => panic!("seed {seed}: fresh: {old:?} against {new:?}"),
             }
             // Counted: sizes and free partitions, the members to read listed.
@@ -1749,17 +1954,54 @@ mod tests {
             }
             let old = assign_flat_counted(group(&oo, &ot, &op, ids.clone()), &member_counts, &free, None);
             let new = assign_flat_ids(group(&oo, &ot, &op, vec![]), &flat, Some((&member_counts, &free)), None);
+            // The first counts-first call: the members to read, or (nobody to read) the answer.
+            let first = counts_first(
+                &names,
+                &counts,
+                &[],
+                &sub_topics,
+                &member_counts,
+                Some(&free),
+                Some(&flat),
+            );
+            let without_ids = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), None);
             match (&old, &new) {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(o, n, "seed {seed}: counted");
                     let g = group(&oo, &ot, &op, vec![]);
                     counted += dealt(&g, &flat, Some((&member_counts, &free))).unwrap().is_some() as usize;
+                    // Without the ids: the same answer, or a request for them.
+                    match (&without_ids, &first) {
+                        (Ok(CountsFirst::NeedIds), _) => need_ids += 1,
+                        (a, b) => {
+                            assert_eq!(a, b, "seed {seed}: counts_first without ids");
+                            no_ids += matches!(a, Ok(CountsFirst::Dealt(_))) as usize;
+                        }
+                    }
+                    match first {
+                        Ok(CountsFirst::Dealt(d)) => {
+                            assert!(!read.contains(&true), "seed {seed}: dealt with members to read");
+                            assert_eq!(Some(&d), o.as_ref(), "seed {seed}: counts_first");
+                            one_call += 1;
+                        }
+                        Ok(CountsFirst::Read(r)) => assert_eq!(r, read, "seed {seed}: counts_first"),
+                        other => panic!("seed {seed}: counts_first: {other:?}"),
+                    }
                 }
                 (Err(_), Err(_)) => {}
+                (Err(InputError::DuplicateMember(_)), Ok(_)) if duplicates => {}
                 _ => panic!("seed {seed}: counted: {old:?} against {new:?}"),
             }
         }
         assert!(fresh > 3000, "only {fresh} fresh groups took the flat deal");
         assert!(counted > 1000, "only {counted} counted groups took the flat deal");
+        assert!(
+            one_call > 1000,
+            "only {one_call} counted groups were dealt by counts_first"
+        );
+        assert!(
+            need_ids > 100 && no_ids > 100,
+            "{need_ids} groups needed the ids, {no_ids} were dealt without them"
+        );
     }
 }

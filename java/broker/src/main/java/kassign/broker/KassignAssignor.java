@@ -2,13 +2,16 @@ package kassign.broker;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiConsumer;
 
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.Uuid;
@@ -144,16 +147,28 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
 
     /**
      * The number of partitions in a current target, from its sets' sizes alone; -1 when a set is
-     * empty or null (the full read handles those).
+     * empty or null (the full read handles those). Walked with {@code forEach}, the map's own walk
+     * of its table: no iterator or entry objects, measurably faster than a for-each loop over
+     * {@code values()} on the coordinator's unmodifiable maps. One instance per call, reused for
+     * every member.
      */
-    private static int size(Map<Uuid, Set<Integer>> current) {
-        long n = 0;
-        for (Set<Integer> set : current.values()) {
+    private static final class Sizer implements BiConsumer<Uuid, Set<Integer>> {
+        private long n;
+        private boolean bad;
+
+        @Override
+        public void accept(Uuid topic, Set<Integer> set) {
             int size = set == null ? 0 : set.size();
-            if (size == 0) return -1;
+            if (size == 0) bad = true;
             n += size;
         }
-        return (int) Math.min(n, Integer.MAX_VALUE);
+
+        int size(Map<Uuid, Set<Integer>> current) {
+            n = 0;
+            bad = false;
+            current.forEach(this);
+            return bad ? -1 : (int) Math.min(n, Integer.MAX_VALUE);
+        }
     }
 
     /**
@@ -251,13 +266,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
     static GroupAssignment compute(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst,
             Long deadline) {
         Splits splits = new Splits();
-        String[] memberIds = groupSpec.memberIds().toArray(new String[0]);
-        int m = memberIds.length;
-        // Joined once for both native calls.
-        NativeAssignor.Joined joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
-        splits.mark("ids");
-        Members in = new Members(groupSpec, describer, memberIds, countsFirst);
+        Members in = new Members(groupSpec, describer, countsFirst);
         splits.mark("members");
+        String[] memberIds = in.memberIds;
+        int m = memberIds.length;
         Map<Uuid, Integer> topicIndex = in.topicIndex;
         List<Uuid> topics = in.topics;
         List<String> rackNames = in.rackNames;
@@ -286,24 +298,52 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         int[] partitionRacks = in.anyRack ? replicaRacks[1] : null;
         // Counts first: when the core's rule judges some members from their sizes alone, only the
         // others' sets are read, and the partitions nobody holds come from isPartitionAssigned (in
-        // the same pass as isPartitionAssignable).
-        byte[] read = null;
-        if (countsFirst && in.anyCurrent) {
-            read = NativeAssignor.membersToRead(joinedIds, partitionCounts, subOffsets, subTopics, in.memberCounts);
-        }
-        splits.mark("membersToRead");
-        PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, read != null);
+        // the same pass as isPartitionAssignable). When it judges every member so, and the group
+        // has no replica racks and every partition is assignable, the first call is the last.
+        boolean counts = countsFirst && in.anyCurrent;
+        PartitionScan scan = new PartitionScan(groupSpec, topics, partitionCounts, total, counts);
         splits.mark("scan");
         byte[] assignable = scan.assignable;
-        if (assignable != null) read = null;
-        String[] rackArray = rackNames.toArray(new String[0]);
+        byte[] read = null;
         // The owners: of every partition (at == null), or of the partitions at[j] (ascending).
         int[] at = null;
         int[] owners = null;
-        CurrentTargets cur = null;
         boolean[] counted = new boolean[m];
+        // The member ids as they cross, joined once for every call that takes them: not at all
+        // when the counts-first call answers without them.
+        NativeAssignor.Joined joinedIds = null;
+        if (counts) {
+            boolean flat = !in.anyRack && assignable == null;
+            int[] first = NativeAssignor.countsFirst((NativeAssignor.Joined) null, topicNames, partitionCounts,
+                subOffsets, subTopics, in.memberCounts, flat ? scan.free : null);
+            if (first != null && first.length == 1 && first[0] == 2) {
+                joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
+                first = NativeAssignor.countsFirst(joinedIds, topicNames, partitionCounts, subOffsets, subTopics,
+                    in.memberCounts, flat ? scan.free : null);
+            }
+            splits.mark("countsFirst");
+            if (first == null) {
+                // Every member's current target must be read: the full read below.
+            } else if (first[0] == 0 && flat && first.length % 2 == 1) {
+                int half = (first.length - 1) / 2;
+                at = Arrays.copyOfRange(first, 1, 1 + half);
+                owners = Arrays.copyOfRange(first, 1 + half, first.length);
+                checkAnswer(at, owners, total, m);
+                Arrays.fill(counted, true);
+            } else if (first[0] == 1 && first.length == m + 1) {
+                if (assignable == null) { // partitions not assignable: the full read
+                    read = new byte[m];
+                    for (int i = 0; i < m; i++) read[i] = (byte) first[i + 1];
+                }
+            } else {
+                throw new PartitionAssignorException("kassign: the native library returned a malformed answer");
+            }
+        }
+        String[] rackArray = rackNames.toArray(new String[0]);
+        CurrentTargets cur = owners != null ? CurrentTargets.none(m) : null;
         // The native call: counts first when the rule judged some members by size; the full read
         // when it did not, or when the counts-first call answers null (its counts do not add up).
+        if (owners == null && joinedIds == null) joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
         for (byte[] only = read; owners == null; only = null) {
             boolean counting = only != null;
             // A fresh HOMOGENEOUS group (every current target empty, sizes read) has nothing to read.
@@ -332,6 +372,11 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         }
         GroupAssignment out = result(memberIds, topics, topicBase, currentMaps, cur, counted, at, owners, subOffsets,
             subTopics);
+        // One entry per member id: the core's flat deal orders only the members it gives
+        // partitions to, so a duplicate id elsewhere shows here (two members cannot share a key).
+        if (out.members().size() != m) {
+            throw new PartitionAssignorException("kassign: the group's member ids are not distinct");
+        }
         splits.mark("result");
         splits.print();
         return out;
@@ -488,6 +533,18 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
     private static final String COORDINATOR_MEMBER =
         "org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl";
 
+    /** {@link #COORDINATOR_MEMBER}, once seen (a class compares by identity; its name by characters). */
+    private static volatile Class<?> coordinatorMember;
+
+    /** Whether {@code o} is the coordinator's member object ({@link #COORDINATOR_MEMBER}). */
+    private static boolean isCoordinatorMember(Object o) {
+        Class<?> c = o.getClass();
+        if (c == coordinatorMember) return true;
+        if (!c.getName().equals(COORDINATOR_MEMBER)) return false;
+        coordinatorMember = c;
+        return true;
+    }
+
     /** The input pass over the members: subscriptions, racks, and current targets (not read yet). */
     private static final class Members {
         // Topics: every subscribed topic id, in first-seen order; a topic the describer does not
@@ -516,9 +573,16 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         final int[] memberCounts;
         boolean anyCurrent;
 
+        // The member ids in the coordinator's iteration order, taken as the members are read.
+        final String[] memberIds;
+
         @SuppressWarnings("unchecked")
-        Members(GroupSpec groupSpec, SubscribedTopicDescriber describer, String[] memberIds, boolean countsFirst) {
-            int m = memberIds.length;
+        Members(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst) {
+            Collection<String> ids = groupSpec.memberIds();
+            int m = ids.size();
+            memberIds = new String[m];
+            Iterator<String> it = ids.iterator();
+            Sizer sizer = new Sizer();
             subOffsets = new int[m + 1];
             // Grown as the ids are iterated: the coordinator's subscribedTopicIds() is a view over
             // topic names whose size() counts names that resolve to no topic id, which iteration skips.
@@ -529,16 +593,22 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             currentMaps = new Map[m];
             memberCounts = new int[m];
             for (int i = 0; i < m; i++) {
-                MemberSubscription sub = groupSpec.memberSubscription(memberIds[i]);
+                if (!it.hasNext()) {
+                    throw new PartitionAssignorException("kassign: memberIds has fewer than its size() of " + m);
+                }
+                String id = it.next();
+                if (id == null) throw new PartitionAssignorException("kassign: memberIds[" + i + "] is null");
+                memberIds[i] = id;
+                MemberSubscription sub = groupSpec.memberSubscription(id);
                 // The coordinator's member object is the member's subscription and its current
                 // target at once (GroupSpecImpl answers both from one map): one lookup, not two.
-                MemberAssignment current = sub instanceof MemberAssignment a
-                    && a.getClass().getName().equals(COORDINATOR_MEMBER) ? a : groupSpec.memberAssignment(memberIds[i]);
+                MemberAssignment current = sub instanceof MemberAssignment a && isCoordinatorMember(a)
+                    ? a : groupSpec.memberAssignment(id);
                 currentMaps[i] = current == null ? null : current.partitions();
                 // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
                 // same topics, and elsewhere the full read follows anyway.
                 if (countsFirst && homogeneous && currentMaps[i] != null) {
-                    memberCounts[i] = size(currentMaps[i]);
+                    memberCounts[i] = sizer.size(currentMaps[i]);
                     anyCurrent |= memberCounts[i] != 0;
                 }
                 if (homogeneous && i > 0) {
@@ -565,6 +635,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 } else {
                     memberRacks[i] = -1;
                 }
+            }
+            if (it.hasNext()) {
+                throw new PartitionAssignorException("kassign: memberIds has more than its size() of " + m);
             }
             subTopics = Arrays.copyOf(subTopics, k);
             if (homogeneous) subOffsets = new int[0];

@@ -19,7 +19,7 @@ final class NativeAssignor {
      *   <li>null, the full read ({@code assign_flat}): returns the owner of every partition in topic
      *       order (member index or -1);
      *   <li>given, the counts-first path ({@code assign_flat_counted}): the owned arrays list only
-     *       the members {@link #membersToRead} said to read; {@code memberCounts[i]} is member i's
+     *       the members {@link #countsFirst} said to read; {@code memberCounts[i]} is member i's
      *       current target size (or -1), {@code free} lists (ascending flat indexes) the partitions
      *       in no member's current target. Returns the owners of every partition but those the
      *       counted members keep: k partitions (ascending), then their k owners; or null when the
@@ -82,22 +82,31 @@ final class NativeAssignor {
     }
 
     /**
-     * The core's counts-first rule ({@code members_to_read}): for each member, whether its current
-     * target must be read element by element (1) or its size stands for it (0); null when every
-     * member must be read. {@code memberCounts[i]}: the member's current target size, or -1. The
-     * member ids cross as for {@link #assign}; the core reads them only when the rule needs their
-     * order (some member holding one more than the quota, and fewer extra slots than such members).
+     * The first call of the counts-first path ({@code counts_first} in rust/core/src/server/kassign.rs):
+     * the core's rule ({@code members_to_read}) says, for each member, whether its current target
+     * must be read element by element or its size stands for it; when nobody's must be read and
+     * {@code free} is given, the core deals the group in the same call. {@code memberCounts[i]}:
+     * the member's current target size, or -1. {@code free}: the partitions in no member's current
+     * target (ascending flat indexes), given only when the group has no replica racks and every
+     * partition is assignable; null otherwise. {@code memberIds} may be null: the core reads the
+     * ids only where the answer depends on their order. Returns null when every member must be
+     * read; {@code {1, flags...}} (one per member, 1: read it, then call {@link #assign} with the
+     * counts); {@code {0, at..., owners...}}, the answer as {@link #assign}'s counts-first answer;
+     * or {@code {2}}: call again with the member ids (only when they were null).
      */
-    static byte[] membersToRead(String[] memberIds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
-            int[] memberCounts) {
-        return membersToRead(Joined.of("memberIds", memberIds), partitionCounts, subOffsets, subTopics, memberCounts);
+    static int[] countsFirst(String[] memberIds, String[] topics, int[] partitionCounts, int[] subOffsets,
+            int[] subTopics, int[] memberCounts, int[] free) {
+        return countsFirst(Joined.of("memberIds", memberIds), topics, partitionCounts, subOffsets, subTopics,
+            memberCounts, free);
     }
 
-    /** {@link #membersToRead}, the member ids joined already. */
-    static byte[] membersToRead(Joined memberIds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
-            int[] memberCounts) {
-        return membersToRead0(memberIds == null ? null : memberIds.chars, memberIds == null ? null : memberIds.ends,
-            partitionCounts, subOffsets, subTopics, memberCounts);
+    /** {@link #countsFirst}, the member ids joined already. */
+    static int[] countsFirst(Joined memberIds, String[] topics, int[] partitionCounts, int[] subOffsets,
+            int[] subTopics, int[] memberCounts, int[] free) {
+        Joined names = Joined.of("topics", topics);
+        return countsFirst0(memberIds == null ? null : memberIds.chars, memberIds == null ? null : memberIds.ends,
+            names == null ? null : names.chars, names == null ? null : names.ends, partitionCounts, subOffsets,
+            subTopics, memberCounts, free);
     }
 
     /**
@@ -148,8 +157,8 @@ final class NativeAssignor {
         int[] free,
         long budgetNanos);
 
-    private static native byte[] membersToRead0(char[] memberIdChars, int[] memberIdEnds, int[] partitionCounts,
-        int[] subOffsets, int[] subTopics, int[] memberCounts);
+    private static native int[] countsFirst0(char[] memberIdChars, int[] memberIdEnds, char[] topicChars,
+        int[] topicEnds, int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts, int[] free);
 
     /**
      * Array elements copied from Java into native memory since the library was loaded, over all

@@ -208,9 +208,18 @@ class KassignAssignorTest {
             new String[] {null}, new int[] {-1}, new String[0], new String[0], new int[0],
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         // The counts-first calls check their arrays too.
-        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.membersToRead(
-            new String[] {"m"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1}));
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
+            new String[] {"m"}, new String[] {"t"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1},
+            null));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
+            new String[] {"m"}, new String[] {"t"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
+            new int[] {1, 0}));
+        assertTrue(e.getMessage().contains("free"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
+            new String[] {"m"}, new String[] {"t", "u"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
+            null));
+        assertTrue(e.getMessage().contains("partition_counts"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
             new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
@@ -228,6 +237,44 @@ class KassignAssignorTest {
                 new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
                 null, pair[0], pair[1], -1));
             assertTrue(e.getMessage().contains("go together"), e.getMessage());
+        }
+    }
+
+    /**
+     * A group spec whose member ids repeat one (GroupSpec.memberIds() is a Collection) is refused,
+     * fresh and counted: the flat deal orders only the members it gives partitions to, so the
+     * result map's size is the check.
+     */
+    @Test
+    void repeatedMemberIdsAreRefused() {
+        for (boolean fresh : new boolean[] {true, false}) {
+            FakeGroup g = new FakeGroup();
+            Uuid t = g.topic(6);
+            for (int i = 0; i < 3; i++) g.member("m" + i, null, t);
+            if (!fresh) {
+                for (int i = 0; i < 3; i++) g.owns("m" + i, t, 2 * i, 2 * i + 1);
+            }
+            org.apache.kafka.coordinator.group.api.assignor.GroupSpec repeated =
+                new org.apache.kafka.coordinator.group.api.assignor.GroupSpec() {
+                    public java.util.Collection<String> memberIds() { return List.of("m0", "m1", "m2", "m2"); }
+                    public org.apache.kafka.coordinator.group.api.assignor.SubscriptionType subscriptionType() {
+                        return g.subscriptionType();
+                    }
+                    public boolean isPartitionAssigned(Uuid id, int p) { return g.isPartitionAssigned(id, p); }
+                    public boolean isPartitionAssignable(Uuid id, int p) { return g.isPartitionAssignable(id, p); }
+                    public org.apache.kafka.coordinator.group.api.assignor.MemberSubscription memberSubscription(
+                            String id) {
+                        return g.memberSubscription(id);
+                    }
+                    public org.apache.kafka.coordinator.group.api.assignor.MemberAssignment memberAssignment(String id) {
+                        return g.memberAssignment(id);
+                    }
+                };
+            // The same group with distinct ids is fine.
+            g.assertValid(new KassignAssignor().assign(g, g));
+            PartitionAssignorException e = assertThrows(PartitionAssignorException.class,
+                () -> new KassignAssignor().assign(repeated, g));
+            assertTrue(e.getMessage().contains("distinct") || e.getMessage().contains("duplicate"), e.getMessage());
         }
     }
 
