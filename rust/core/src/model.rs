@@ -530,32 +530,46 @@ fn positions_by_id(members: &[Member]) -> Result<Vec<MemberIdx>, InputError> {
     order_by_id(members.len(), |i| members[i].id.as_bytes())
 }
 
+/// How many bytes all of the ids `id(0)`, ..., `id(n - 1)` begin with: one slice comparison per
+/// id that starts with the prefix found so far (the usual case), a walk to the first difference
+/// otherwise.
+pub fn common_prefix<'i>(n: usize, id: impl Fn(usize) -> &'i [u8]) -> usize {
+    let first = if n == 0 { &[][..] } else { id(0) };
+    let mut common = first.len();
+    for i in 1..n {
+        let other = id(i);
+        if !other.starts_with(&first[..common]) {
+            common = first[..common].iter().zip(other).take_while(|(a, b)| a == b).count();
+        }
+    }
+    common
+}
+
+/// The sort key of an id among ids that share their first `common` bytes ([`common_prefix`]):
+/// the 8 bytes that follow, big-endian and zero-padded. A smaller key means a smaller id; only
+/// equal keys need the whole ids compared.
+pub fn id_key(id: &[u8], common: usize) -> u64 {
+    let tail = &id[common..];
+    let mut k = [0u8; 8];
+    let n = tail.len().min(8);
+    k[..n].copy_from_slice(&tail[..n]);
+    u64::from_be_bytes(k)
+}
+
 /// The positions `0..n` sorted by the ids `id(i)` (byte order, the order of [`Problem::members`]),
 /// or the first duplicate id. The broker's flat path sorts its ids here without making a `String`
 /// of each.
 ///
 /// Ids often share a long prefix (client ids such as `consumer-<group>-<n>-<uuid>`), so each id
-/// is keyed by the 8 bytes that follow the prefix common to all ids, big-endian and zero-padded:
-/// a smaller key means a smaller id, and only equal keys compare whole ids. This is the same
-/// order as sorting the ids themselves, in a fraction of the string comparisons.
+/// is keyed by the 8 bytes that follow the prefix common to all ids ([`id_key`]): only equal keys
+/// compare whole ids. This is the same order as sorting the ids themselves, in a fraction of the
+/// string comparisons.
 pub fn order_by_id<'i>(n: usize, id: impl Fn(usize) -> &'i [u8]) -> Result<Vec<MemberIdx>, InputError> {
     if n > MAX_MEMBERS {
         return Err(InputError::TooManyMembers(n));
     }
-    let first = if n == 0 { &[][..] } else { id(0) };
-    let mut common = first.len();
-    for i in 1..n {
-        let other = id(i);
-        common = common.min(other.len());
-        common = first[..common].iter().zip(other).take_while(|(a, b)| a == b).count();
-    }
-    let key = |id: &[u8]| {
-        let tail = &id[common..];
-        let mut k = [0u8; 8];
-        let n = tail.len().min(8);
-        k[..n].copy_from_slice(&tail[..n]);
-        u64::from_be_bytes(k)
-    };
+    let common = common_prefix(n, &id);
+    let key = |id: &[u8]| id_key(id, common);
     let mut keyed: Vec<(u64, MemberIdx)> = (0..n).map(|i| (key(id(i)), i as MemberIdx)).collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id(a.1 as usize).cmp(id(b.1 as usize))));
     if let Some(w) = keyed

@@ -26,7 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use jni::objects::{JByteArray, JCharArray, JClass, JIntArray, JPrimitiveArray, JThrowable};
+use jni::objects::{JByteArray, JCharArray, JClass, JIntArray, JPrimitiveArray, JThrowable, ReleaseMode};
 use jni::sys::{jintArray, jlong, jstring};
 use jni::JNIEnv;
 
@@ -154,44 +154,74 @@ fn utf16(units: &[u16]) -> String {
     String::from_utf16_lossy(units)
 }
 
-/// The member ids as UTF-8 bytes back to back ([`FlatIds`]), read as [`joined`] reads strings,
-/// without a `String` per id. ASCII ids are copied byte for byte; anything else is decoded as
-/// [`utf16`] decodes it.
+/// The member ids as UTF-8 bytes back to back ([`FlatIds`]), from their characters and end
+/// offsets as [`joined`] takes strings, without a `String` per id. The characters are read in
+/// place (a critical section, no copy of them into native memory): ASCII ids (the usual case) are
+/// narrowed a byte per unit in one pass; anything else is decoded as [`utf16`] decodes it.
 fn flat_ids(env: &mut JNIEnv<'_>, chars: &JCharArray<'_>, ends: &JIntArray<'_>) -> Result<FlatIds, Failure> {
-    let (buf, ranges) = joined(env, "memberIds", chars, ends)?;
-    let reserve = |v: &mut Vec<u8>, n: usize| {
-        v.try_reserve(n)
-            .map_err(|_| Failure("kassign: cannot reserve native memory for this group's member ids".into()))
-    };
+    let ends = ints(env, ends)?;
+    let n = len(env, chars)?;
+    let mut start = 0usize;
+    for (i, &end) in ends.iter().enumerate() {
+        start = usize::try_from(end)
+            .ok()
+            .filter(|&e| e >= start && e <= n)
+            .ok_or_else(|| {
+                Failure(format!(
+                    "kassign: memberIds: end offset {i} ({end}) is out of order or past the characters"
+                ))
+            })?;
+    }
+    let fail = || Failure("kassign: cannot reserve native memory for this group's member ids".into());
     let mut bytes: Vec<u8> = Vec::new();
-    reserve(&mut bytes, buf.len())?;
-    // All ASCII (one branch-free pass, vectorised): a byte per unit for every id at once.
-    if buf.iter().fold(0u16, |a, &u| a | u) < 0x80 {
-        bytes.extend(buf.iter().map(|&u| u as u8));
-        return Ok(FlatIds::new(bytes, ranges.into_iter().map(|r| r.end).collect())?);
-    }
+    bytes.try_reserve_exact(n).map_err(|_| fail())?;
     let mut out: Vec<usize> = Vec::new();
-    out.try_reserve_exact(ranges.len())
-        .map_err(|_| Failure("kassign: cannot reserve native memory for this group's member ids".into()))?;
-    for r in ranges {
-        let units = &buf[r];
-        if units.iter().fold(0u16, |a, &u| a | u) < 0x80 {
-            bytes.extend(units.iter().map(|&u| u as u8));
-        } else {
-            let s = String::from_utf16_lossy(units);
-            reserve(&mut bytes, s.len())?;
-            bytes.extend_from_slice(s.as_bytes());
-        }
-        out.push(bytes.len());
+    out.try_reserve_exact(ends.len()).map_err(|_| fail())?;
+    if n == 0 {
+        out.resize(ends.len(), 0);
+        return Ok(FlatIds::new(bytes, out)?);
     }
+    COPIED.fetch_add(n as u64, Ordering::Relaxed);
+    // SAFETY: the array is the one `NativeAssignor.Joined` has just built for this call, shared
+    // with no other thread; no other view of it exists while this one lives, and no JNI call is
+    // made before it is released (at the end of this block).
+    let units = unsafe { env.get_array_elements_critical(chars, ReleaseMode::NoCopyBack)? };
+    if units.iter().fold(0u16, |a, &u| a | u) < 0x80 {
+        bytes.extend(units.iter().map(|&u| u as u8));
+        out.extend(ends.iter().map(|&e| e as usize));
+    } else {
+        let mut start = 0usize;
+        for &end in &ends {
+            let piece = &units[start..end as usize];
+            if piece.iter().fold(0u16, |a, &u| a | u) < 0x80 {
+                bytes.extend(piece.iter().map(|&u| u as u8));
+            } else {
+                let s = String::from_utf16_lossy(piece);
+                bytes.try_reserve(s.len()).map_err(|_| fail())?;
+                bytes.extend_from_slice(s.as_bytes());
+            }
+            out.push(bytes.len());
+            start = end as usize;
+        }
+    }
+    drop(units);
     Ok(FlatIds::new(bytes, out)?)
 }
 
+/// Calls whose [`native_bound`] is below this skip [`probe`]: a process that cannot map a few
+/// MiB more is failing whatever this call does, and mapping and unmapping the bound on every call
+/// of a small group costs more than the assignment.
+const PROBE_FROM_BYTES: usize = 16 << 20;
+
 /// Reserve the whole call's native memory ([`native_bound`]) fallibly once up front, and let it
 /// go: where the process cannot map that much (an address-space limit, strict overcommit), the
-/// group is refused here rather than by an allocation failure later, which would abort.
+/// group is refused here rather than by an allocation failure later, which would abort. Below
+/// [`PROBE_FROM_BYTES`] nothing is reserved.
 fn probe(lengths: &Lengths, total: usize) -> Result<(), Failure> {
     let bound = native_bound(lengths, total);
+    if bound < PROBE_FROM_BYTES {
+        return Ok(());
+    }
     let mut probe: Vec<u8> = Vec::new();
     probe.try_reserve_exact(bound).map_err(|_| {
         Failure(format!(

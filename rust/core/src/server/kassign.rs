@@ -22,7 +22,8 @@
 use std::time::Instant;
 
 use crate::model::{
-    order_by_id, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER,
+    common_prefix, id_key, order_by_id, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder,
+    MAX_MEMBERS, NO_OWNER,
 };
 
 /// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
@@ -459,8 +460,9 @@ pub fn members_to_read(
     if first.len() != t {
         return Ok(None); // a topic nobody subscribes to (not from the plugin, which lists only subscribed ones)
     }
+    // One shared list (HOMOGENEOUS, `sub_offsets` empty) is everyone's.
     let mut prev = subscription(sub_offsets, sub_topics, 0);
-    for i in 1..m {
+    for i in (1..m).filter(|_| !sub_offsets.is_empty()) {
         let cur = subscription(sub_offsets, sub_topics, i);
         if cur != prev && set(i) != first {
             return Ok(None);
@@ -707,7 +709,15 @@ fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) ->
     {
         return Ok(None);
     }
-    match flat_deal(&g.topics, g.partition_counts, g.sub_topics, m, Some(ids), counted)? {
+    match flat_deal(
+        &g.topics,
+        g.partition_counts,
+        g.sub_topics,
+        m,
+        Some(ids),
+        counted,
+        false,
+    )? {
         Flat::Dealt(out) => Ok(Some(out)),
         Flat::Intern | Flat::NeedIds => Ok(None),
     }
@@ -791,6 +801,7 @@ pub fn counts_first(
         member_counts.len(),
         ids,
         Some((member_counts, free)),
+        true,
     )? {
         Flat::Dealt(out) => Ok(CountsFirst::Dealt(out)),
         Flat::Intern => Ok(CountsFirst::Read(read)),
@@ -817,6 +828,7 @@ enum Flat {
 /// every partition as it does on all of them in member order: the others get nothing there.
 /// Member ids must be distinct; a duplicate among the members ordered is an error, and the broker
 /// checks the rest (a duplicate id cannot key two members of its result map).
+/// `everyone_counted`: the caller found [`members_to_read`] reads nobody of `counted`.
 fn flat_deal(
     topics: &[String],
     partition_counts: &[i32],
@@ -824,6 +836,7 @@ fn flat_deal(
     m: usize,
     ids: Option<&FlatIds>,
     counted: Option<(&[i32], &[i32])>,
+    everyone_counted: bool,
 ) -> Result<Flat, InputError> {
     let t = topics.len();
     if m == 0
@@ -878,18 +891,20 @@ fn flat_deal(
     if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
         return Ok(Flat::Intern);
     }
-    let mut need = false;
-    let read = members_to_read(partition_counts, &[], sub_topics, member_counts, || {
-        ids.map(FlatIds::order).unwrap_or_else(|| {
-            need = true;
-            Err(invalid("member ids: needed for their order".to_string()))
-        })
-    });
-    if need {
-        return Ok(Flat::NeedIds);
-    }
-    if !read?.is_some_and(|r| !r.contains(&true)) {
-        return Ok(Flat::Intern);
+    if !everyone_counted {
+        let mut need = false;
+        let read = members_to_read(partition_counts, &[], sub_topics, member_counts, || {
+            ids.map(FlatIds::order).unwrap_or_else(|| {
+                need = true;
+                Err(invalid("member ids: needed for their order".to_string()))
+            })
+        });
+        if need {
+            return Ok(Flat::NeedIds);
+        }
+        if !read?.is_some_and(|r| !r.contains(&true)) {
+            return Ok(Flat::Intern);
+        }
     }
     let held: i64 = member_counts.iter().map(|&c| c as i64).sum();
     if held != (total - free.len()) as i64 {
@@ -963,8 +978,14 @@ fn receivers(
     let mut who = in_order(&under)?;
     if slots > 0 {
         if slots < exact.len() {
-            exact.select_nth_unstable_by(slots - 1, |&a, &b| ids.get(a).cmp(ids.get(b)));
-            exact.truncate(slots);
+            // By an 8-byte key after the prefix they share (as `order_by_id` keys them), the
+            // whole ids only where keys tie.
+            let common = common_prefix(exact.len(), |k| ids.get(exact[k]));
+            let mut keyed: Vec<(u64, usize)> = exact.iter().map(|&i| (id_key(ids.get(i), common), i)).collect();
+            keyed.select_nth_unstable_by(slots - 1, |a, b| {
+                a.0.cmp(&b.0).then_with(|| ids.get(a.1).cmp(ids.get(b.1)))
+            });
+            exact = keyed[..slots].iter().map(|&(_, i)| i).collect();
         }
         who.extend(in_order(&exact)?);
     }

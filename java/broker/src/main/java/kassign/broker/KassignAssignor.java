@@ -317,7 +317,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             int[] first = NativeAssignor.countsFirst((NativeAssignor.Joined) null, topicNames, partitionCounts,
                 subOffsets, subTopics, in.memberCounts, flat ? scan.free : null);
             if (first != null && first.length == 1 && first[0] == 2) {
+                splits.mark("countsFirst(no ids)");
                 joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
+                splits.mark("join");
                 first = NativeAssignor.countsFirst(joinedIds, topicNames, partitionCounts, subOffsets, subTopics,
                     in.memberCounts, flat ? scan.free : null);
             }
