@@ -672,7 +672,7 @@ impl FlatIds {
 ///
 /// A group that every member subscribes to whole (HOMOGENEOUS: `sub_offsets` empty), with no
 /// replica racks and every partition assignable, whose current target is judged from its sizes
-/// alone (every member counted by [`members_to_read`], or nobody holds anything), is dealt
+/// and the lists of the members [`members_to_read`] reads (or nobody holds anything), is dealt
 /// without interning it: the members the deal gives partitions to are ordered by id over the
 /// bytes, and the constrained path's keep step and deal ([`crate::sticky::constrained::deal`])
 /// run on the counts. Any other group is interned as before.
@@ -702,11 +702,7 @@ pub fn assign_flat_ids(
 fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) -> Result<Option<Vec<i32>>, InputError> {
     let m = ids.len();
     check_shapes_of(g, m)?;
-    if !g.sub_offsets.is_empty()
-        || !g.partition_rack_offsets.is_empty()
-        || !g.assignable.is_empty()
-        || !g.owned_topics.is_empty()
-    {
+    if !g.sub_offsets.is_empty() || !g.partition_rack_offsets.is_empty() || !g.assignable.is_empty() {
         return Ok(None);
     }
     match flat_deal(
@@ -716,6 +712,7 @@ fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) ->
         m,
         Some(ids),
         counted,
+        Some((g.owned_offsets, g.owned_topics, g.owned_partitions)),
         false,
     )? {
         Flat::Dealt(out) => Ok(Some(out)),
@@ -801,6 +798,7 @@ pub fn counts_first(
         member_counts.len(),
         ids,
         Some((member_counts, free)),
+        None,
         true,
     )? {
         Flat::Dealt(out) => Ok(CountsFirst::Dealt(out)),
@@ -820,7 +818,12 @@ enum Flat {
 }
 
 /// The deal of a HOMOGENEOUS group without replica racks, every partition assignable (checked
-/// by the callers), of `m` members, from the members' counts.
+/// by the callers), of `m` members, from the members' counts and, for the members
+/// [`members_to_read`] reads, their current targets (`listed`): the constrained keep step on
+/// those lists (in member id order, the extra slots going to the members over q in that order;
+/// a member's claims kept in `keep_order`, partition then topic), then the deal of the free
+/// partitions and of what the read members let go. Lists naming a partition twice, a free one,
+/// or one out of range, and counts that do not add up, leave the group to the interning path.
 ///
 /// Only the members the deal gives partitions to are ordered by id: those below the quota q, and
 /// of those at exactly q the first ones by id, as many as the extra slots the pool fills (chosen
@@ -829,6 +832,7 @@ enum Flat {
 /// Member ids must be distinct; a duplicate among the members ordered is an error, and the broker
 /// checks the rest (a duplicate id cannot key two members of its result map).
 /// `everyone_counted`: the caller found [`members_to_read`] reads nobody of `counted`.
+#[allow(clippy::too_many_arguments)]
 fn flat_deal(
     topics: &[String],
     partition_counts: &[i32],
@@ -836,6 +840,7 @@ fn flat_deal(
     m: usize,
     ids: Option<&FlatIds>,
     counted: Option<(&[i32], &[i32])>,
+    listed: Listed<'_>,
     everyone_counted: bool,
 ) -> Result<Flat, InputError> {
     let t = topics.len();
@@ -873,6 +878,9 @@ fn flat_deal(
     // The counts in input order.
     let mut count = vec![0u32; m];
     let Some((member_counts, free)) = counted else {
+        if listed.is_some_and(|(_, ot, _)| !ot.is_empty()) {
+            return Ok(Flat::Intern);
+        }
         let (who, held) = match receivers(&count, q, total, ids) {
             Ok(Some(r)) => r,
             Ok(None) => return Ok(Flat::NeedIds),
@@ -891,9 +899,10 @@ fn flat_deal(
     if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
         return Ok(Flat::Intern);
     }
+    let mut read: Option<Vec<bool>> = None;
     if !everyone_counted {
         let mut need = false;
-        let read = members_to_read(partition_counts, &[], sub_topics, member_counts, || {
+        let rule = members_to_read(partition_counts, &[], sub_topics, member_counts, || {
             ids.map(FlatIds::order).unwrap_or_else(|| {
                 need = true;
                 Err(invalid("member ids: needed for their order".to_string()))
@@ -902,41 +911,156 @@ fn flat_deal(
         if need {
             return Ok(Flat::NeedIds);
         }
-        if !read?.is_some_and(|r| !r.contains(&true)) {
-            return Ok(Flat::Intern);
+        match rule? {
+            Some(r) if r.contains(&true) => read = Some(r),
+            Some(_) => {}
+            None => return Ok(Flat::Intern),
         }
     }
-    let held: i64 = member_counts.iter().map(|&c| c as i64).sum();
-    if held != (total - free.len()) as i64 {
+    // The partitions the members read list (their current targets), each valid and held once,
+    // none of them free; every other partition not free is a counted member's.
+    let mut listed_total: i64 = 0;
+    if let Some(read) = &read {
+        let Some((oo, ot, op)) = listed.filter(|(oo, _, _)| oo.len() == m + 1) else {
+            return Ok(Flat::Intern);
+        };
+        let mut mark = vec![false; total];
+        for &f in free {
+            mark[f as usize] = true;
+        }
+        for (i, &r) in read.iter().enumerate() {
+            let (a, b) = (oo[i] as usize, oo[i + 1] as usize);
+            if !r {
+                if a != b {
+                    return Ok(Flat::Intern);
+                }
+                continue;
+            }
+            for k in a..b {
+                let Some(f) = flat_of(ot[k], op[k], partition_counts, &base) else {
+                    return Ok(Flat::Intern);
+                };
+                if std::mem::replace(&mut mark[f], true) {
+                    return Ok(Flat::Intern);
+                }
+                listed_total += 1;
+            }
+        }
+    } else if listed.is_some_and(|(_, ot, _)| !ot.is_empty()) {
         return Ok(Flat::Intern);
     }
-    for (c, &n) in count.iter_mut().zip(member_counts) {
-        *c = n as u32;
+    let held: i64 = member_counts
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !read.as_ref().is_some_and(|r| r[i]))
+        .map(|(_, &c)| c as i64)
+        .sum();
+    if held + listed_total != (total - free.len()) as i64 {
+        return Ok(Flat::Intern);
     }
-    // A counted member over q holds q + 1 and takes one of the extra slots (the constrained
-    // keep step's check).
-    let over = count.iter().filter(|&&c| c > q).count() as u32;
-    assert!(
-        over <= extra,
-        "sticky: a counted member over quota without an extra slot (internal error)"
-    );
-    let (who, held) = match receivers(&count, q, free.len(), ids) {
+    let Some(read) = read else {
+        for (c, &n) in count.iter_mut().zip(member_counts) {
+            *c = n as u32;
+        }
+        // A counted member over q holds q + 1 and takes one of the extra slots (the constrained
+        // keep step's check).
+        let over = count.iter().filter(|&&c| c > q).count() as u32;
+        assert!(
+            over <= extra,
+            "sticky: a counted member over quota without an extra slot (internal error)"
+        );
+        let (who, held) = match receivers(&count, q, free.len(), ids) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(Flat::NeedIds),
+            Err(_) => return Ok(Flat::Intern),
+        };
+        // The free partitions (indexes into `free`) in the problem's order: topics by name.
+        let mut pool: Vec<u32> = Vec::with_capacity(free.len());
+        for &ti in &by_name {
+            let lo = free.partition_point(|&f| (f as usize) < base[ti]);
+            let hi = free.partition_point(|&f| (f as usize) < base[ti] + partition_counts[ti] as usize);
+            pool.extend(lo as u32..hi as u32);
+        }
+        let mut out = vec![0i32; 2 * free.len()];
+        out[..free.len()].copy_from_slice(free);
+        let owners = &mut out[free.len()..];
+        crate::sticky::constrained::deal(held, q, pool, |k, j| owners[j as usize] = who[k as usize] as i32);
+        return Ok(Flat::Dealt(out));
+    };
+    // Some members were read: the constrained keep step on their lists, in member id order (the
+    // extra slots go to the members over q in that order, counted or read), then the deal of the
+    // free partitions and of what the read members let go.
+    let Some(ids) = ids else {
+        return Ok(Flat::NeedIds);
+    };
+    let Ok(order) = ids.order() else {
+        return Ok(Flat::Intern);
+    };
+    let (oo, ot, op) = listed.expect("checked above");
+    let mut rank = vec![0u32; t];
+    for (r, &ti) in by_name.iter().enumerate() {
+        rank[ti] = r as u32;
+    }
+    let mut extra_left = extra;
+    let mut out: Vec<(i32, i32)> = Vec::with_capacity(free.len() + listed_total as usize);
+    let mut pool: Vec<usize> = free.iter().map(|&f| f as usize).collect();
+    let mut mine: Vec<(u32, u32, usize)> = Vec::new();
+    for &i in &order {
+        let i = i as usize;
+        if !read[i] {
+            count[i] = member_counts[i] as u32;
+            if count[i] > q {
+                let Some(left) = extra_left.checked_sub(1) else {
+                    return Ok(Flat::Intern);
+                };
+                extra_left = left;
+            }
+            continue;
+        }
+        // Its claims in keep order: (partition, topic by name), as `keep_order` sorts them.
+        mine.clear();
+        for k in oo[i] as usize..oo[i + 1] as usize {
+            let ti = ot[k] as usize;
+            mine.push((op[k] as u32, rank[ti], base[ti] + op[k] as usize));
+        }
+        let mut keep = mine.len();
+        if keep as u32 > q {
+            mine.sort_unstable();
+            keep = q as usize;
+            if extra_left > 0 {
+                extra_left -= 1;
+                keep += 1;
+            }
+        }
+        count[i] = keep as u32;
+        out.extend(mine[..keep].iter().map(|&(_, _, f)| (f as i32, i as i32)));
+        pool.extend(mine[keep..].iter().map(|&(_, _, f)| f));
+    }
+    let topic_of = |f: usize| base.partition_point(|&b| b <= f) - 1;
+    pool.sort_unstable_by_key(|&f| (rank[topic_of(f)], f));
+    let (who, held) = match receivers(&count, q, pool.len(), Some(ids)) {
         Ok(Some(r)) => r,
         Ok(None) => return Ok(Flat::NeedIds),
         Err(_) => return Ok(Flat::Intern),
     };
-    // The free partitions (indexes into `free`) in the problem's order: topics by name.
-    let mut pool: Vec<u32> = Vec::with_capacity(free.len());
-    for &ti in &by_name {
-        let lo = free.partition_point(|&f| (f as usize) < base[ti]);
-        let hi = free.partition_point(|&f| (f as usize) < base[ti] + partition_counts[ti] as usize);
-        pool.extend(lo as u32..hi as u32);
-    }
-    let mut out = vec![0i32; 2 * free.len()];
-    out[..free.len()].copy_from_slice(free);
-    let owners = &mut out[free.len()..];
-    crate::sticky::constrained::deal(held, q, pool, |k, j| owners[j as usize] = who[k as usize] as i32);
-    Ok(Flat::Dealt(out))
+    crate::sticky::constrained::deal(held, q, pool.iter().copied(), |k, f| {
+        out.push((f as i32, who[k as usize] as i32))
+    });
+    out.sort_unstable();
+    let mut answer: Vec<i32> = out.iter().map(|&(f, _)| f).collect();
+    answer.extend(out.iter().map(|&(_, o)| o));
+    Ok(Flat::Dealt(answer))
+}
+
+/// The current-target lists of the members read (`owned_offsets`, `owned_topics`,
+/// `owned_partitions` as [`FlatGroup`] has them), when given.
+type Listed<'a> = Option<(&'a [i32], &'a [i32], &'a [i32])>;
+
+/// The input flat index of partition `p` of input topic `ti`, when both are in range.
+fn flat_of(ti: i32, p: i32, partition_counts: &[i32], base: &[usize]) -> Option<usize> {
+    let ti = usize::try_from(ti).ok().filter(|&ti| ti < partition_counts.len())?;
+    let p = usize::try_from(p).ok().filter(|&p| p < partition_counts[ti] as usize)?;
+    Some(base[ti] + p)
 }
 
 /// The members [`crate::sticky::constrained::deal`] gives some of `pool` partitions to, given
@@ -1872,7 +1996,7 @@ mod tests {
     /// otherwise, ids with a shared prefix, non-ASCII ids, duplicate ids, topics out of name order.
     #[test]
     fn the_flat_deal_equals_the_interned_path() {
-        let (mut fresh, mut counted, mut one_call, mut need_ids, mut no_ids) = (0, 0, 0, 0, 0);
+        let (mut fresh, mut counted, mut one_call, mut need_ids, mut no_ids, mut read_flat) = (0, 0, 0, 0, 0, 0);
         for seed in 0..6000u64 {
             let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
             let mut next = |n: u64| -> u64 {
@@ -1990,7 +2114,9 @@ mod tests {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(o, n, "seed {seed}: counted");
                     let g = group(&oo, &ot, &op, vec![]);
-                    counted += dealt(&g, &flat, Some((&member_counts, &free))).unwrap().is_some() as usize;
+                    let flat_dealt = dealt(&g, &flat, Some((&member_counts, &free))).unwrap().is_some();
+                    counted += flat_dealt as usize;
+                    read_flat += (flat_dealt && read.contains(&true)) as usize;
                     // Without the ids: the same answer, or a request for them.
                     match (&without_ids, &first) {
                         (Ok(CountsFirst::NeedIds), _) => need_ids += 1,
@@ -2016,6 +2142,10 @@ mod tests {
         }
         assert!(fresh > 3000, "only {fresh} fresh groups took the flat deal");
         assert!(counted > 1000, "only {counted} counted groups took the flat deal");
+        assert!(
+            read_flat > 300,
+            "only {read_flat} groups with members read took the flat deal"
+        );
         assert!(
             one_call > 1000,
             "only {one_call} counted groups were dealt by counts_first"
