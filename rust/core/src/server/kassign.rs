@@ -900,13 +900,20 @@ fn flat_deal(
         return Ok(Flat::Intern);
     }
     let mut read: Option<Vec<bool>> = None;
+    // The members in id order, when the rule asked for it (the keep step below needs it too).
+    let mut in_order: Option<Vec<MemberIdx>> = None;
     if !everyone_counted {
         let mut need = false;
-        let rule = members_to_read(partition_counts, &[], sub_topics, member_counts, || {
-            ids.map(FlatIds::order).unwrap_or_else(|| {
+        let rule = members_to_read(partition_counts, &[], sub_topics, member_counts, || match ids {
+            Some(ids) => {
+                let order = ids.order()?;
+                in_order = Some(order.clone());
+                Ok(order)
+            }
+            None => {
                 need = true;
                 Err(invalid("member ids: needed for their order".to_string()))
-            })
+            }
         });
         if need {
             return Ok(Flat::NeedIds);
@@ -993,8 +1000,12 @@ fn flat_deal(
     let Some(ids) = ids else {
         return Ok(Flat::NeedIds);
     };
-    let Ok(order) = ids.order() else {
-        return Ok(Flat::Intern);
+    let order = match in_order {
+        Some(order) => order,
+        None => match ids.order() {
+            Ok(order) => order,
+            Err(_) => return Ok(Flat::Intern),
+        },
     };
     let (oo, ot, op) = listed.expect("checked above");
     let mut rank = vec![0u32; t];
