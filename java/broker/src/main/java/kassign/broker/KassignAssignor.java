@@ -314,7 +314,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         NativeAssignor.Joined joinedIds = null;
         if (counts) {
             boolean flat = !in.anyRack && assignable == null;
-            int[] first = NativeAssignor.countsFirst((NativeAssignor.Joined) null, topicNames, partitionCounts,
+            int[] first = NativeAssignor.countsFirst(null, topicNames, partitionCounts,
                 subOffsets, subTopics, in.memberCounts, flat ? scan.free : null);
             if (first != null && first.length == 1 && first[0] == 2) {
                 splits.mark("countsFirst(no ids)");

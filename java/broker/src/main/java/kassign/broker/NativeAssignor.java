@@ -33,29 +33,6 @@ final class NativeAssignor {
      *     input or an internal error (a Rust panic never reaches the JVM)
      */
     static int[] assign(
-        String[] memberIds,
-        int[] memberRacks,
-        String[] rackNames,
-        String[] topics,
-        int[] partitionCounts,
-        int[] subOffsets,
-        int[] subTopics,
-        int[] ownedOffsets,
-        int[] ownedTopics,
-        int[] ownedPartitions,
-        int[] partitionRackOffsets,
-        int[] partitionRacks,
-        byte[] assignable,
-        int[] memberCounts,
-        int[] free,
-        long budgetNanos) {
-        return assign(Joined.of("memberIds", memberIds), memberRacks, rackNames, topics, partitionCounts, subOffsets,
-            subTopics, ownedOffsets, ownedTopics, ownedPartitions, partitionRackOffsets, partitionRacks, assignable,
-            memberCounts, free, budgetNanos);
-    }
-
-    /** {@link #assign}, the member ids joined already (once per assignment, for both calls). */
-    static int[] assign(
         Joined memberIds,
         int[] memberRacks,
         String[] rackNames,
@@ -94,13 +71,6 @@ final class NativeAssignor {
      * counts); {@code {0, at..., owners...}}, the answer as {@link #assign}'s counts-first answer;
      * or {@code {2}}: call again with the member ids (only when they were null).
      */
-    static int[] countsFirst(String[] memberIds, String[] topics, int[] partitionCounts, int[] subOffsets,
-            int[] subTopics, int[] memberCounts, int[] free) {
-        return countsFirst(Joined.of("memberIds", memberIds), topics, partitionCounts, subOffsets, subTopics,
-            memberCounts, free);
-    }
-
-    /** {@link #countsFirst}, the member ids joined already. */
     static int[] countsFirst(Joined memberIds, String[] topics, int[] partitionCounts, int[] subOffsets,
             int[] subTopics, int[] memberCounts, int[] free) {
         Joined names = Joined.of("topics", topics);

@@ -191,49 +191,54 @@ class KassignAssignorTest {
         for (String m : g.members.keySet()) assertEquals(100, FakeGroup.load(r, m));
     }
 
+    /** Member ids joined as they cross to the native calls. */
+    private static NativeAssignor.Joined ids(String... memberIds) {
+        return NativeAssignor.Joined.of("memberIds", memberIds);
+    }
+
     @Test
     void badNativeInputIsAnAssignorException() {
         PartitionAssignorException e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[] {0, 5}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            new String[] {"m", "m"}, new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m", "m"), new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[] {0, 1, 2}, new int[] {0, 0}, new int[] {0, 0, 0}, new int[0], new int[0], null, null, null,
             null, null, -1));
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {-3},
+            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {-3},
             new int[] {0, 1}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            new String[] {null}, new int[] {-1}, new String[0], new String[0], new int[0],
+            ids((String) null), new int[] {-1}, new String[0], new String[0], new int[0],
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         // The counts-first calls check their arrays too.
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
-            new String[] {"m"}, new String[] {"t"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1},
+            ids("m"), new String[] {"t"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1},
             null));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
-            new String[] {"m"}, new String[] {"t"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
+            ids("m"), new String[] {"t"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
             new int[] {1, 0}));
         assertTrue(e.getMessage().contains("free"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
-            new String[] {"m"}, new String[] {"t", "u"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
+            ids("m"), new String[] {"t", "u"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
             null));
         assertTrue(e.getMessage().contains("partition_counts"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
             null, new int[] {1}, new int[] {1, 1}, -1));
         assertTrue(e.getMessage().contains("free"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
             null, new int[] {1, 1}, new int[] {1}, -1));
         assertTrue(e.getMessage().contains("member_counts"), e.getMessage());
         // memberCounts and free choose the call together: one of them alone is an error.
         for (int[][] pair : new int[][][] {{new int[] {1}, null}, {null, new int[0]}}) {
             e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-                new String[] {"m"}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+                ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
                 new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
                 null, pair[0], pair[1], -1));
             assertTrue(e.getMessage().contains("go together"), e.getMessage());
