@@ -569,18 +569,29 @@ pub fn order_by_id<'i>(n: usize, id: impl Fn(usize) -> &'i [u8]) -> Result<Vec<M
         return Err(InputError::TooManyMembers(n));
     }
     let common = common_prefix(n, &id);
-    let key = |id: &[u8]| id_key(id, common);
-    let mut keyed: Vec<(u64, MemberIdx)> = (0..n).map(|i| (key(id(i)), i as MemberIdx)).collect();
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| id(a.1 as usize).cmp(id(b.1 as usize))));
-    if let Some(w) = keyed
-        .windows(2)
-        .find(|w| w[0].0 == w[1].0 && id(w[0].1 as usize) == id(w[1].1 as usize))
-    {
-        return Err(InputError::DuplicateMember(
-            String::from_utf8_lossy(id(w[0].1 as usize)).into_owned(),
-        ));
+    // Key and position in one integer: one plain integer sort, then the runs of equal keys (rare)
+    // ordered by the whole ids.
+    let mut keyed: Vec<u128> = (0..n)
+        .map(|i| ((id_key(id(i), common) as u128) << 64) | i as u128)
+        .collect();
+    keyed.sort_unstable();
+    let mut out: Vec<MemberIdx> = keyed.iter().map(|&k| k as u64 as MemberIdx).collect();
+    let mut start = 0;
+    while start < n {
+        let k = keyed[start] >> 64;
+        let end = start + keyed[start..].iter().take_while(|&&x| x >> 64 == k).count();
+        if end - start > 1 {
+            let run = &mut out[start..end];
+            run.sort_unstable_by(|&a, &b| id(a as usize).cmp(id(b as usize)));
+            if let Some(w) = run.windows(2).find(|w| id(w[0] as usize) == id(w[1] as usize)) {
+                return Err(InputError::DuplicateMember(
+                    String::from_utf8_lossy(id(w[0] as usize)).into_owned(),
+                ));
+            }
+        }
+        start = end;
     }
-    Ok(keyed.into_iter().map(|(_, i)| i).collect())
+    Ok(out)
 }
 
 impl Problem {
@@ -918,5 +929,43 @@ pub(crate) mod tests {
             .map(|&i| p.members[i as usize].id.as_str())
             .collect();
         assert_eq!(ids, vec!["c", "a", "b"]);
+    }
+
+    /// `order_by_id` is the order of the ids themselves (the slices sorted by `Ord`), on random
+    /// ids that share long prefixes, tie on their 8-byte keys (equal past the prefix for 8 bytes
+    /// and more), are prefixes of each other, or repeat (the first duplicate is the error).
+    #[test]
+    fn order_by_id_sorts_the_ids() {
+        for seed in 0..3000u64 {
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut next = |n: u64| -> u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n.max(1)
+            };
+            let n = next(40) as usize;
+            let prefix = ["", "consumer-", "\u{e9}x-"][next(3) as usize];
+            let ids: Vec<String> = (0..n)
+                .map(|_| {
+                    let middle = ["", "abcdefghij", "abcdefgh"][next(3) as usize];
+                    let range = if next(2) == 0 { 8 } else { 1000 };
+                    format!("{prefix}{middle}{}", next(range))
+                })
+                .collect();
+            let got = order_by_id(n, |i| ids[i].as_bytes());
+            let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
+            sorted.sort_unstable();
+            match sorted.windows(2).find(|w| w[0] == w[1]) {
+                Some(w) => match got {
+                    Err(InputError::DuplicateMember(d)) => assert!(sorted.contains(&d.as_str()), "seed {seed}"),
+                    other => panic!("seed {seed}: duplicate {:?} not reported: {other:?}", w[0]),
+                },
+                None => {
+                    let order: Vec<&str> = got.unwrap().iter().map(|&i| ids[i as usize].as_str()).collect();
+                    assert_eq!(order, sorted, "seed {seed}");
+                }
+            }
+        }
     }
 }
