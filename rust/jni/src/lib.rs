@@ -1,6 +1,6 @@
 //! The JNI boundary of the broker-side assignor (`java/broker/`, class
-//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one call per `assign` (two
-//! on the counts-first path, three when its counts do not add up).
+//! `kassign.broker.NativeAssignor`): Java arrays in, the owner array out, one to three calls per
+//! `assign` (the counts-first path answers in its first call when it can).
 //!
 //! Only conversion happens here. The arrays' *lengths* are read first and judged by
 //! [`Lengths::check`] (the broker caps, docs/broker.md "Native memory"); then the partition counts

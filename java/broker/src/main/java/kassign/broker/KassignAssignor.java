@@ -36,9 +36,10 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  *
  * <p>The computation runs in kassign's Rust core through JNI: the group crosses as flat arrays and
  * the owners come back as one {@code int[]}. When the core's counts-first rule applies (docs/broker.md,
- * "Reading the current target"), one call first says whose current sets must be read, and a second
- * computes from those sets and the others' sizes. This class only converts. It keeps no state
- * between calls and is safe to call from several threads at once.
+ * "Reading the current target"), the first call takes the members' current target sizes and either
+ * answers or says whose current sets must be read (then a second call computes from those sets and
+ * the others' sizes). This class only converts. It keeps no state between calls and is safe to call
+ * from several threads at once.
  *
  * <p>Install: put the jar on the broker's class path and name {@code kassign.broker.KassignAssignor}
  * in {@code group.consumer.assignors}; clients select it with {@code group.remote.assignor=kassign}.
