@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", nargs="*", default=SHAPES)
     ap.add_argument("--budget", type=float, default=10.0, help="seconds of timed rounds per cell (at most 200 rounds)")
-    ap.add_argument("--warmup", type=float, default=3.0, help="seconds of warm-up rounds per cell (at least 3 rounds)")
+    ap.add_argument("--warmup", type=float, default=3.0, help="seconds of warm-up per cell (and 50 rounds at least)")
     ap.add_argument(
         "--json",
         type=Path,

@@ -175,11 +175,16 @@ final class ServerBench {
      * The race mode: the assignors of {@code strategies} on the same input in this JVM, each one
      * instance reused across calls (as a broker holds its assignors), calls interleaved (the order
      * rotating each round) so that the load of a shared machine falls on every side alike. Warm-up
-     * rounds until {@code warmup} seconds have passed (at least 3 rounds), then rounds until
+     * rounds until {@code warmup} seconds have passed and at least {@link #WARM_ROUNDS} rounds are
+     * done (on the largest groups a few seconds are a few calls, too few for the JIT compiler to
+     * finish with either side's loops), then rounds until
      * {@code repeat} rounds are done or {@code budget} seconds are spent (at least 3, at most
      * 500). One line per strategy: wall time, process CPU time (every JVM thread, GC included, on
      * the process clock's resolution) and the calling thread's CPU time of each timed call.
      */
+    /** The fewest warm-up rounds of {@link #race}: each assignor called this many times first. */
+    static final int WARM_ROUNDS = 50;
+
     static void race(PrintStream out, String[] strategies, Harness.Scenario sc, int repeat, double budget,
                      double warmup) {
         Input in = build(sc);
@@ -194,7 +199,7 @@ final class ServerBench {
         boolean warm = true;
         while (true) {
             double spent = (System.nanoTime() - start) / 1e9;
-            if (warm && rounds >= 3 && spent >= warmup) {
+            if (warm && rounds >= WARM_ROUNDS && spent >= warmup) {
                 warm = false;
                 rounds = 0;
                 start = System.nanoTime();
