@@ -373,8 +373,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 owners = answer;
             }
         }
-        GroupAssignment out = result(memberIds, topics, topicBase, currentMaps, cur, counted, at, owners, subOffsets,
-            subTopics);
+        GroupAssignment out = result(memberIds, topics, topicIndex, topicBase, currentMaps, cur, counted, at, owners,
+            subOffsets, subTopics);
         // One entry per member id: the core's flat deal orders only the members it gives
         // partitions to, so a duplicate id elsewhere shows here (two members cannot share a key).
         if (out.members().size() != m) {
@@ -391,9 +391,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * is there). Members that keep exactly their current target (or one topic's set of it) get
      * the coordinator's own map (set) back.
      */
-    private static GroupAssignment result(String[] memberIds, List<Uuid> topics, int[] topicBase,
-            Map<Uuid, Set<Integer>>[] currentMaps, CurrentTargets cur, boolean[] counted, int[] at, int[] owners,
-            int[] subOffsets, int[] subTopics) {
+    private static GroupAssignment result(String[] memberIds, List<Uuid> topics, Map<Uuid, Integer> topicIndex,
+            int[] topicBase, Map<Uuid, Set<Integer>>[] currentMaps, CurrentTargets cur, boolean[] counted, int[] at,
+            int[] owners, int[] subOffsets, int[] subTopics) {
         int m = memberIds.length;
         int nt = topics.size();
         int len = owners.length;
@@ -431,6 +431,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             }
             // Otherwise null until its first topic (plan()).
         }
+        onePerTopic(topics, topicIndex, topicBase, at, owners, count, plans, whole, counted);
         Arrays.fill(count, 0);
         Arrays.fill(kept, 0);
         // The others, topic by topic: each member's partitions of the topic are counted first, so
@@ -507,6 +508,62 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             out.put(memberIds[i], new KassignMemberAssignment(plans[i] == null ? Collections.emptyMap() : plans[i]));
         }
         return new GroupAssignment(out);
+    }
+
+    /**
+     * The plans of the members built from nothing (not counted, not whole) that get one partition
+     * of each of two or more topics: an {@link OnePerTopicPlan} each, built in two passes over the
+     * owners (which topics, then fill), and marked whole. {@code count[o]}: member o's partitions.
+     */
+    private static void onePerTopic(List<Uuid> topics, Map<Uuid, Integer> topicIndex, int[] topicBase, int[] at,
+            int[] owners, int[] count, Map<Uuid, Set<Integer>>[] plans, boolean[] whole, boolean[] counted) {
+        int m = count.length;
+        int nt = topics.size();
+        int len = owners.length;
+        // Whether each candidate gets at most one partition of every topic (a second one disqualifies).
+        int[] lastTopic = new int[m];
+        Arrays.fill(lastTopic, -1);
+        boolean[] single = new boolean[m];
+        boolean any = false;
+        for (int o = 0; o < m; o++) {
+            single[o] = !whole[o] && !counted[o] && plans[o] == null && count[o] >= 2;
+            any |= single[o];
+        }
+        if (!any) return;
+        int end = 0;
+        for (int t = 0; t < nt; t++) {
+            int start = end;
+            while (end < len && (at == null ? end : at[end]) < topicBase[t + 1]) end++;
+            for (int j = start; j < end; j++) {
+                int o = owners[j];
+                if (o < 0 || !single[o]) continue;
+                if (lastTopic[o] == t) single[o] = false;
+                lastTopic[o] = t;
+            }
+        }
+        int[][] topicOf = new int[m][];
+        int[][] partitionOf = new int[m][];
+        int[] fill = new int[m];
+        end = 0;
+        for (int t = 0; t < nt; t++) {
+            int start = end;
+            while (end < len && (at == null ? end : at[end]) < topicBase[t + 1]) end++;
+            for (int j = start; j < end; j++) {
+                int o = owners[j];
+                if (o < 0 || !single[o]) continue;
+                if (topicOf[o] == null) {
+                    topicOf[o] = new int[count[o]];
+                    partitionOf[o] = new int[count[o]];
+                }
+                topicOf[o][fill[o]] = t;
+                partitionOf[o][fill[o]++] = (at == null ? j : at[j]) - topicBase[t];
+            }
+        }
+        for (int o = 0; o < m; o++) {
+            if (!single[o]) continue;
+            plans[o] = new OnePerTopicPlan(topics, topicIndex, topicOf[o], partitionOf[o]);
+            whole[o] = true;
+        }
     }
 
     /**
