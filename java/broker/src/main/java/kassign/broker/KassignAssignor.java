@@ -318,9 +318,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             int[] first = NativeAssignor.countsFirst(null, topicNames, partitionCounts,
                 subOffsets, subTopics, in.memberCounts, flat ? scan.free : null);
             if (first != null && first.length == 1 && first[0] == 2) {
-                splits.mark("countsFirst(no ids)");
+                splits.mark("countsFirstWithoutIds");
                 joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
-                splits.mark("join");
+                splits.mark("joinIds");
                 first = NativeAssignor.countsFirst(joinedIds, topicNames, partitionCounts, subOffsets, subTopics,
                     in.memberCounts, flat ? scan.free : null);
             }
