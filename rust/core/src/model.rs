@@ -556,6 +556,18 @@ pub fn id_key(id: &[u8], common: usize) -> u64 {
     u64::from_be_bytes(k)
 }
 
+/// Tests' random numbers: a xorshift generator from a non-zero `state`; `next(n)` is in `0..n`
+/// (0 when `n` is 0).
+#[cfg(test)]
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n.max(1)
+    }
+}
+
 /// The positions `0..n` sorted by the ids `id(i)` (byte order, the order of [`Problem::members`]),
 /// or the first duplicate id. The broker's flat path sorts its ids here without making a `String`
 /// of each.
@@ -937,13 +949,7 @@ pub(crate) mod tests {
     #[test]
     fn order_by_id_sorts_the_ids() {
         for seed in 0..3000u64 {
-            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            let mut next = |n: u64| -> u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % n.max(1)
-            };
+            let mut next = xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let n = next(40) as usize;
             let prefix = ["", "consumer-", "\u{e9}x-"][next(3) as usize];
             let ids: Vec<String> = (0..n)

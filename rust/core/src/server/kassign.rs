@@ -1753,13 +1753,7 @@ mod tests {
     }
 
     fn random_group(seed: u64) -> Random {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut next = |n: u64| -> u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n.max(1)
-        };
+        let mut next = crate::model::xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let nt = 1 + next(4) as usize;
         let counts: Vec<i32> = (0..nt).map(|_| next(9) as i32).collect();
         let m = 1 + next(8) as usize;
@@ -2009,13 +2003,7 @@ mod tests {
     fn the_flat_deal_equals_the_interned_path() {
         let (mut fresh, mut counted, mut one_call, mut need_ids, mut no_ids, mut read_flat) = (0, 0, 0, 0, 0, 0);
         for seed in 0..6000u64 {
-            let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-            let mut next = |n: u64| -> u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % n.max(1)
-            };
+            let mut next = crate::model::xorshift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
             let nt = 1 + next(4) as usize;
             let counts: Vec<i32> = (0..nt).map(|_| next(12) as i32).collect();
             let total: i32 = counts.iter().sum();
