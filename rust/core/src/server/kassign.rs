@@ -1036,11 +1036,15 @@ fn flat_deal(
         }
         let mut keep = mine.len();
         if keep as u32 > q {
-            mine.sort_unstable();
             keep = q as usize;
             if extra_left > 0 {
                 extra_left -= 1;
                 keep += 1;
+            }
+            // The first `keep` in keep order stay: a selection, not a sort (the claims are
+            // distinct, so the split is the sorted one's; both halves are ordered later).
+            if keep < mine.len() {
+                mine.select_nth_unstable(keep);
             }
         }
         count[i] = keep as u32;
@@ -1057,10 +1061,36 @@ fn flat_deal(
     crate::sticky::constrained::deal(held, q, pool.iter().copied(), |k, f| {
         out.push((f as i32, who[k as usize] as i32))
     });
-    out.sort_unstable();
-    let mut answer: Vec<i32> = out.iter().map(|&(f, _)| f).collect();
-    answer.extend(out.iter().map(|&(_, o)| o));
-    Ok(Flat::Dealt(answer))
+    Ok(Flat::Dealt(by_partition(out, total)))
+}
+
+/// `(partition, owner)` pairs, each partition once and within `0..total`, as the counts-first
+/// answer: the partitions ascending, then their owners. Many pairs (a sixteenth of `total` or
+/// more) are placed by partition in one pass over `total`, fewer are sorted.
+fn by_partition(mut pairs: Vec<(i32, i32)>, total: usize) -> Vec<i32> {
+    let k = pairs.len();
+    let mut answer = vec![0i32; 2 * k];
+    if k.saturating_mul(16) >= total {
+        let mut owner = vec![-1i32; total];
+        for &(f, o) in &pairs {
+            owner[f as usize] = o;
+        }
+        let (at, owners) = answer.split_at_mut(k);
+        let mut j = 0;
+        for (f, &o) in owner.iter().enumerate().filter(|&(_, &o)| o >= 0) {
+            at[j] = f as i32;
+            owners[j] = o;
+            j += 1;
+        }
+        debug_assert_eq!(j, k, "by_partition: a partition given twice");
+    } else {
+        pairs.sort_unstable();
+        for (j, &(f, o)) in pairs.iter().enumerate() {
+            answer[j] = f;
+            answer[k + j] = o;
+        }
+    }
+    answer
 }
 
 /// The current-target lists of the members read (`owned_offsets`, `owned_topics`,
@@ -1348,6 +1378,36 @@ fn b_partition(problem: &Problem, t: u32, p: i64) -> Option<PartId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both of `by_partition`'s ways (placed by partition, sorted) against sorting the pairs.
+    #[test]
+    fn by_partition_orders_the_pairs() {
+        let mut next = crate::model::xorshift(0x5DEE_CE66_D1CE_4E5B);
+        let (mut placed, mut sorted) = (0, 0);
+        for _ in 0..2000 {
+            let total = 1 + next(400) as usize;
+            // Half of the cases few pairs (under a sixteenth of the partitions), half any number.
+            let few = next(2) == 0;
+            let k = next(if few { total as u64 / 16 + 1 } else { total as u64 + 1 }) as usize;
+            // k distinct partitions, shuffled, each with an owner.
+            let mut parts: Vec<i32> = (0..total as i32).collect();
+            for j in (1..parts.len()).rev() {
+                parts.swap(j, next(j as u64 + 1) as usize);
+            }
+            let pairs: Vec<(i32, i32)> = parts[..k].iter().map(|&f| (f, next(50) as i32)).collect();
+            let mut expect = pairs.clone();
+            expect.sort();
+            let mut want: Vec<i32> = expect.iter().map(|&(f, _)| f).collect();
+            want.extend(expect.iter().map(|&(_, o)| o));
+            if k * 16 >= total {
+                placed += 1;
+            } else {
+                sorted += 1;
+            }
+            assert_eq!(by_partition(pairs, total), want, "total {total}, k {k}");
+        }
+        assert!(placed > 200 && sorted > 200, "placed {placed}, sorted {sorted}");
+    }
 
     #[allow(clippy::too_many_arguments)]
     fn group<'a>(

@@ -754,14 +754,34 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             // (for a HashSet, keysToArray) and allocates nothing, where an iterator costs two
             // objects and a second walk per set (most sets are small).
             Object[] elements = new Integer[16];
+            // The topic index of the j-th entry of the last map read that had one: maps with the
+            // same topics walk them in the same order (same keys, same table), so the next
+            // member's j-th key is most often the same object, and an identity check stands for
+            // the hash lookup.
+            Uuid[] seenTopic = new Uuid[16];
+            int[] seenIndex = new int[16];
             int k = 0;
             for (int i = 0; i < m; i++) {
                 Map<Uuid, Set<Integer>> partitions = read == null || read[i] != 0 ? currentMaps[i] : null;
                 if (partitions != null) {
                     boolean exact = true;
+                    int pos = 0;
                     for (Map.Entry<Uuid, Set<Integer>> e : partitions.entrySet()) {
-                        Integer idx = topicIndex.get(e.getKey());
-                        int ti = idx == null ? -1 : idx;
+                        Uuid topic = e.getKey();
+                        int ti;
+                        if (pos < seenTopic.length && seenTopic[pos] == topic) {
+                            ti = seenIndex[pos];
+                        } else {
+                            Integer idx = topicIndex.get(topic);
+                            ti = idx == null ? -1 : idx;
+                            if (pos == seenTopic.length) {
+                                seenTopic = Arrays.copyOf(seenTopic, pos * 2);
+                                seenIndex = Arrays.copyOf(seenIndex, pos * 2);
+                            }
+                            seenTopic[pos] = topic;
+                            seenIndex[pos] = ti;
+                        }
+                        pos++;
                         Set<Integer> set = e.getValue();
                         if (ti < 0 || set.isEmpty()) exact = false;
                         int size = set.size();
