@@ -21,10 +21,7 @@
 
 use std::time::Instant;
 
-use crate::model::{
-    common_prefix, id_key, order_by_id, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder,
-    MAX_MEMBERS, NO_OWNER,
-};
+use crate::model::{by_id, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
 
 /// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
 /// while balancing heterogeneous subscriptions and maximising kept partitions). Every group of the
@@ -428,8 +425,9 @@ pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<
 /// of the r extra slots, which go to the members holding more than q in member id order: when no
 /// more than r members hold more than q, every one of them (a member joining a group where
 /// everyone holds q + 1 of the new quota, for instance); otherwise the first ones by id, and
-/// `member_order` is asked for the members' positions in member id order ([`order_by_id`]; only
-/// then: the caller need not convert the ids otherwise).
+/// `member_order(over, first)` is asked for the members over q in member id order, as [`by_id`]
+/// answers (only then: the caller need not convert the ids otherwise): `first` is `Some(r)` when
+/// every size is known, and then only which r come first matters.
 /// Such a member's partitions need not be read. Returns `None` when the rule does not apply or
 /// decides nobody (read everything: [`assign_flat`]); otherwise `read[i]` is whether member `i`
 /// must be read, and [`assign_flat_counted`] finishes the assignment.
@@ -438,7 +436,7 @@ pub fn members_to_read(
     sub_offsets: &[i32],
     sub_topics: &[i32],
     member_counts: &[i32],
-    member_order: impl FnOnce() -> Result<Vec<MemberIdx>, InputError>,
+    member_order: impl FnOnce(&[usize], Option<usize>) -> Result<Vec<MemberIdx>, InputError>,
 ) -> Result<Option<Vec<bool>>, InputError> {
     let m = member_counts.len();
     let t = partition_counts.len();
@@ -477,32 +475,36 @@ pub fn members_to_read(
     let r = total % m as i64;
     // A member of unknown size (-1) may hold more than q: it counts as over.
     let over_q = |c: i32| c < 0 || c as i64 > q;
-    let over = member_counts.iter().filter(|&&c| over_q(c)).count() as i64;
-    let read: Vec<bool> = if over <= r {
+    let over: Vec<usize> = (0..m).filter(|&i| over_q(member_counts[i])).collect();
+    let read: Vec<bool> = if over.len() as i64 <= r {
         // Every member over q gets an extra slot: one holding q + 1 keeps all of it.
         member_counts.iter().map(|&c| c < 0 || c as i64 > q + 1).collect()
     } else if member_counts.iter().any(|&c| c as i64 == q + 1) {
         // The extra slots go to the first r members over q in id order (the keep step's order).
-        // After a member of unknown size nobody can tell how many are left: read the rest.
-        let order = member_order()?;
-        if order.len() != m {
-            return Err(invalid(format!("member ids: expected {m}, got {}", order.len())));
+        // When every size is known, which r they are is all that matters (a selection); after a
+        // member of unknown size nobody can tell how many are left, so their order is needed,
+        // and the rest are read.
+        let known_all = over.iter().all(|&i| member_counts[i] >= 0);
+        let order = member_order(&over, known_all.then_some(r as usize))?;
+        if order.len() != over.len() {
+            return Err(invalid(format!(
+                "member ids: expected {} members over the quota, got {}",
+                over.len(),
+                order.len()
+            )));
         }
-        let mut read = vec![true; m];
+        let mut read = vec![false; m];
         let (mut extra, mut known) = (r, true);
         for i in order {
-            let i = i as usize;
-            let c = member_counts[i];
+            let Some(&c) = member_counts.get(i as usize) else {
+                return Err(invalid(format!("member ids: no member {i}")));
+            };
             known &= c >= 0;
-            if over_q(c) {
-                let slot = known && extra > 0;
-                if slot {
-                    extra -= 1;
-                }
-                read[i] = !(slot && c as i64 == q + 1);
-            } else {
-                read[i] = false;
+            let slot = known && extra > 0;
+            if slot {
+                extra -= 1;
             }
+            read[i as usize] = !(slot && c as i64 == q + 1);
         }
         read
     } else {
@@ -544,7 +546,7 @@ pub fn assign_flat_counted(
             "free: partitions must be ascending, each once, within 0..{total}"
         )));
     }
-    let order = || order_by_id(m, |i| g.member_ids[i].as_bytes());
+    let order = |over: &[usize], first| by_id(over, first, |i| g.member_ids[i].as_bytes());
     let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, order)? else {
         return Ok(None);
     };
@@ -647,9 +649,9 @@ impl FlatIds {
         &self.bytes[start..self.ends[i]]
     }
 
-    /// The positions in member id order ([`order_by_id`]), or the first duplicate id.
-    pub fn order(&self) -> Result<Vec<MemberIdx>, InputError> {
-        order_by_id(self.len(), |i| self.get(i))
+    /// The members `subset` by their ids, as [`by_id`] answers.
+    pub fn by_id(&self, subset: &[usize], first: Option<usize>) -> Result<Vec<MemberIdx>, InputError> {
+        by_id(subset, first, |i| self.get(i))
     }
 
     /// One `String` per id (invalid UTF-8 is an error).
@@ -773,12 +775,18 @@ pub fn counts_first(
         )));
     }
     let mut need = false;
-    let read = members_to_read(partition_counts, sub_offsets, sub_topics, member_counts, || {
-        ids.map(FlatIds::order).unwrap_or_else(|| {
-            need = true;
-            Err(invalid("member ids: needed for their order".to_string()))
-        })
-    });
+    let read = members_to_read(
+        partition_counts,
+        sub_offsets,
+        sub_topics,
+        member_counts,
+        |over, first| {
+            ids.map(|ids| ids.by_id(over, first)).unwrap_or_else(|| {
+                need = true;
+                Err(invalid("member ids: needed for their order".to_string()))
+            })
+        },
+    );
     if need {
         return Ok(CountsFirst::NeedIds);
     }
@@ -900,21 +908,21 @@ fn flat_deal(
         return Ok(Flat::Intern);
     }
     let mut read: Option<Vec<bool>> = None;
-    // The members in id order, when the rule asked for it (the keep step below needs it too).
-    let mut in_order: Option<Vec<MemberIdx>> = None;
     if !everyone_counted {
         let mut need = false;
-        let rule = members_to_read(partition_counts, &[], sub_topics, member_counts, || match ids {
-            Some(ids) => {
-                let order = ids.order()?;
-                in_order = Some(order.clone());
-                Ok(order)
-            }
-            None => {
-                need = true;
-                Err(invalid("member ids: needed for their order".to_string()))
-            }
-        });
+        let rule = members_to_read(
+            partition_counts,
+            &[],
+            sub_topics,
+            member_counts,
+            |over, first| match ids {
+                Some(ids) => ids.by_id(over, first),
+                None => {
+                    need = true;
+                    Err(invalid("member ids: needed for their order".to_string()))
+                }
+            },
+        );
         if need {
             return Ok(Flat::NeedIds);
         }
@@ -1000,14 +1008,30 @@ fn flat_deal(
     let Some(ids) = ids else {
         return Ok(Flat::NeedIds);
     };
-    let order = match in_order {
-        Some(order) => order,
-        None => match ids.order() {
-            Ok(order) => order,
-            Err(_) => return Ok(Flat::Intern),
-        },
-    };
     let (oo, ot, op) = listed.expect("checked above");
+    // Only the members holding more than q take extra slots, so only their order matters: every
+    // member the rule reads is one of them (a member it counts holds at most q + 1). When each is
+    // sure to take a slot while some are left (counted at q + 1, or read and listing more than
+    // q), only which `extra` of them come first matters: a selection, not an order.
+    let over_q = |i: usize| member_counts[i] < 0 || member_counts[i] as i64 > q as i64;
+    if (0..m).any(|i| read[i] && !over_q(i)) {
+        return Ok(Flat::Intern);
+    }
+    let over: Vec<usize> = (0..m).filter(|&i| over_q(i)).collect();
+    let sure = over.iter().all(|&i| {
+        if read[i] {
+            oo[i + 1] - oo[i] > q as i32
+        } else {
+            member_counts[i] >= 0
+        }
+    });
+    let order = match ids.by_id(&over, sure.then_some(extra as usize)) {
+        Ok(order) => order,
+        Err(_) => return Ok(Flat::Intern),
+    };
+    for i in (0..m).filter(|&i| !read[i] && !over_q(i)) {
+        count[i] = member_counts[i] as u32;
+    }
     let mut rank = vec![0u32; t];
     for (r, &ti) in by_name.iter().enumerate() {
         rank[ti] = r as u32;
@@ -1134,25 +1158,15 @@ fn receivers(
     let Some(ids) = ids else {
         return Ok(None);
     };
-    let in_order = |set: &[usize]| -> Result<Vec<MemberIdx>, InputError> {
-        Ok(order_by_id(set.len(), |k| ids.get(set[k]))?
-            .into_iter()
-            .map(|k| set[k as usize] as MemberIdx)
-            .collect())
-    };
-    let mut who = in_order(&under)?;
+    let mut who = ids.by_id(&under, None)?;
     if slots > 0 {
         if slots < exact.len() {
-            // By an 8-byte key after the prefix they share (as `order_by_id` keys them), the
-            // whole ids only where keys tie.
-            let common = common_prefix(exact.len(), |k| ids.get(exact[k]));
-            let mut keyed: Vec<(u64, usize)> = exact.iter().map(|&i| (id_key(ids.get(i), common), i)).collect();
-            keyed.select_nth_unstable_by(slots - 1, |a, b| {
-                a.0.cmp(&b.0).then_with(|| ids.get(a.1).cmp(ids.get(b.1)))
-            });
-            exact = keyed[..slots].iter().map(|&(_, i)| i).collect();
+            exact = ids.by_id(&exact, Some(slots))?[..slots]
+                .iter()
+                .map(|&i| i as usize)
+                .collect();
         }
-        who.extend(in_order(&exact)?);
+        who.extend(ids.by_id(&exact, None)?);
     }
     let held = who.iter().map(|&i| count[i as usize]).collect();
     Ok(Some((who, held)))
@@ -1933,7 +1947,7 @@ mod tests {
                 }
             }
             let free: Vec<i32> = (0..total).filter(|&f| !held[f as usize]).collect();
-            let ids = || order_by_id(m, |i| r.ids[i].as_bytes());
+            let ids = |over: &[usize], first| by_id(over, first, |i| r.ids[i].as_bytes());
             let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts, ids).unwrap() else {
                 continue;
             };
@@ -2006,13 +2020,56 @@ mod tests {
         );
     }
 
+    /// The rule with the ids' whole order (which the contract allows for a selection too, and
+    /// which it used before it selected) and with the selection `by_id` makes: the same members
+    /// read, on random sizes around the quota, unknown sizes among them.
+    #[test]
+    fn members_to_read_selects_as_the_whole_order_decides() {
+        let (mut selected, mut ordered) = (0, 0);
+        for seed in 0..3000u64 {
+            let mut next = crate::model::xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 3);
+            let m = 1 + next(40) as usize;
+            let q = next(4) as i32;
+            let total = q as i64 * m as i64 + next(m as u64) as i64;
+            let counts = [total as i32];
+            let ids: Vec<String> = (0..m).map(|i| format!("member-{}-{i}", next(1000))).collect();
+            let member_counts: Vec<i32> = (0..m)
+                .map(|_| match next(10) {
+                    0 => -1,
+                    1..=5 => q + 1,
+                    6 => q + 2,
+                    _ => next(q as u64 + 1) as i32,
+                })
+                .collect();
+            let (mut asked_first, mut asked_order) = (false, false);
+            let whole = members_to_read(&counts, &[], &[0], &member_counts, |over, _| {
+                asked_order = true;
+                by_id(over, None, |i| ids[i].as_bytes())
+            });
+            let selection = members_to_read(&counts, &[], &[0], &member_counts, |over, first| {
+                asked_first = first.is_some();
+                by_id(over, first, |i| ids[i].as_bytes())
+            });
+            assert_eq!(whole.unwrap(), selection.unwrap(), "seed {seed}: {member_counts:?}");
+            if asked_first {
+                selected += 1;
+            } else if asked_order {
+                ordered += 1;
+            }
+        }
+        assert!(
+            selected > 300 && ordered > 300,
+            "selected {selected}, ordered {ordered}"
+        );
+    }
+
     #[test]
     fn members_to_read_reads_only_members_over_quota() {
         // The ids are asked for only when the extra slots do not reach every member over q.
-        let unasked = || Err(invalid("the ids were asked for".to_string()));
+        let unasked = |_: &[usize], _| Err(invalid("the ids were asked for".to_string()));
         let ids = |v: &[&str]| {
             let v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-            move || order_by_id(v.len(), |i| v[i].as_bytes())
+            move |over: &[usize], first| by_id(over, first, |i| v[i].as_bytes())
         };
         // 10 partitions, 3 members: q = 3, r = 1. Counts 3, 4 and -1 (an empty set): two members
         // may be over q; "b", first by id, gets the one extra slot and keeps its 4.
@@ -2142,8 +2199,8 @@ mod tests {
                 is_held[(base[t as usize] + p) as usize] = true;
             }
             let free: Vec<i32> = (0..total).filter(|&f| !is_held[f as usize]).collect();
-            let Ok(Some(read)) = members_to_read(&counts, &[], &sub_topics, &member_counts, || {
-                order_by_id(m, |i| ids[i].as_bytes())
+            let Ok(Some(read)) = members_to_read(&counts, &[], &sub_topics, &member_counts, |over, first| {
+                by_id(over, first, |i| ids[i].as_bytes())
             }) else {
                 continue;
             };
