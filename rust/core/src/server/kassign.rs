@@ -403,6 +403,17 @@ pub fn assign_flat(g: FlatGroup<'_>) -> Result<Vec<i32>, InputError> {
     assign_flat_until(g, None)
 }
 
+/// `free` (the partitions in no member's current target, as flat indexes) must ascend, each once,
+/// within `0..total`.
+fn check_free(free: &[i32], total: usize) -> Result<(), InputError> {
+    if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as usize >= total) {
+        return Err(invalid(format!(
+            "free: partitions must be ascending, each once, within 0..{total}"
+        )));
+    }
+    Ok(())
+}
+
 /// [`assign_flat`] with a deadline ([`assign_within`]).
 pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<Vec<i32>, InputError> {
     let total = check_shapes(&g)?;
@@ -541,11 +552,7 @@ pub fn assign_flat_counted(
             member_counts.len()
         )));
     }
-    if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
-        return Err(invalid(format!(
-            "free: partitions must be ascending, each once, within 0..{total}"
-        )));
-    }
+    check_free(free, total)?;
     let order = |over: &[usize], first| by_id(over, first, |i| g.member_ids[i].as_bytes());
     let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, order)? else {
         return Ok(None);
@@ -766,13 +773,8 @@ pub fn counts_first(
             partition_counts.len()
         )));
     }
-    let total: i64 = partition_counts.iter().map(|&n| n.max(0) as i64).sum();
-    if free
-        .is_some_and(|free| free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total))
-    {
-        return Err(invalid(format!(
-            "free: partitions must be ascending, each once, within 0..{total}"
-        )));
+    if let Some(free) = free {
+        check_free(free, partition_counts.iter().map(|&n| n.max(0) as usize).sum())?;
     }
     let mut need = false;
     let read = members_to_read(
@@ -904,9 +906,7 @@ fn flat_deal(
     if member_counts.len() != m {
         return Ok(Flat::Intern);
     }
-    if free.windows(2).any(|w| w[0] >= w[1]) || free.iter().any(|&f| f < 0 || f as i64 >= total as i64) {
-        return Ok(Flat::Intern);
-    }
+    check_free(free, total)?;
     let mut read: Option<Vec<bool>> = None;
     if !everyone_counted {
         let mut need = false;

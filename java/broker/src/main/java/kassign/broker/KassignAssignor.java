@@ -449,7 +449,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             Uuid id = topics.get(t);
             int base = topicBase[t];
             int topicStart = topicEnd;
-            while (topicEnd < len && (at == null ? topicEnd : at[topicEnd]) < topicBase[t + 1]) topicEnd++;
+            topicEnd = runEnd(at, len, topicEnd, topicBase[t + 1]);
             int nTouched = 0;
             for (int j = topicStart; j < topicEnd; j++) {
                 int o = owners[j];
@@ -512,17 +512,15 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
 
     /**
      * The plans of the members built from nothing (not counted, not whole) that get one partition
-     * of each of two or more topics: an {@link OnePerTopicPlan} each, built in two passes over the
-     * owners (which topics, then fill), and marked whole. {@code count[o]}: member o's partitions.
+     * of each of two or more topics: an {@link OnePerTopicPlan} each, filled in one pass over the
+     * owners (a member's arrays are dropped at its second partition of a topic), and marked whole.
+     * {@code count[o]}: member o's partitions.
      */
     private static void onePerTopic(List<Uuid> topics, Map<Uuid, Integer> topicIndex, int[] topicBase, int[] at,
             int[] owners, int[] count, Map<Uuid, Set<Integer>>[] plans, boolean[] whole, boolean[] counted) {
         int m = count.length;
         int nt = topics.size();
-        int len = owners.length;
-        // Whether each candidate gets at most one partition of every topic (a second one disqualifies).
-        int[] lastTopic = new int[m];
-        Arrays.fill(lastTopic, -1);
+        // The candidates; one loses its arrays at its second partition of a topic.
         boolean[] single = new boolean[m];
         boolean any = false;
         for (int o = 0; o < m; o++) {
@@ -530,40 +528,47 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             any |= single[o];
         }
         if (!any) return;
-        int end = 0;
-        for (int t = 0; t < nt; t++) {
-            int start = end;
-            while (end < len && (at == null ? end : at[end]) < topicBase[t + 1]) end++;
-            for (int j = start; j < end; j++) {
-                int o = owners[j];
-                if (o < 0 || !single[o]) continue;
-                if (lastTopic[o] == t) single[o] = false;
-                lastTopic[o] = t;
-            }
-        }
         int[][] topicOf = new int[m][];
         int[][] partitionOf = new int[m][];
         int[] fill = new int[m];
-        end = 0;
+        int end = 0;
         for (int t = 0; t < nt; t++) {
             int start = end;
-            while (end < len && (at == null ? end : at[end]) < topicBase[t + 1]) end++;
+            end = runEnd(at, owners.length, end, topicBase[t + 1]);
             for (int j = start; j < end; j++) {
                 int o = owners[j];
                 if (o < 0 || !single[o]) continue;
+                int k = fill[o];
                 if (topicOf[o] == null) {
                     topicOf[o] = new int[count[o]];
                     partitionOf[o] = new int[count[o]];
+                } else if (k == count[o] || topicOf[o][k - 1] == t) {
+                    single[o] = false; // a second partition of topic t
+                    topicOf[o] = null;
+                    partitionOf[o] = null;
+                    continue;
                 }
-                topicOf[o][fill[o]] = t;
-                partitionOf[o][fill[o]++] = (at == null ? j : at[j]) - topicBase[t];
+                topicOf[o][k] = t;
+                partitionOf[o][k] = (at == null ? j : at[j]) - topicBase[t];
+                fill[o] = k + 1;
             }
         }
         for (int o = 0; o < m; o++) {
-            if (!single[o]) continue;
+            if (!single[o] || fill[o] != count[o]) continue;
             plans[o] = new OnePerTopicPlan(topics, topicIndex, topicOf[o], partitionOf[o]);
             whole[o] = true;
         }
+    }
+
+    /**
+     * The end of a topic's run in the owners: from {@code start}, past every entry whose partition
+     * (flat index: {@code j} itself when {@code at} is null, else {@code at[j]}) is below
+     * {@code limit}, the next topic's first flat index.
+     */
+    private static int runEnd(int[] at, int len, int start, int limit) {
+        int end = start;
+        while (end < len && (at == null ? end : at[end]) < limit) end++;
+        return end;
     }
 
     /**
