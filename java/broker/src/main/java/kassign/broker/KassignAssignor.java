@@ -762,9 +762,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             // The topic index of the j-th entry of the last map read that had one: maps with the
             // same topics walk them in the same order (same keys, same table), so the next
             // member's j-th key is most often the same object, and an identity check stands for
-            // the hash lookup.
-            Uuid[] seenTopic = new Uuid[16];
-            int[] seenIndex = new int[16];
+            // the hash lookup (one slot per subscribed topic; entries past that are looked up).
+            Uuid[] seenTopic = new Uuid[topicIndex.size()];
+            int[] seenIndex = new int[topicIndex.size()];
             int k = 0;
             for (int i = 0; i < m; i++) {
                 Map<Uuid, Set<Integer>> partitions = read == null || read[i] != 0 ? currentMaps[i] : null;
@@ -779,12 +779,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                         } else {
                             Integer idx = topicIndex.get(topic);
                             ti = idx == null ? -1 : idx;
-                            if (pos == seenTopic.length) {
-                                seenTopic = Arrays.copyOf(seenTopic, pos * 2);
-                                seenIndex = Arrays.copyOf(seenIndex, pos * 2);
+                            if (pos < seenTopic.length) {
+                                seenTopic[pos] = topic;
+                                seenIndex[pos] = ti;
                             }
-                            seenTopic[pos] = topic;
-                            seenIndex[pos] = ti;
                         }
                         pos++;
                         Set<Integer> set = e.getValue();
