@@ -972,6 +972,14 @@ pub(crate) mod tests {
         assert_eq!(ids, vec!["c", "a", "b"]);
     }
 
+    /// A test id: `prefix`, then nothing or one of two middles that tie on 8 bytes, then a number
+    /// below `small` (half of the time, so ids repeat) or below 1000.
+    fn random_id(next: &mut impl FnMut(u64) -> u64, prefix: &str, small: u64) -> String {
+        let middle = ["", "abcdefghij", "abcdefgh"][next(3) as usize];
+        let range = if next(2) == 0 { small } else { 1000 };
+        format!("{prefix}{middle}{}", next(range))
+    }
+
     /// `order_by_id` is the order of the ids themselves (the slices sorted by `Ord`), on random
     /// ids that share long prefixes, tie on their 8-byte keys (equal past the prefix for 8 bytes
     /// and more), are prefixes of each other, or repeat (the first duplicate is the error).
@@ -981,13 +989,7 @@ pub(crate) mod tests {
             let mut next = xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
             let n = next(40) as usize;
             let prefix = ["", "consumer-", "\u{e9}x-"][next(3) as usize];
-            let ids: Vec<String> = (0..n)
-                .map(|_| {
-                    let middle = ["", "abcdefghij", "abcdefgh"][next(3) as usize];
-                    let range = if next(2) == 0 { 8 } else { 1000 };
-                    format!("{prefix}{middle}{}", next(range))
-                })
-                .collect();
+            let ids: Vec<String> = (0..n).map(|_| random_id(&mut next, prefix, 8)).collect();
             let got = order_by_id(n, |i| ids[i].as_bytes());
             let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
             sorted.sort_unstable();
@@ -1014,9 +1016,7 @@ pub(crate) mod tests {
             let prefix = ["", "consumer-group-", "\u{e9}x-"][next(3) as usize];
             let mut ids: Vec<String> = Vec::new();
             while ids.len() < n {
-                let middle = ["", "abcdefghij", "abcdefgh"][next(3) as usize];
-                let range = if next(2) == 0 { 40 } else { 1000 };
-                let id = format!("{prefix}{middle}{}", next(range));
+                let id = random_id(&mut next, prefix, 40);
                 if !ids.contains(&id) {
                     ids.push(id);
                 }
