@@ -226,3 +226,57 @@ def test_a_path_spark_would_split_goes_without_the_archive(tmp_path, monkeypatch
     path.write_bytes(b"x")
     assert plan("auto") == Plan(None, "")
     assert not path.parent.joinpath("x").exists() and sorted(os.listdir(path.parent)) == ["spark-classes.jsa"]
+
+
+def _archives(d, keys_and_times):
+    d.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for key, t in keys_and_times:
+        p = d / f"spark-classes-{key}.jsa"
+        p.write_bytes(b"x")
+        os.utime(p, (t, t))
+        paths[key] = p
+    return paths
+
+
+def test_a_recording_prunes_the_least_recently_used_default_archives(tmp_path):
+    d = tmp_path / "kassign"
+    paths = _archives(d, [("a" * 16, 1000), ("b" * 16, 3000), ("c" * 16, 2000), ("d" * 16, 4000)])
+    (d / "spark-classes.jsa").write_bytes(b"named by the environment")
+    (d / "other.jsa").write_bytes(b"not ours")
+    new = paths["a" * 16]  # the one just recorded, whatever its time
+    gone = classarchive.prune_archives(str(new), keep=2)
+    assert sorted(gone) == sorted(str(paths[k * 16]) for k in "bc")
+    assert sorted(os.listdir(d)) == sorted(
+        ["spark-classes.jsa", "other.jsa", new.name, paths["d" * 16].name]
+    )
+    assert classarchive.prune_archives(str(new), keep=1) == [str(paths["d" * 16])]
+
+
+def test_an_archive_named_by_the_environment_prunes_nothing(tmp_path):
+    paths = _archives(tmp_path, [("a" * 16, 1000), ("b" * 16, 2000), ("c" * 16, 3000)])
+    assert classarchive.prune_archives(str(tmp_path / "mine.jsa"), keep=1) == []
+    assert all(p.exists() for p in paths.values())
+
+
+def test_mapping_an_archive_marks_it_used_so_pruning_keeps_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    paths = _archives(tmp_path / "kassign", [("a" * 16, 1000), ("b" * 16, 2000), ("c" * 16, 3000)])
+    monkeypatch.setattr(classarchive, "archive_path", lambda: str(paths["a" * 16]))
+    assert plan("use").used
+    assert os.stat(paths["a" * 16]).st_mtime > 3000
+    assert classarchive.prune_archives(str(paths["c" * 16]), keep=2) == [str(paths["b" * 16])]
+
+
+def test_finish_prunes_beside_the_new_archive(tmp_path, monkeypatch, no_gateway):
+    monkeypatch.delenv(ENV, raising=False)
+    d = tmp_path / "kassign"
+    old = _archives(d, [("a" * 16, 1000), ("b" * 16, 2000)])
+    target = d / f"spark-classes-{'c' * 16}.jsa"
+    monkeypatch.setattr(classarchive, "archive_path", lambda: str(target))
+    p = plan("auto")
+    assert p.recording is not None
+    with open(p.recording, "wb") as f:
+        f.write(b"archive")
+    assert finish(p, _Stopped()) == str(target)
+    assert sorted(os.listdir(d)) == sorted([target.name, old["b" * 16].name])

@@ -31,12 +31,18 @@ class path's jars); an archive it cannot use is ignored, quietly, and the job ru
 one. A recording is written under a temporary name and renamed when the JVM has exited, so a
 reader never sees a partial archive; a recording left by a run that ended first (killed, failed)
 is deleted by the next recording run; deleting the archive is always safe.
+
+Each pyspark install (a venv, a checkout) or JDK has its own key, so archives of old installs would
+pile up in the cache at 190 MB each. A run that maps an archive marks it used (its time); a run that
+records one deletes the default-named archives beyond the :data:`KEEP` most recently used, the new
+one included. An archive named by ``$KASSIGN_SPARK_CLASS_ARCHIVE`` is never pruned, nor prunes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -49,6 +55,9 @@ MODES = ("auto", "use", "off")
 ENV = "KASSIGN_SPARK_CLASS_ARCHIVE"
 #: JVM options that keep the JVM quiet about an archive it cannot map (it then runs without).
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+#: How many default-named archives (``spark-classes-<key>.jsa``) a recording run leaves in the cache.
+KEEP = 2
+_DEFAULT_NAME = re.compile(r"spark-classes-[0-9a-f]{16}\.jsa")
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,7 @@ def plan(mode: str) -> Plan:
         # command line, so the run goes without the archive
         return Plan(None, "")
     if os.path.isfile(path):
+        _mark_used(path)
         return Plan(path, f"-XX:SharedArchiveFile={path} {QUIET}")
     if mode == "use":
         return Plan(path, "")
@@ -194,7 +204,39 @@ def finish(p: Plan, spark: Any, timeout: float = 120.0) -> str | None:
         _remove(p.recording)
         return None
     os.replace(p.recording, p.path)
+    prune_archives(p.path)
     return p.path
+
+
+def _mark_used(path: str) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # another user's archive: used all the same, only not marked
+        pass
+
+
+def prune_archives(path: str, keep: int = KEEP) -> list[str]:
+    """Delete the default-named archives beside ``path`` beyond the ``keep`` most recently used
+    (``path`` itself is always kept). Nothing is pruned when ``path`` is not default-named (one set
+    by ``$KASSIGN_SPARK_CLASS_ARCHIVE``). Returns the deleted files."""
+    d, base = os.path.split(path)
+    if not _DEFAULT_NAME.fullmatch(base):
+        return []
+    try:
+        names = [n for n in os.listdir(d) if _DEFAULT_NAME.fullmatch(n) and n != base]
+    except OSError:
+        return []
+    used: list[tuple[float, str]] = []
+    for name in names:
+        try:
+            used.append((os.stat(os.path.join(d, name)).st_mtime, name))
+        except OSError:
+            continue
+    used.sort(reverse=True)
+    gone = [os.path.join(d, name) for _, name in used[max(keep - 1, 0) :]]
+    for f in gone:
+        _remove(f)
+    return gone
 
 
 def _remove(path: str) -> None:
