@@ -247,9 +247,7 @@ def test_a_recording_prunes_the_least_recently_used_default_archives(tmp_path):
     new = paths["a" * 16]  # the one just recorded, whatever its time
     gone = classarchive.prune_archives(str(new), keep=2)
     assert sorted(gone) == sorted(str(paths[k * 16]) for k in "bc")
-    assert sorted(os.listdir(d)) == sorted(
-        ["spark-classes.jsa", "other.jsa", new.name, paths["d" * 16].name]
-    )
+    assert sorted(os.listdir(d)) == sorted(["spark-classes.jsa", "other.jsa", new.name, paths["d" * 16].name])
     assert classarchive.prune_archives(str(new), keep=1) == [str(paths["d" * 16])]
 
 
