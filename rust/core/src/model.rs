@@ -452,76 +452,164 @@ impl ProblemBuilder {
 
     /// Sort members by id (rejecting duplicates) and finish the problem.
     pub fn build(self) -> Result<Problem, InputError> {
+        self.build_in(false)
+    }
+
+    /// Finish the problem with its members in `server-kassign`'s order ([`by_hash`]: by
+    /// [`java_hash`], then by id), rejecting duplicate ids. [`Problem::by_hash`] answers `None` on it.
+    pub fn build_by_hash(self) -> Result<Problem, InputError> {
+        self.build_in(true)
+    }
+
+    fn build_in(self, by_hash: bool) -> Result<Problem, InputError> {
         let mut members = self.members;
-        let n = members.len();
-        let mut input_order: Vec<MemberIdx> = (0..n as MemberIdx).collect();
-        if !members.windows(2).all(|w| w[0].id < w[1].id) {
-            // Sort positions by id, then permute the members into that order.
-            let by_id = positions_by_id(&members)?;
-            for (idx, &pos) in by_id.iter().enumerate() {
-                input_order[pos as usize] = idx as MemberIdx;
-            }
-            // In place, cycle by cycle: the member at position `pos` goes to `input_order[pos]`.
-            for start in 0..n {
-                while input_order[start] as usize != start {
-                    let to = input_order[start] as usize;
-                    members.swap(start, to);
-                    input_order.swap(start, to);
-                }
-            }
-            for (idx, &pos) in by_id.iter().enumerate() {
-                input_order[pos as usize] = idx as MemberIdx;
-            }
-        }
-        // Number subscriptions and racks by first appearance in member-id order (then partition
-        // racks in the order given), so ids do not depend on the caller's member order.
-        let mut sub_new = vec![SubId::MAX; self.subs.len()];
-        let mut subs = Vec::new();
-        let mut sub_raw = Vec::new();
-        let mut old_subs: Vec<Option<(Vec<TopicId>, Vec<String>)>> =
-            self.subs.into_iter().zip(self.sub_raw).map(Some).collect();
-        let mut rack_new = vec![RackId::MAX; self.racks.len()];
-        let mut racks = Vec::with_capacity(self.racks.len());
-        let mut old_racks: Vec<Option<String>> = self.racks.into_iter().map(Some).collect();
-        let mut renumber_rack = |r: RackId, racks: &mut Vec<String>, rack_new: &mut Vec<RackId>| -> RackId {
-            if rack_new[r as usize] == RackId::MAX {
-                rack_new[r as usize] = racks.len() as RackId;
-                racks.push(old_racks[r as usize].take().unwrap_or_default());
-            }
-            rack_new[r as usize]
+        let order = if by_hash {
+            positions_by_hash(&members)?
+        } else if members.windows(2).all(|w| w[0].id < w[1].id) {
+            None
+        } else {
+            Some(positions_by_id(&members)?)
         };
-        for m in members.iter_mut() {
-            let s = m.sub as usize;
-            if sub_new[s] == SubId::MAX {
-                sub_new[s] = subs.len() as SubId;
-                let (ids, raw) = old_subs[s].take().unwrap_or_default();
-                subs.push(ids);
-                sub_raw.push(raw);
-            }
-            m.sub = sub_new[s];
-            m.rack = m.rack.map(|r| renumber_rack(r, &mut racks, &mut rack_new));
-        }
-        for r in 0..rack_new.len() as RackId {
-            renumber_rack(r, &mut racks, &mut rack_new);
-        }
-        let mut partition_racks = self.partition_racks;
-        for slot in partition_racks.iter_mut().filter(|s| !s.is_empty()) {
-            for r in slot.iter_mut() {
-                *r = rack_new[*r as usize];
-            }
-            slot.sort_unstable();
-        }
-        Ok(Problem {
-            topics: self.topics,
-            topic_len: self.topic_len,
-            topic_base: self.topic_base,
+        let input_order = match order {
+            Some(order) => permute(&mut members, &order),
+            None => (0..members.len() as MemberIdx).collect(),
+        };
+        Ok(finish_problem(
+            self.topics,
+            self.topic_len,
+            self.topic_base,
             members,
             input_order,
-            subs,
-            sub_raw,
-            racks,
-            partition_racks,
-        })
+            self.subs,
+            self.sub_raw,
+            self.racks,
+            self.partition_racks,
+        ))
+    }
+}
+
+/// Put `members` into `order` (`order[idx]` is the position of the member that becomes member
+/// `idx`); returns each position's new index.
+fn permute(members: &mut [Member], order: &[MemberIdx]) -> Vec<MemberIdx> {
+    let n = members.len();
+    let mut input_order: Vec<MemberIdx> = vec![0; n];
+    for (idx, &pos) in order.iter().enumerate() {
+        input_order[pos as usize] = idx as MemberIdx;
+    }
+    // In place, cycle by cycle: the member at position `pos` goes to `input_order[pos]`.
+    for start in 0..n {
+        while input_order[start] as usize != start {
+            let to = input_order[start] as usize;
+            members.swap(start, to);
+            input_order.swap(start, to);
+        }
+    }
+    for (idx, &pos) in order.iter().enumerate() {
+        input_order[pos as usize] = idx as MemberIdx;
+    }
+    input_order
+}
+
+/// The problem of members already in their order: subscriptions and racks numbered by first
+/// appearance in that order (then partition racks in the order given), so ids do not depend on
+/// the caller's member order.
+#[allow(clippy::too_many_arguments)]
+fn finish_problem(
+    topics: Vec<String>,
+    topic_len: Vec<u32>,
+    topic_base: Vec<PartId>,
+    mut members: Vec<Member>,
+    input_order: Vec<MemberIdx>,
+    old_subs: Vec<Vec<TopicId>>,
+    old_sub_raw: Vec<Vec<String>>,
+    old_racks: Vec<String>,
+    partition_racks: Vec<Vec<RackId>>,
+) -> Problem {
+    let mut sub_new = vec![SubId::MAX; old_subs.len()];
+    let mut subs = Vec::new();
+    let mut sub_raw = Vec::new();
+    let mut old_subs: Vec<Option<(Vec<TopicId>, Vec<String>)>> =
+        old_subs.into_iter().zip(old_sub_raw).map(Some).collect();
+    let mut rack_new = vec![RackId::MAX; old_racks.len()];
+    let mut racks = Vec::with_capacity(old_racks.len());
+    let mut old_racks: Vec<Option<String>> = old_racks.into_iter().map(Some).collect();
+    let mut renumber_rack = |r: RackId, racks: &mut Vec<String>, rack_new: &mut Vec<RackId>| -> RackId {
+        if rack_new[r as usize] == RackId::MAX {
+            rack_new[r as usize] = racks.len() as RackId;
+            racks.push(old_racks[r as usize].take().unwrap_or_default());
+        }
+        rack_new[r as usize]
+    };
+    for m in members.iter_mut() {
+        let s = m.sub as usize;
+        if sub_new[s] == SubId::MAX {
+            sub_new[s] = subs.len() as SubId;
+            let (ids, raw) = old_subs[s].take().unwrap_or_default();
+            subs.push(ids);
+            sub_raw.push(raw);
+        }
+        m.sub = sub_new[s];
+        m.rack = m.rack.map(|r| renumber_rack(r, &mut racks, &mut rack_new));
+    }
+    for r in 0..rack_new.len() as RackId {
+        renumber_rack(r, &mut racks, &mut rack_new);
+    }
+    let mut partition_racks = partition_racks;
+    for slot in partition_racks.iter_mut().filter(|s| !s.is_empty()) {
+        for r in slot.iter_mut() {
+            *r = rack_new[*r as usize];
+        }
+        slot.sort_unstable();
+    }
+    Problem {
+        topics,
+        topic_len,
+        topic_base,
+        members,
+        input_order,
+        subs,
+        sub_raw,
+        racks,
+        partition_racks,
+    }
+}
+
+/// Member positions in `server-kassign`'s order ([`by_hash`]), or `None` when they are in it
+/// already; or the first duplicate id.
+fn positions_by_hash(members: &[Member]) -> Result<Option<Vec<MemberIdx>>, InputError> {
+    let hashes: Vec<u32> = members.iter().map(|m| java_hash(m.id.as_bytes())).collect();
+    let sorted = (1..members.len()).all(|i| (hashes[i - 1], &members[i - 1].id) < (hashes[i], &members[i].id));
+    if sorted {
+        return Ok(None);
+    }
+    let all: Vec<usize> = (0..members.len()).collect();
+    let id = |i: usize| members[i].id.as_bytes();
+    Ok(by_hash(&all, None, |i| hashes[i], Some(&id))?)
+}
+
+impl Problem {
+    /// This problem with its members in `server-kassign`'s order ([`by_hash`]), and for each of
+    /// its members that member's index here; `None` when they are in that order already (a
+    /// problem from [`ProblemBuilder::build_by_hash`]).
+    pub fn by_hash(&self) -> Result<Option<(Problem, Vec<MemberIdx>)>, InputError> {
+        let Some(order) = positions_by_hash(&self.members)? else {
+            return Ok(None);
+        };
+        let mut members = self.members.clone();
+        let moved = permute(&mut members, &order);
+        let input_order = self.input_order.iter().map(|&i| moved[i as usize]).collect();
+        let problem = finish_problem(
+            self.topics.clone(),
+            self.topic_len.clone(),
+            self.topic_base.clone(),
+            members,
+            input_order,
+            self.subs.clone(),
+            self.sub_raw.clone(),
+            self.racks.clone(),
+            self.partition_racks.clone(),
+        );
+        Ok(Some((problem, order)))
     }
 }
 
@@ -633,6 +721,99 @@ pub fn by_id<'i>(
             Ok(keyed.into_iter().map(|(_, i)| i as MemberIdx).collect())
         }
     }
+}
+
+/// Java's `String.hashCode` of an id given as UTF-8, as an unsigned 32-bit number: `h = 31 h + u`
+/// over the id's UTF-16 code units, wrapping. `server-kassign` orders its members by this hash,
+/// then by id ([`by_hash`]): the broker plugin reads the hash off each member id `String` (the JVM
+/// keeps it in the string once computed, and the coordinator's member map has computed it), so a
+/// tie between members needs no id crossing into native memory. Bytes that are not UTF-8 are read
+/// as `String::from_utf8_lossy` reads them.
+pub fn java_hash(id: &[u8]) -> u32 {
+    if id.is_ascii() {
+        return id.iter().fold(0u32, |h, &b| h.wrapping_mul(31).wrapping_add(b as u32));
+    }
+    String::from_utf8_lossy(id)
+        .encode_utf16()
+        .fold(0u32, |h, u| h.wrapping_mul(31).wrapping_add(u as u32))
+}
+
+/// The members `subset` (positions `i`, with hashes `hash(i)` and, when given, ids `id(i)`) in
+/// `server-kassign`'s member order: by [`java_hash`], then by id (byte order). `first` None: the
+/// whole order; `Some(k)`: the `k` first ahead of the others, each part in no particular order (a
+/// selection in linear time). `Ok(None)` when the answer depends on the order of ids that are not
+/// given (two members with equal hashes whose order matters). A repeated id is reported where the
+/// order compares it (two members with one id have one hash).
+pub fn by_hash<'i>(
+    subset: &[usize],
+    first: Option<usize>,
+    hash: impl Fn(usize) -> u32,
+    id: Option<&dyn Fn(usize) -> &'i [u8]>,
+) -> Result<Option<Vec<MemberIdx>>, InputError> {
+    let n = subset.len();
+    if n > MAX_MEMBERS {
+        return Err(InputError::TooManyMembers(n));
+    }
+    match first {
+        Some(k) if k == 0 || k >= n => Ok(Some(subset.iter().map(|&i| i as MemberIdx).collect())),
+        None => {
+            // Hash and position in one integer: one plain integer sort, then the runs of equal
+            // hashes (rare) ordered by the whole ids.
+            let mut keyed: Vec<u64> = subset
+                .iter()
+                .enumerate()
+                .map(|(j, &i)| ((hash(i) as u64) << 32) | j as u64)
+                .collect();
+            keyed.sort_unstable();
+            let mut out: Vec<MemberIdx> = keyed.iter().map(|&k| subset[(k as u32) as usize] as MemberIdx).collect();
+            let mut start = 0;
+            while start < n {
+                let h = keyed[start] >> 32;
+                let end = start + keyed[start..].iter().take_while(|&&x| x >> 32 == h).count();
+                if end - start > 1 {
+                    let Some(id) = id else { return Ok(None) };
+                    let run = &mut out[start..end];
+                    run.sort_unstable_by(|&a, &b| id(a as usize).cmp(id(b as usize)));
+                    repeated(run.iter().map(|&i| i as usize), id)?;
+                }
+                start = end;
+            }
+            Ok(Some(out))
+        }
+        Some(k) => {
+            let mut keyed: Vec<(u32, usize)> = subset.iter().map(|&i| (hash(i), i)).collect();
+            keyed.select_nth_unstable_by_key(k - 1, |e| e.0);
+            // Members with the k-th hash on both sides of the cut: their ids decide.
+            let h = keyed[k - 1].0;
+            if keyed[k..].iter().any(|e| e.0 == h) {
+                let Some(id) = id else { return Ok(None) };
+                let mut front: Vec<(u32, usize)> = keyed[..k].iter().copied().filter(|e| e.0 < h).collect();
+                let mut tied: Vec<(u32, usize)> = keyed.iter().copied().filter(|e| e.0 == h).collect();
+                let mut rest: Vec<(u32, usize)> = keyed[k..].iter().copied().filter(|e| e.0 != h).collect();
+                tied.sort_unstable_by(|a, b| id(a.1).cmp(id(b.1)));
+                repeated(tied.iter().map(|e| e.1), id)?;
+                let take = k - front.len();
+                front.extend_from_slice(&tied[..take]);
+                rest.extend_from_slice(&tied[take..]);
+                front.append(&mut rest);
+                keyed = front;
+            }
+            Ok(Some(keyed.into_iter().map(|(_, i)| i as MemberIdx).collect()))
+        }
+    }
+}
+
+/// The first id repeated in a row of positions sorted by id.
+fn repeated<'i>(sorted: impl Iterator<Item = usize>, id: &dyn Fn(usize) -> &'i [u8]) -> Result<(), InputError> {
+    let mut prev: Option<&[u8]> = None;
+    for i in sorted {
+        let cur = id(i);
+        if prev == Some(cur) {
+            return Err(InputError::DuplicateMember(String::from_utf8_lossy(cur).into_owned()));
+        }
+        prev = Some(cur);
+    }
+    Ok(())
 }
 
 impl Problem {
@@ -1045,5 +1226,157 @@ pub(crate) mod tests {
             want_tail.sort_unstable();
             assert_eq!((head, tail), (want_head, want_tail), "seed {seed}: k {k}");
         }
+    }
+
+    /// Java's `String.hashCode`, from its definition over UTF-16 units (the oracle of
+    /// `java_hash`, which reads ASCII bytes directly).
+    fn string_hash_code(s: &str) -> u32 {
+        s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32)) as u32
+    }
+
+    #[test]
+    fn java_hash_is_javas_string_hash_code() {
+        // Values Java gives: "Aa" and "BB" collide; a character beyond the BMP is two units.
+        assert_eq!(java_hash(b""), 0);
+        assert_eq!(java_hash(b"a"), 97);
+        assert_eq!(java_hash(b"Aa"), 2112);
+        assert_eq!(java_hash(b"BB"), 2112);
+        assert_eq!(java_hash(b"hello") as i32, 99_162_322);
+        assert_eq!(java_hash("\u{e9}".as_bytes()), 233);
+        assert_eq!(java_hash("\u{1F600}".as_bytes()), 0xD83D * 31 + 0xDE00);
+        let mut next = xorshift(7);
+        for _ in 0..2000 {
+            let prefix = ["", "consumer-", "\u{e9}x-", "\u{1F600}"][next(4) as usize];
+            let id = random_id(&mut next, prefix, 50);
+            assert_eq!(java_hash(id.as_bytes()), string_hash_code(&id), "{id:?}");
+        }
+    }
+
+    /// Ids of blocks "Aa" and "BB" (equal hashes) and others, so that many ids share a hash.
+    fn colliding_id(next: &mut impl FnMut(u64) -> u64) -> String {
+        let blocks = 1 + next(3);
+        let mut id: String = (0..blocks).map(|_| ["Aa", "BB", "C#"][next(3) as usize]).collect();
+        if next(3) == 0 {
+            id.push_str(&next(5).to_string());
+        }
+        id
+    }
+
+    /// `by_hash` against sorting by (hash, id): the whole order, the selection of the first k,
+    /// and, without the ids, either the same answer or `None` exactly when tied hashes decide.
+    #[test]
+    fn by_hash_orders_by_hash_then_id() {
+        let (mut undecided, mut decided) = (0, 0);
+        for seed in 0..3000u64 {
+            let mut next = xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 5);
+            let n = next(30) as usize;
+            let mut ids: Vec<String> = Vec::new();
+            while ids.len() < n {
+                let id = if next(2) == 0 {
+                    colliding_id(&mut next)
+                } else {
+                    random_id(&mut next, "m-", 30)
+                };
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            let key = |i: usize| (string_hash_code(&ids[i]), ids[i].clone());
+            let subset: Vec<usize> = (0..n).filter(|_| next(4) != 0).collect();
+            let mut sorted = subset.clone();
+            sorted.sort_by_key(|&i| key(i));
+            let hash = |i: usize| java_hash(ids[i].as_bytes());
+            let id = |i: usize| ids[i].as_bytes();
+            let whole = by_hash(&subset, None, hash, Some(&id)).unwrap().unwrap();
+            assert_eq!(whole.iter().map(|&i| i as usize).collect::<Vec<_>>(), sorted, "seed {seed}");
+            let ties = sorted.windows(2).any(|w| key(w[0]).0 == key(w[1]).0);
+            match by_hash(&subset, None, hash, None).unwrap() {
+                None => assert!(ties, "seed {seed}: asked for ids without a tie"),
+                Some(got) => {
+                    assert!(!ties, "seed {seed}: ordered tied hashes without ids");
+                    assert_eq!(got, whole, "seed {seed}");
+                }
+            }
+            let k = next(subset.len() as u64 + 2) as usize;
+            let split = k.min(subset.len());
+            let halves = |got: Vec<MemberIdx>| {
+                let mut head: Vec<usize> = got[..split].iter().map(|&i| i as usize).collect();
+                let mut tail: Vec<usize> = got[split..].iter().map(|&i| i as usize).collect();
+                head.sort_unstable();
+                tail.sort_unstable();
+                (head, tail)
+            };
+            let mut want_head = sorted[..split].to_vec();
+            let mut want_tail = sorted[split..].to_vec();
+            want_head.sort_unstable();
+            want_tail.sort_unstable();
+            let got = by_hash(&subset, Some(k), hash, Some(&id)).unwrap().unwrap();
+            assert_eq!(halves(got), (want_head.clone(), want_tail.clone()), "seed {seed}: k {k}");
+            // Without ids: the k-th hash on both sides of the cut needs them.
+            let cut = split > 0
+                && split < sorted.len()
+                && key(sorted[split - 1]).0 == key(sorted[split]).0;
+            match by_hash(&subset, Some(k), hash, None).unwrap() {
+                None => {
+                    assert!(cut, "seed {seed}: k {k}: asked for ids without a tie at the cut");
+                    undecided += 1;
+                }
+                Some(got) => {
+                    assert!(!cut, "seed {seed}: k {k}: selected across tied hashes without ids");
+                    assert_eq!(halves(got), (want_head, want_tail), "seed {seed}: k {k}");
+                    decided += 1;
+                }
+            }
+        }
+        assert!(undecided > 100 && decided > 1000, "undecided {undecided}, decided {decided}");
+        // A repeated id is an error where the order compares it.
+        let ids = ["Aa", "BB", "Aa"];
+        let id = |i: usize| ids[i].as_bytes();
+        let got = by_hash(&[0, 1, 2], None, |i| java_hash(id(i)), Some(&id));
+        assert_eq!(got, Err(InputError::DuplicateMember("Aa".to_string())));
+    }
+
+    /// A problem built by id and then put in `server-kassign`'s order is the problem built in that
+    /// order: members, the caller's order, subscriptions and racks numbered alike.
+    #[test]
+    fn problem_by_hash_is_the_problem_built_by_hash() {
+        let mut reordered = 0;
+        for seed in 0..500u64 {
+            let mut next = xorshift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 9);
+            let topics: Vec<(String, i64)> = (0..3).map(|t| (format!("t{t}"), next(5) as i64)).collect();
+            let n = next(12) as usize;
+            let mut ids: Vec<String> = Vec::new();
+            while ids.len() < n {
+                let id = colliding_id(&mut next);
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            let racks = ["r1", "r2", "r3"];
+            let builder = || {
+                let mut b = ProblemBuilder::new(topics.clone()).unwrap();
+                let mut next = xorshift(seed | 1);
+                for id in &ids {
+                    let names: Vec<String> = (0..3).filter(|_| next(2) == 0).map(|t| format!("t{t}")).collect();
+                    let sub = b.subscription(&names);
+                    let rack = (next(3) != 0).then(|| racks[next(3) as usize]);
+                    b.add_member(id.clone(), sub, Vec::new(), 1, rack, None).unwrap();
+                }
+                b
+            };
+            let by_id = builder().build().unwrap();
+            let by_hash = builder().build_by_hash().unwrap();
+            assert!(by_hash.by_hash().unwrap().is_none(), "seed {seed}");
+            let Some((again, was)) = by_id.by_hash().unwrap() else {
+                assert_eq!(format!("{by_id:?}"), format!("{by_hash:?}"), "seed {seed}");
+                continue;
+            };
+            reordered += 1;
+            assert_eq!(format!("{again:?}"), format!("{by_hash:?}"), "seed {seed}");
+            for (k, &w) in was.iter().enumerate() {
+                assert_eq!(again.members[k].id, by_id.members[w as usize].id, "seed {seed}");
+            }
+        }
+        assert!(reordered > 300, "only {reordered} problems were reordered");
     }
 }

@@ -120,6 +120,7 @@ impl Group {
         Lengths {
             member_ids: self.ids.len(),
             member_id_chars: self.ids.iter().map(|s| s.len()).sum(),
+            member_hashes: self.ids.len(),
             member_racks: self.member_racks.len(),
             rack_names: 3,
             rack_name_chars: 3,

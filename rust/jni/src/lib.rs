@@ -31,7 +31,7 @@ use jni::sys::{jintArray, jlong, jstring};
 use jni::JNIEnv;
 
 use kassign_core::server::kassign::{
-    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, FlatGroup, FlatIds, Lengths,
+    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, MemberKeys, FlatGroup, FlatIds, Lengths,
 };
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
@@ -85,6 +85,14 @@ fn ints(env: &mut JNIEnv<'_>, arr: &JIntArray<'_>) -> Result<Vec<i32>, Failure> 
         env.get_int_array_region(arr, 0, &mut buf)?;
     }
     Ok(buf)
+}
+
+/// The members' `String.hashCode`s (an `int[]`; null: not given) as the core's unsigned hashes.
+fn hashes(env: &mut JNIEnv<'_>, arr: &JIntArray<'_>) -> Result<Option<Vec<u32>>, Failure> {
+    if arr.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(ints(env, arr)?.into_iter().map(|h| h as u32).collect()))
 }
 
 fn bytes(env: &mut JNIEnv<'_>, arr: &JByteArray<'_>) -> Result<Vec<u8>, Failure> {
@@ -331,6 +339,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
     _class: JClass<'local>,
     member_id_chars: JCharArray<'local>,
     member_id_ends: JIntArray<'local>,
+    member_hashes: JIntArray<'local>,
     member_racks: JIntArray<'local>,
     rack_name_chars: JCharArray<'local>,
     rack_name_ends: JIntArray<'local>,
@@ -366,6 +375,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         let lengths = Lengths {
             member_ids: len(env, &member_id_ends)?,
             member_id_chars: len(env, &member_id_chars)?,
+            member_hashes: len(env, &member_hashes)?,
             member_racks: len(env, &member_racks)?,
             rack_names: len(env, &rack_name_ends)?,
             rack_name_chars: len(env, &rack_name_chars)?,
@@ -398,6 +408,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
             None
         };
         let ids = flat_ids(env, &member_id_chars, &member_id_ends)?;
+        let hashes = hashes(env, &member_hashes)?;
         let mut arrays = Arrays {
             member_racks: ints(env, &member_racks)?,
             rack_names: strings(env, "rackNames", &rack_name_chars, &rack_name_ends)?,
@@ -415,7 +426,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         let counted = counted
             .as_ref()
             .map(|(counts, free)| (counts.as_slice(), free.as_slice()));
-        let owners = assign_flat_ids(arrays.group(), &ids, counted, deadline)?;
+        let owners = assign_flat_ids(arrays.group(), &ids, hashes.as_deref(), counted, deadline)?;
         match owners {
             None => Ok(std::ptr::null_mut()),
             Some(owners) => int_array(env, &owners),
@@ -439,6 +450,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
     _class: JClass<'local>,
     member_id_chars: JCharArray<'local>,
     member_id_ends: JIntArray<'local>,
+    member_hashes: JIntArray<'local>,
     topic_chars: JCharArray<'local>,
     topic_ends: JIntArray<'local>,
     partition_counts: JIntArray<'local>,
@@ -450,6 +462,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
     guarded(&mut env, |env| {
         // Without the ids (null), the members are the counts.
         let with_ids = !member_id_ends.is_null();
+        let hash_count = len(env, &member_hashes)?;
         let lengths = Lengths::counts_rule(
             if with_ids {
                 len(env, &member_id_ends)?
@@ -457,6 +470,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
                 len(env, &member_counts)?
             },
             len(env, &member_id_chars)?,
+            hash_count,
             len(env, &topic_ends)?,
             len(env, &topic_chars)?,
             len(env, &partition_counts)?,
@@ -480,6 +494,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
         } else {
             None
         };
+        let hashes = hashes(env, &member_hashes)?;
         let answer = counts_first(
             &names,
             &counts,
@@ -487,7 +502,10 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
             &topics,
             &members,
             free.as_deref(),
-            ids.as_ref(),
+            MemberKeys {
+                hashes: hashes.as_deref(),
+                ids: ids.as_ref(),
+            },
         )?;
         let out: Vec<i32> = match answer {
             CountsFirst::ReadAll => return Ok(std::ptr::null_mut()),

@@ -21,7 +21,7 @@
 
 use std::time::Instant;
 
-use crate::model::{by_id, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
+use crate::model::{by_hash, java_hash, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
 
 /// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
 /// while balancing heterogeneous subscriptions and maximising kept partitions). Every group of the
@@ -40,7 +40,27 @@ pub fn assign(problem: &Problem) -> Assignment {
 /// the flag is `true`. On homogeneous subscriptions (one linear pass, nothing iterative) the
 /// deadline stops the KIP-881 rack matching where it is, and the rest of the deal places the
 /// partitions it left (as balanced and as sticky; fewer rack matches); the flag stays `false`.
+///
+/// Ties (which member of several equal ones gets a partition) go by the members' order in
+/// `server-kassign`: by [`crate::model::java_hash`] of the member id, then by id
+/// ([`crate::model::by_hash`]). A problem in another order (by id, as [`Problem::build`] makes it)
+/// is solved in that order and answered in its own.
 pub fn assign_within(problem: &Problem, budget: u64, deadline: Option<Instant>) -> (Assignment, bool) {
+    // A problem's ids are distinct (its builder checked), so ordering them cannot fail.
+    match problem.by_hash() {
+        Ok(Some((ordered, was))) => {
+            let (mut plan, fell_back) = solve(&ordered, budget, deadline);
+            for o in plan.owner.iter_mut().filter(|o| **o != NO_OWNER) {
+                *o = was[*o as usize];
+            }
+            (plan, fell_back)
+        }
+        Ok(None) | Err(_) => solve(problem, budget, deadline),
+    }
+}
+
+/// [`assign_within`] on a problem whose members are in `server-kassign`'s order.
+fn solve(problem: &Problem, budget: u64, deadline: Option<Instant>) -> (Assignment, bool) {
     let mut work = crate::sticky::Work::until(budget, deadline);
     match crate::sticky::assign_from_owners(problem, super::current_owners(problem), &mut work) {
         Ok(plan) => (plan, false),
@@ -85,6 +105,8 @@ pub struct Lengths {
     pub partition_rack_offsets: usize,
     pub partition_racks: usize,
     pub assignable: usize,
+    /// The members' `String.hashCode`s ([`MemberKeys`]); 0 when not given.
+    pub member_hashes: usize,
     /// `None` on the full read.
     pub member_counts: Option<usize>,
     pub free: Option<usize>,
@@ -115,6 +137,7 @@ impl Lengths {
     pub fn counts_rule(
         member_ids: usize,
         member_id_chars: usize,
+        member_hashes: usize,
         topics: usize,
         topic_chars: usize,
         partition_counts: usize,
@@ -126,6 +149,7 @@ impl Lengths {
         Lengths {
             member_ids,
             member_id_chars,
+            member_hashes,
             member_racks: member_ids,
             topics,
             topic_chars,
@@ -162,6 +186,9 @@ impl Lengths {
             self.rack_names.max(1) * BROKER_MAX_CHARS_PER_STRING,
         )?;
         exactly("member_racks", self.member_racks, m)?;
+        if self.member_hashes != 0 {
+            exactly("member_hashes", self.member_hashes, m)?;
+        }
         exactly("partition_counts", self.partition_counts, t)?;
         if self.sub_offsets != 0 {
             exactly("sub_offsets", self.sub_offsets, m + 1)?;
@@ -242,6 +269,7 @@ pub fn working_bound(l: &Lengths, total: usize) -> usize {
 /// interned, as strings) and the owners returned (at most two ints per partition).
 pub fn native_bound(l: &Lengths, total: usize) -> usize {
     let ints = l.member_ids
+        + l.member_hashes
         + l.member_racks
         + l.rack_names
         + l.topics
@@ -553,7 +581,10 @@ pub fn assign_flat_counted(
         )));
     }
     check_free(free, total)?;
-    let order = |over: &[usize], first| by_id(over, first, |i| g.member_ids[i].as_bytes());
+    let id = |i: usize| g.member_ids[i].as_bytes();
+    let order = |over: &[usize], first| {
+        Ok(by_hash(over, first, |i| java_hash(id(i)), Some(&id))?.expect("ids given"))
+    };
     let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, order)? else {
         return Ok(None);
     };
@@ -656,11 +687,6 @@ impl FlatIds {
         &self.bytes[start..self.ends[i]]
     }
 
-    /// The members `subset` by their ids, as [`by_id`] answers.
-    pub fn by_id(&self, subset: &[usize], first: Option<usize>) -> Result<Vec<MemberIdx>, InputError> {
-        by_id(subset, first, |i| self.get(i))
-    }
-
     /// One `String` per id (invalid UTF-8 is an error).
     pub fn strings(&self) -> Result<Vec<String>, InputError> {
         let mut out = Vec::new();
@@ -672,6 +698,48 @@ impl FlatIds {
             out.push(s.to_string());
         }
         Ok(out)
+    }
+}
+
+/// What the flat path orders members by ([`by_hash`]): each member's [`java_hash`] (the
+/// plugin's `String.hashCode`, when given, else computed from the id) and, when given, the ids,
+/// needed only where two hashes tie.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemberKeys<'a> {
+    pub hashes: Option<&'a [u32]>,
+    pub ids: Option<&'a FlatIds>,
+}
+
+impl<'a> MemberKeys<'a> {
+    /// The members `subset` in `server-kassign`'s order, as [`by_hash`] answers; `Ok(None)` when
+    /// that needs ids not given.
+    pub fn order(&self, subset: &[usize], first: Option<usize>) -> Result<Option<Vec<MemberIdx>>, InputError> {
+        let id_of = self.ids.map(|ids| move |i: usize| ids.get(i));
+        let id: Option<&dyn Fn(usize) -> &'a [u8]> = id_of.as_ref().map(|f| f as &dyn Fn(usize) -> &'a [u8]);
+        match (self.hashes, self.ids) {
+            (Some(h), _) => by_hash(subset, first, |i| h[i], id),
+            (None, Some(ids)) => by_hash(subset, first, |i| java_hash(ids.get(i)), id),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The number of members the keys are for, when anything is given.
+    fn len(&self) -> Option<usize> {
+        self.hashes.map(|h| h.len()).or(self.ids.map(|ids| ids.len()))
+    }
+
+    /// Hashes and ids, when both are given, are for the same members.
+    fn check(&self) -> Result<(), InputError> {
+        if let (Some(h), Some(ids)) = (self.hashes, self.ids) {
+            if h.len() != ids.len() {
+                return Err(invalid(format!(
+                    "member hashes: expected {} (one per member id), got {}",
+                    ids.len(),
+                    h.len()
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -692,10 +760,13 @@ impl FlatIds {
 pub fn assign_flat_ids(
     mut g: FlatGroup<'_>,
     ids: &FlatIds,
+    hashes: Option<&[u32]>,
     counted: Option<(&[i32], &[i32])>,
     deadline: Option<Instant>,
 ) -> Result<Option<Vec<i32>>, InputError> {
-    if let Some(out) = dealt(&g, ids, counted)? {
+    let keys = MemberKeys { hashes, ids: Some(ids) };
+    keys.check()?;
+    if let Some(out) = dealt(&g, &keys, counted)? {
         return Ok(Some(out));
     }
     g.member_ids = ids.strings()?;
@@ -708,8 +779,14 @@ pub fn assign_flat_ids(
 /// The flat deal of [`assign_flat_ids`], or `None` when the group must be interned (not that
 /// kind of group, or anything the interning path reports: a duplicate topic, a negative count,
 /// counts that do not add up).
-fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) -> Result<Option<Vec<i32>>, InputError> {
-    let m = ids.len();
+fn dealt(
+    g: &FlatGroup<'_>,
+    keys: &MemberKeys<'_>,
+    counted: Option<(&[i32], &[i32])>,
+) -> Result<Option<Vec<i32>>, InputError> {
+    let Some(m) = keys.len() else {
+        return Ok(None);
+    };
     check_shapes_of(g, m)?;
     if !g.sub_offsets.is_empty() || !g.partition_rack_offsets.is_empty() || !g.assignable.is_empty() {
         return Ok(None);
@@ -719,7 +796,7 @@ fn dealt(g: &FlatGroup<'_>, ids: &FlatIds, counted: Option<(&[i32], &[i32])>) ->
         g.partition_counts,
         g.sub_topics,
         m,
-        Some(ids),
+        keys,
         counted,
         Some((g.owned_offsets, g.owned_topics, g.owned_partitions)),
         false,
@@ -757,13 +834,13 @@ pub fn counts_first(
     sub_topics: &[i32],
     member_counts: &[i32],
     free: Option<&[i32]>,
-    ids: Option<&FlatIds>,
+    keys: MemberKeys<'_>,
 ) -> Result<CountsFirst, InputError> {
-    if let Some(ids) = ids.filter(|ids| ids.len() != member_counts.len()) {
+    keys.check()?;
+    if let Some(n) = keys.len().filter(|&n| n != member_counts.len()) {
         return Err(invalid(format!(
-            "member ids: expected {}, got {}",
-            member_counts.len(),
-            ids.len()
+            "member ids: expected {}, got {n}",
+            member_counts.len()
         )));
     }
     if partition_counts.len() != topics.len() {
@@ -783,9 +860,9 @@ pub fn counts_first(
         sub_topics,
         member_counts,
         |over, first| {
-            ids.map(|ids| ids.by_id(over, first)).unwrap_or_else(|| {
+            keys.order(over, first)?.ok_or_else(|| {
                 need = true;
-                Err(invalid("member ids: needed for their order".to_string()))
+                invalid("member ids: needed for their order".to_string())
             })
         },
     );
@@ -806,7 +883,7 @@ pub fn counts_first(
         partition_counts,
         sub_topics,
         member_counts.len(),
-        ids,
+        &keys,
         Some((member_counts, free)),
         None,
         true,
@@ -848,7 +925,7 @@ fn flat_deal(
     partition_counts: &[i32],
     sub_topics: &[i32],
     m: usize,
-    ids: Option<&FlatIds>,
+    keys: &MemberKeys<'_>,
     counted: Option<(&[i32], &[i32])>,
     listed: Listed<'_>,
     everyone_counted: bool,
@@ -856,7 +933,7 @@ fn flat_deal(
     let t = topics.len();
     if m == 0
         || m > MAX_MEMBERS
-        || ids.is_some_and(|ids| ids.len() != m)
+        || keys.len().is_some_and(|n| n != m)
         || partition_counts.len() != t
         || partition_counts.iter().any(|&n| n < 0)
     {
@@ -891,7 +968,7 @@ fn flat_deal(
         if listed.is_some_and(|(_, ot, _)| !ot.is_empty()) {
             return Ok(Flat::Intern);
         }
-        let (who, held) = match receivers(&count, q, total, ids) {
+        let (who, held) = match receivers(&count, q, total, keys) {
             Ok(Some(r)) => r,
             Ok(None) => return Ok(Flat::NeedIds),
             Err(_) => return Ok(Flat::Intern),
@@ -915,12 +992,11 @@ fn flat_deal(
             &[],
             sub_topics,
             member_counts,
-            |over, first| match ids {
-                Some(ids) => ids.by_id(over, first),
-                None => {
+            |over, first| {
+                keys.order(over, first)?.ok_or_else(|| {
                     need = true;
-                    Err(invalid("member ids: needed for their order".to_string()))
-                }
+                    invalid("member ids: needed for their order".to_string())
+                })
             },
         );
         if need {
@@ -984,7 +1060,7 @@ fn flat_deal(
             over <= extra,
             "sticky: a counted member over quota without an extra slot (internal error)"
         );
-        let (who, held) = match receivers(&count, q, free.len(), ids) {
+        let (who, held) = match receivers(&count, q, free.len(), keys) {
             Ok(Some(r)) => r,
             Ok(None) => return Ok(Flat::NeedIds),
             Err(_) => return Ok(Flat::Intern),
@@ -1005,9 +1081,6 @@ fn flat_deal(
     // Some members were read: the constrained keep step on their lists, in member id order (the
     // extra slots go to the members over q in that order, counted or read), then the deal of the
     // free partitions and of what the read members let go.
-    let Some(ids) = ids else {
-        return Ok(Flat::NeedIds);
-    };
     let (oo, ot, op) = listed.expect("checked above");
     // Only the members holding more than q take extra slots, so only their order matters: every
     // member the rule reads is one of them (a member it counts holds at most q + 1). When each is
@@ -1025,8 +1098,9 @@ fn flat_deal(
             member_counts[i] >= 0
         }
     });
-    let order = match ids.by_id(&over, sure.then_some(extra as usize)) {
-        Ok(order) => order,
+    let order = match keys.order(&over, sure.then_some(extra as usize)) {
+        Ok(Some(order)) => order,
+        Ok(None) => return Ok(Flat::NeedIds),
         Err(_) => return Ok(Flat::Intern),
     };
     for i in (0..m).filter(|&i| !read[i] && !over_q(i)) {
@@ -1077,7 +1151,7 @@ fn flat_deal(
     }
     let topic_of = |f: usize| base.partition_point(|&b| b <= f) - 1;
     pool.sort_unstable_by_key(|&f| (rank[topic_of(f)], f));
-    let (who, held) = match receivers(&count, q, pool.len(), Some(ids)) {
+    let (who, held) = match receivers(&count, q, pool.len(), keys) {
         Ok(Some(r)) => r,
         Ok(None) => return Ok(Flat::NeedIds),
         Err(_) => return Ok(Flat::Intern),
@@ -1139,7 +1213,7 @@ fn receivers(
     count: &[u32],
     q: u32,
     pool: usize,
-    ids: Option<&FlatIds>,
+    keys: &MemberKeys<'_>,
 ) -> Result<Option<(Vec<MemberIdx>, Vec<u32>)>, InputError> {
     let under: Vec<usize> = (0..count.len()).filter(|&i| count[i] < q).collect();
     let need: usize = under.iter().map(|&i| (q - count[i]) as usize).sum();
@@ -1155,18 +1229,20 @@ fn receivers(
         let held = who.iter().map(|&i| count[i as usize]).collect();
         return Ok(Some((who, held)));
     }
-    let Some(ids) = ids else {
+    let Some(mut who) = keys.order(&under, None)? else {
         return Ok(None);
     };
-    let mut who = ids.by_id(&under, None)?;
     if slots > 0 {
         if slots < exact.len() {
-            exact = ids.by_id(&exact, Some(slots))?[..slots]
-                .iter()
-                .map(|&i| i as usize)
-                .collect();
+            let Some(first) = keys.order(&exact, Some(slots))? else {
+                return Ok(None);
+            };
+            exact = first[..slots].iter().map(|&i| i as usize).collect();
         }
-        who.extend(ids.by_id(&exact, None)?);
+        let Some(rest) = keys.order(&exact, None)? else {
+            return Ok(None);
+        };
+        who.extend(rest);
     }
     let held = who.iter().map(|&i| count[i as usize]).collect();
     Ok(Some((who, held)))
@@ -1314,7 +1390,7 @@ impl<'a> Built<'a> {
                 }
             }
         }
-        let problem = b.build()?;
+        let problem = b.build_by_hash()?;
         Ok(Built {
             g,
             problem,
@@ -1392,6 +1468,15 @@ fn b_partition(problem: &Problem, t: u32, p: i64) -> Option<PartId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `server-kassign`'s member order over the ids `id(i)` (every id given, so never `None`).
+    fn hash_order<'i>(
+        subset: &[usize],
+        first: Option<usize>,
+        id: impl Fn(usize) -> &'i [u8],
+    ) -> Result<Vec<MemberIdx>, InputError> {
+        Ok(by_hash(subset, first, |i| java_hash(id(i)), Some(&id))?.expect("every id given"))
+    }
 
     /// Both of `by_partition`'s ways (placed by partition, sorted) against sorting the pairs.
     #[test]
@@ -1947,7 +2032,7 @@ mod tests {
                 }
             }
             let free: Vec<i32> = (0..total).filter(|&f| !held[f as usize]).collect();
-            let ids = |over: &[usize], first| by_id(over, first, |i| r.ids[i].as_bytes());
+            let ids = |over: &[usize], first| hash_order(over, first, |i| r.ids[i].as_bytes());
             let Some(read) = members_to_read(&r.counts, &sub_offsets, &sub_topics, &member_counts, ids).unwrap() else {
                 continue;
             };
@@ -2044,11 +2129,11 @@ mod tests {
             let (mut asked_first, mut asked_order) = (false, false);
             let whole = members_to_read(&counts, &[], &[0], &member_counts, |over, _| {
                 asked_order = true;
-                by_id(over, None, |i| ids[i].as_bytes())
+                hash_order(over, None, |i| ids[i].as_bytes())
             });
             let selection = members_to_read(&counts, &[], &[0], &member_counts, |over, first| {
                 asked_first = first.is_some();
-                by_id(over, first, |i| ids[i].as_bytes())
+                hash_order(over, first, |i| ids[i].as_bytes())
             });
             assert_eq!(whole.unwrap(), selection.unwrap(), "seed {seed}: {member_counts:?}");
             if asked_first {
@@ -2069,7 +2154,7 @@ mod tests {
         let unasked = |_: &[usize], _| Err(invalid("the ids were asked for".to_string()));
         let ids = |v: &[&str]| {
             let v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-            move |over: &[usize], first| by_id(over, first, |i| v[i].as_bytes())
+            move |over: &[usize], first| hash_order(over, first, |i| v[i].as_bytes())
         };
         // 10 partitions, 3 members: q = 3, r = 1. Counts 3, 4 and -1 (an empty set): two members
         // may be over q; "b", first by id, gets the one extra slot and keeps its 4.
@@ -2119,6 +2204,7 @@ mod tests {
     #[test]
     fn the_flat_deal_equals_the_interned_path() {
         let (mut fresh, mut counted, mut one_call, mut need_ids, mut no_ids, mut read_flat) = (0, 0, 0, 0, 0, 0);
+        let mut nothing_need = 0;
         for seed in 0..6000u64 {
             let mut next = crate::model::xorshift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
             let nt = 1 + next(4) as usize;
@@ -2130,7 +2216,7 @@ mod tests {
                 .collect();
             let prefix = ["", "consumer-g-", "\u{1F600}-"][next(3) as usize];
             let ids: Vec<String> = (0..m)
-                .map(|_| format!("{prefix}{}{}", next(40), ["", "\u{e9}", "b"][next(3) as usize]))
+                .map(|_| format!("{prefix}{}{}", next(40), ["", "\u{e9}", "b", "Aa", "BB"][next(5) as usize]))
                 .collect();
             let sub_topics: Vec<i32> = (0..nt as i32).rev().collect();
             // A disjoint current target: a random owner (or none) per partition.
@@ -2168,10 +2254,24 @@ mod tests {
                 ends.push(bytes.len());
             }
             let flat = FlatIds::new(bytes, ends).unwrap();
+            // The plugin's hashes: String.hashCode over UTF-16 units (computed here apart from
+            // java_hash, which reads ASCII bytes directly).
+            let hashes: Vec<u32> = ids
+                .iter()
+                .map(|id| id.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32)) as u32)
+                .collect();
+            let with_ids = MemberKeys {
+                hashes: None,
+                ids: Some(&flat),
+            };
+            let hashes_only = MemberKeys {
+                hashes: Some(&hashes),
+                ids: None,
+            };
             let no_owned = vec![0i32; m + 1];
             // Fresh: nobody holds anything.
             let old = assign_flat_until(group(&no_owned, &[], &[], ids.clone()), None);
-            let new = assign_flat_ids(group(&no_owned, &[], &[], vec![]), &flat, None, None);
+            let new = assign_flat_ids(group(&no_owned, &[], &[], vec![]), &flat, None, None, None);
             let mut distinct = ids.clone();
             distinct.sort();
             distinct.dedup();
@@ -2180,7 +2280,7 @@ mod tests {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(Some(o), n.as_ref(), "seed {seed}: fresh");
                     let g = group(&no_owned, &[], &[], vec![]);
-                    fresh += dealt(&g, &flat, None).unwrap().is_some() as usize;
+                    fresh += dealt(&g, &with_ids, None).unwrap().is_some() as usize;
                 }
                 (Err(_), Err(_)) => {}
                 // The flat deal orders only the members it gives partitions to (the broker's
@@ -2200,7 +2300,7 @@ mod tests {
             }
             let free: Vec<i32> = (0..total).filter(|&f| !is_held[f as usize]).collect();
             let Ok(Some(read)) = members_to_read(&counts, &[], &sub_topics, &member_counts, |over, first| {
-                by_id(over, first, |i| ids[i].as_bytes())
+                hash_order(over, first, |i| ids[i].as_bytes())
             }) else {
                 continue;
             };
@@ -2214,7 +2314,7 @@ mod tests {
                 oo.push(ot.len() as i32);
             }
             let old = assign_flat_counted(group(&oo, &ot, &op, ids.clone()), &member_counts, &free, None);
-            let new = assign_flat_ids(group(&oo, &ot, &op, vec![]), &flat, Some((&member_counts, &free)), None);
+            let new = assign_flat_ids(group(&oo, &ot, &op, vec![]), &flat, Some(&hashes), Some((&member_counts, &free)), None);
             // The first counts-first call: the members to read, or (nobody to read) the answer.
             let first = counts_first(
                 &names,
@@ -2223,23 +2323,30 @@ mod tests {
                 &sub_topics,
                 &member_counts,
                 Some(&free),
-                Some(&flat),
+                with_ids,
             );
-            let without_ids = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), None);
+            let without_ids = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), hashes_only);
+            // Neither hashes nor ids: the answer, or a request for the ids.
+            let nothing = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), MemberKeys::default());
             match (&old, &new) {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(o, n, "seed {seed}: counted");
                     let g = group(&oo, &ot, &op, vec![]);
-                    let flat_dealt = dealt(&g, &flat, Some((&member_counts, &free))).unwrap().is_some();
+                    let flat_dealt = dealt(&g, &with_ids, Some((&member_counts, &free))).unwrap().is_some();
                     counted += flat_dealt as usize;
                     read_flat += (flat_dealt && read.contains(&true)) as usize;
-                    // Without the ids: the same answer, or a request for them.
+                    // With the hashes alone: the same answer, or a request for the ids (two
+                    // hashes tie where the order matters); with nothing, likewise.
                     match (&without_ids, &first) {
                         (Ok(CountsFirst::NeedIds), _) => need_ids += 1,
                         (a, b) => {
                             assert_eq!(a, b, "seed {seed}: counts_first without ids");
                             no_ids += matches!(a, Ok(CountsFirst::Dealt(_))) as usize;
                         }
+                    }
+                    match (&nothing, &first) {
+                        (Ok(CountsFirst::NeedIds), _) => nothing_need += 1,
+                        (a, b) => assert_eq!(a, b, "seed {seed}: counts_first without hashes or ids"),
                     }
                     match first {
                         Ok(CountsFirst::Dealt(d)) => {
@@ -2267,8 +2374,9 @@ mod tests {
             "only {one_call} counted groups were dealt by counts_first"
         );
         assert!(
-            need_ids > 100 && no_ids > 100,
-            "{need_ids} groups needed the ids, {no_ids} were dealt without them"
+            need_ids > 20 && no_ids > 1000 && nothing_need > 100,
+            "{need_ids} groups needed the ids beside the hashes, {no_ids} were dealt without them, \
+             {nothing_need} needed them without hashes"
         );
     }
 }

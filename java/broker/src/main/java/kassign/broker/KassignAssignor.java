@@ -315,13 +315,13 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         NativeAssignor.Joined joinedIds = null;
         if (counts) {
             boolean flat = !in.anyRack && assignable == null;
-            int[] first = NativeAssignor.countsFirst(null, topicNames, partitionCounts,
+            int[] first = NativeAssignor.countsFirst(null, in.memberHashes, topicNames, partitionCounts,
                 subOffsets, subTopics, in.memberCounts, flat ? scan.free : null);
             if (first != null && first.length == 1 && first[0] == 2) {
                 splits.mark("countsFirstWithoutIds");
                 joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
                 splits.mark("joinIds");
-                first = NativeAssignor.countsFirst(joinedIds, topicNames, partitionCounts, subOffsets, subTopics,
+                first = NativeAssignor.countsFirst(joinedIds, in.memberHashes, topicNames, partitionCounts, subOffsets, subTopics,
                     in.memberCounts, flat ? scan.free : null);
             }
             splits.mark("countsFirst");
@@ -353,7 +353,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             cur = countsFirst && in.homogeneous && !in.anyCurrent ? CurrentTargets.none(m)
                 : CurrentTargets.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
             splits.mark("current");
-            int[] answer = NativeAssignor.assign(joinedIds, in.memberRacks, rackArray, topicNames, partitionCounts,
+            int[] answer = NativeAssignor.assign(joinedIds, in.memberHashes, in.memberRacks, rackArray, topicNames, partitionCounts,
                 subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
                 assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
                 deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
@@ -640,12 +640,16 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
 
         // The member ids in the coordinator's iteration order, taken as the members are read.
         final String[] memberIds;
+        // Their hashCode()s, the core's member order (docs/broker.md, "Ties"): the coordinator's
+        // member map has computed each one already, and a String keeps it.
+        final int[] memberHashes;
 
         @SuppressWarnings("unchecked")
         Members(GroupSpec groupSpec, SubscribedTopicDescriber describer, boolean countsFirst) {
             Collection<String> ids = groupSpec.memberIds();
             int m = ids.size();
             memberIds = new String[m];
+            memberHashes = new int[m];
             Iterator<String> it = ids.iterator();
             Sizer sizer = new Sizer();
             subOffsets = new int[m + 1];
@@ -664,6 +668,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 String id = it.next();
                 if (id == null) throw new PartitionAssignorException("kassign: memberIds[" + i + "] is null");
                 memberIds[i] = id;
+                memberHashes[i] = id.hashCode();
                 MemberSubscription sub = groupSpec.memberSubscription(id);
                 // The coordinator's member object is the member's subscription and its current
                 // target at once (GroupSpecImpl answers both from one map): one lookup, not two.

@@ -26,6 +26,10 @@ final class NativeAssignor {
      *       counts do not add up (then read every member and call again with both null).
      * </ul>
      *
+     * <p>{@code memberHashes}: each member id's {@link String#hashCode()}; the core orders members
+     * by it, then by id (docs/broker.md, "Ties"), so a tie needs the ids only where two hashes are
+     * equal. Null: the core computes them from the ids.
+     *
      * <p>{@code budgetNanos}: the time left for this assignment, or negative for no deadline. Past
      * it the core takes its fast balanced path (docs/broker.md, "Time budget").
      *
@@ -34,6 +38,7 @@ final class NativeAssignor {
      */
     static int[] assign(
         Joined memberIds,
+        int[] memberHashes,
         int[] memberRacks,
         String[] rackNames,
         String[] topics,
@@ -52,7 +57,7 @@ final class NativeAssignor {
         Joined racks = Joined.of("rackNames", rackNames);
         Joined names = Joined.of("topics", topics);
         return assign0(memberIds == null ? null : memberIds.chars, memberIds == null ? null : memberIds.ends,
-            memberRacks, racks == null ? null : racks.chars, racks == null ? null : racks.ends,
+            memberHashes, memberRacks, racks == null ? null : racks.chars, racks == null ? null : racks.ends,
             names == null ? null : names.chars, names == null ? null : names.ends, partitionCounts, subOffsets,
             subTopics, ownedOffsets, ownedTopics, ownedPartitions, partitionRackOffsets, partitionRacks, assignable,
             memberCounts, free, budgetNanos);
@@ -65,17 +70,18 @@ final class NativeAssignor {
      * {@code free} is given, the core deals the group in the same call. {@code memberCounts[i]}:
      * the member's current target size, or -1. {@code free}: the partitions in no member's current
      * target (ascending flat indexes), given only when the group has no replica racks and every
-     * partition is assignable; null otherwise. {@code memberIds} may be null: the core reads the
-     * ids only where the answer depends on their order. Returns null when every member must be
+     * partition is assignable; null otherwise. {@code memberHashes}: as for {@link #assign}.
+     * {@code memberIds} may be null: the core reads the ids only where the answer depends on the
+     * order of members whose hashes are equal (or on any order, when the hashes are null too). Returns null when every member must be
      * read; {@code {1, flags...}} (one per member, 1: read it, then call {@link #assign} with the
      * counts); {@code {0, at..., owners...}}, the answer as {@link #assign}'s counts-first answer;
      * or {@code {2}}: call again with the member ids (only when they were null).
      */
-    static int[] countsFirst(Joined memberIds, String[] topics, int[] partitionCounts, int[] subOffsets,
-            int[] subTopics, int[] memberCounts, int[] free) {
+    static int[] countsFirst(Joined memberIds, int[] memberHashes, String[] topics, int[] partitionCounts,
+            int[] subOffsets, int[] subTopics, int[] memberCounts, int[] free) {
         Joined names = Joined.of("topics", topics);
         return countsFirst0(memberIds == null ? null : memberIds.chars, memberIds == null ? null : memberIds.ends,
-            names == null ? null : names.chars, names == null ? null : names.ends, partitionCounts, subOffsets,
+            memberHashes, names == null ? null : names.chars, names == null ? null : names.ends, partitionCounts, subOffsets,
             subTopics, memberCounts, free);
     }
 
@@ -109,6 +115,7 @@ final class NativeAssignor {
     private static native int[] assign0(
         char[] memberIdChars,
         int[] memberIdEnds,
+        int[] memberHashes,
         int[] memberRacks,
         char[] rackNameChars,
         int[] rackNameEnds,
@@ -127,8 +134,8 @@ final class NativeAssignor {
         int[] free,
         long budgetNanos);
 
-    private static native int[] countsFirst0(char[] memberIdChars, int[] memberIdEnds, char[] topicChars,
-        int[] topicEnds, int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts, int[] free);
+    private static native int[] countsFirst0(char[] memberIdChars, int[] memberIdEnds, int[] memberHashes,
+        char[] topicChars, int[] topicEnds, int[] partitionCounts, int[] subOffsets, int[] subTopics, int[] memberCounts, int[] free);
 
     /**
      * Array elements copied from Java into native memory since the library was loaded, over all

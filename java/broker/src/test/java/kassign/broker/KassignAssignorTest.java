@@ -50,19 +50,21 @@ class KassignAssignorTest {
 
     /**
      * Member ids cross as UTF-16 units; ASCII ones take a direct way, others are decoded (a lone
-     * surrogate becomes U+FFFD). A fresh group is dealt in member id order (UTF-8 byte order), so
-     * each id must arrive whole and distinct: "a\uFFFD" < "b" < "\u00e9" < "\u6210".
+     * surrogate becomes U+FFFD), and each member's {@link String#hashCode()} crosses beside them. A
+     * fresh group is dealt in the core's member order, by hash (as an unsigned number), then by id:
+     * "b" (98) &lt; "\u00e9" (233) &lt; "a\uD800" (97 * 31 + 0xD800) &lt; "\u6210\u5458"
+     * (0x6210 * 31 + 0x5458), each id arriving whole and distinct.
      */
     @Test
-    void nonAsciiMemberIdsAreDealtInIdOrder() {
+    void nonAsciiMemberIdsAreDealtInHashOrder() {
         FakeGroup g = new FakeGroup();
         Uuid a = g.topic(4);
         g.member("\u6210\u5458", null, a).member("b", null, a).member("\u00e9", null, a).member("a\uD800", null, a);
         GroupAssignment r = assignor.assign(g, g);
         g.assertValid(r);
-        assertEquals(Map.of(a, Set.of(0)), r.members().get("a\uD800").partitions());
-        assertEquals(Map.of(a, Set.of(1)), r.members().get("b").partitions());
-        assertEquals(Map.of(a, Set.of(2)), r.members().get("\u00e9").partitions());
+        assertEquals(Map.of(a, Set.of(0)), r.members().get("b").partitions());
+        assertEquals(Map.of(a, Set.of(1)), r.members().get("\u00e9").partitions());
+        assertEquals(Map.of(a, Set.of(2)), r.members().get("a\uD800").partitions());
         assertEquals(Map.of(a, Set.of(3)), r.members().get("\u6210\u5458").partitions());
     }
 
@@ -199,46 +201,55 @@ class KassignAssignorTest {
     @Test
     void badNativeInputIsAnAssignorException() {
         PartitionAssignorException e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m"), null, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[] {0, 5}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            ids("m", "m"), new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m", "m"), null, new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[] {0, 1, 2}, new int[] {0, 0}, new int[] {0, 0, 0}, new int[0], new int[0], null, null, null,
             null, null, -1));
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {-3},
+            ids("m"), null, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {-3},
             new int[] {0, 1}, new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            ids((String) null), new int[] {-1}, new String[0], new String[0], new int[0],
+            ids((String) null), null, new int[] {-1}, new String[0], new String[0], new int[0],
             new int[] {0, 0}, new int[0], new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         // The counts-first calls check their arrays too.
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
-            ids("m"), new String[] {"t"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1},
+            ids("m"), null, new String[] {"t"}, new int[] {2}, new int[] {0, 5}, new int[] {0}, new int[] {1},
             null));
         assertTrue(e.getMessage().contains("sub_offsets"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
-            ids("m"), new String[] {"t"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
+            ids("m"), null, new String[] {"t"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
             new int[] {1, 0}));
         assertTrue(e.getMessage().contains("free"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
-            ids("m"), new String[] {"t", "u"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
+            ids("m"), null, new String[] {"t", "u"}, new int[] {2}, new int[0], new int[] {0}, new int[] {1},
             null));
         assertTrue(e.getMessage().contains("partition_counts"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m"), null, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
             null, new int[] {1}, new int[] {1, 1}, -1));
         assertTrue(e.getMessage().contains("free"), e.getMessage());
         e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-            ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            ids("m"), null, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
             null, new int[] {1, 1}, new int[] {1}, -1));
         assertTrue(e.getMessage().contains("member_counts"), e.getMessage());
+        // memberHashes, when given, has one hash per member.
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.countsFirst(
+            ids("m"), new int[] {1, 2}, new String[] {"t"}, new int[] {2}, new int[0], new int[] {0},
+            new int[] {1}, null));
+        assertTrue(e.getMessage().contains("member_hashes"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            ids("m"), new int[] {1, 2}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
+        assertTrue(e.getMessage().contains("member_hashes"), e.getMessage());
         // memberCounts and free choose the call together: one of them alone is an error.
         for (int[][] pair : new int[][][] {{new int[] {1}, null}, {null, new int[0]}}) {
             e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
-                ids("m"), new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+                ids("m"), null, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
                 new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
                 null, pair[0], pair[1], -1));
             assertTrue(e.getMessage().contains("go together"), e.getMessage());

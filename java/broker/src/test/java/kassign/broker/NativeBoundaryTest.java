@@ -40,7 +40,7 @@ class NativeBoundaryTest {
         long budgetNanos = -1;
 
         int[] assign() {
-            return NativeAssignor.assign(NativeAssignor.Joined.of("memberIds", memberIds), memberRacks, rackNames, topics, partitionCounts, subOffsets,
+            return NativeAssignor.assign(NativeAssignor.Joined.of("memberIds", memberIds), null, memberRacks, rackNames, topics, partitionCounts, subOffsets,
                 subTopics, ownedOffsets, ownedTopics, ownedPartitions, partitionRackOffsets, partitionRacks,
                 assignable, null, null, budgetNanos);
         }
