@@ -584,7 +584,7 @@ fn positions_by_hash(members: &[Member]) -> Result<Option<Vec<MemberIdx>>, Input
     }
     let all: Vec<usize> = (0..members.len()).collect();
     let id = |i: usize| members[i].id.as_bytes();
-    Ok(by_hash(&all, None, |i| hashes[i], Some(&id))?)
+    by_hash(&all, None, |i| hashes[i], Some(&id))
 }
 
 impl Problem {
@@ -731,7 +731,22 @@ pub fn by_id<'i>(
 /// as `String::from_utf8_lossy` reads them.
 pub fn java_hash(id: &[u8]) -> u32 {
     if id.is_ascii() {
-        return id.iter().fold(0u32, |h, &b| h.wrapping_mul(31).wrapping_add(b as u32));
+        // Four bytes a step (h * 31^4 + b0 * 31^3 + b1 * 31^2 + b2 * 31 + b3): the same sum with a
+        // quarter of the dependent multiplications.
+        let mut chunks = id.chunks_exact(4);
+        let mut h = 0u32;
+        for c in &mut chunks {
+            let part = (c[0] as u32)
+                .wrapping_mul(29_791)
+                .wrapping_add((c[1] as u32).wrapping_mul(961))
+                .wrapping_add((c[2] as u32).wrapping_mul(31))
+                .wrapping_add(c[3] as u32);
+            h = h.wrapping_mul(923_521).wrapping_add(part);
+        }
+        return chunks
+            .remainder()
+            .iter()
+            .fold(h, |h, &b| h.wrapping_mul(31).wrapping_add(b as u32));
     }
     String::from_utf8_lossy(id)
         .encode_utf16()
@@ -765,7 +780,10 @@ pub fn by_hash<'i>(
                 .map(|(j, &i)| ((hash(i) as u64) << 32) | j as u64)
                 .collect();
             keyed.sort_unstable();
-            let mut out: Vec<MemberIdx> = keyed.iter().map(|&k| subset[(k as u32) as usize] as MemberIdx).collect();
+            let mut out: Vec<MemberIdx> = keyed
+                .iter()
+                .map(|&k| subset[(k as u32) as usize] as MemberIdx)
+                .collect();
             let mut start = 0;
             while start < n {
                 let h = keyed[start] >> 32;
@@ -1231,7 +1249,8 @@ pub(crate) mod tests {
     /// Java's `String.hashCode`, from its definition over UTF-16 units (the oracle of
     /// `java_hash`, which reads ASCII bytes directly).
     fn string_hash_code(s: &str) -> u32 {
-        s.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32)) as u32
+        s.encode_utf16()
+            .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32)) as u32
     }
 
     #[test]
@@ -1288,7 +1307,11 @@ pub(crate) mod tests {
             let hash = |i: usize| java_hash(ids[i].as_bytes());
             let id = |i: usize| ids[i].as_bytes();
             let whole = by_hash(&subset, None, hash, Some(&id)).unwrap().unwrap();
-            assert_eq!(whole.iter().map(|&i| i as usize).collect::<Vec<_>>(), sorted, "seed {seed}");
+            assert_eq!(
+                whole.iter().map(|&i| i as usize).collect::<Vec<_>>(),
+                sorted,
+                "seed {seed}"
+            );
             let ties = sorted.windows(2).any(|w| key(w[0]).0 == key(w[1]).0);
             match by_hash(&subset, None, hash, None).unwrap() {
                 None => assert!(ties, "seed {seed}: asked for ids without a tie"),
@@ -1311,11 +1334,13 @@ pub(crate) mod tests {
             want_head.sort_unstable();
             want_tail.sort_unstable();
             let got = by_hash(&subset, Some(k), hash, Some(&id)).unwrap().unwrap();
-            assert_eq!(halves(got), (want_head.clone(), want_tail.clone()), "seed {seed}: k {k}");
+            assert_eq!(
+                halves(got),
+                (want_head.clone(), want_tail.clone()),
+                "seed {seed}: k {k}"
+            );
             // Without ids: the k-th hash on both sides of the cut needs them.
-            let cut = split > 0
-                && split < sorted.len()
-                && key(sorted[split - 1]).0 == key(sorted[split]).0;
+            let cut = split > 0 && split < sorted.len() && key(sorted[split - 1]).0 == key(sorted[split]).0;
             match by_hash(&subset, Some(k), hash, None).unwrap() {
                 None => {
                     assert!(cut, "seed {seed}: k {k}: asked for ids without a tie at the cut");
@@ -1328,7 +1353,10 @@ pub(crate) mod tests {
                 }
             }
         }
-        assert!(undecided > 100 && decided > 1000, "undecided {undecided}, decided {decided}");
+        assert!(
+            undecided > 100 && decided > 1000,
+            "undecided {undecided}, decided {decided}"
+        );
         // A repeated id is an error where the order compares it.
         let ids = ["Aa", "BB", "Aa"];
         let id = |i: usize| ids[i].as_bytes();

@@ -31,7 +31,7 @@ use jni::sys::{jintArray, jlong, jstring};
 use jni::JNIEnv;
 
 use kassign_core::server::kassign::{
-    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, MemberKeys, FlatGroup, FlatIds, Lengths,
+    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, FlatGroup, FlatIds, Lengths, MemberKeys,
 };
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";

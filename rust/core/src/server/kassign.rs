@@ -21,7 +21,9 @@
 
 use std::time::Instant;
 
-use crate::model::{by_hash, java_hash, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER};
+use crate::model::{
+    by_hash, java_hash, Assignment, InputError, MemberIdx, PartId, Problem, ProblemBuilder, MAX_MEMBERS, NO_OWNER,
+};
 
 /// The optimiser's work budget ([`crate::sticky`]'s `Work`: members, classes and edges visited
 /// while balancing heterogeneous subscriptions and maximising kept partitions). Every group of the
@@ -446,7 +448,8 @@ fn check_free(free: &[i32], total: usize) -> Result<(), InputError> {
 pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<Vec<i32>, InputError> {
     let total = check_shapes(&g)?;
     let built = Built::new(g, total)?;
-    let plan = assign_within(&built.problem, WORK_BUDGET, deadline).0;
+    // Built in `server-kassign`'s member order ([`ProblemBuilder::build_by_hash`]).
+    let plan = solve(&built.problem, WORK_BUDGET, deadline).0;
     Ok(built.owners(&plan.owner))
 }
 
@@ -461,10 +464,11 @@ pub fn assign_flat_until(g: FlatGroup<'_>, deadline: Option<Instant>) -> Result<
 /// those topics, and r = P mod N members end with q + 1): a member holding at most q partitions
 /// keeps every one of them in the unique most-balanced, most-kept assignment, and the rest of the
 /// deal depends only on how many it keeps. So does a member holding exactly q + 1 that gets one
-/// of the r extra slots, which go to the members holding more than q in member id order: when no
+/// of the r extra slots, which go to the members holding more than q in the member order
+/// ([`by_hash`]: by [`java_hash`], then by id): when no
 /// more than r members hold more than q, every one of them (a member joining a group where
-/// everyone holds q + 1 of the new quota, for instance); otherwise the first ones by id, and
-/// `member_order(over, first)` is asked for the members over q in member id order, as [`by_id`]
+/// everyone holds q + 1 of the new quota, for instance); otherwise the first ones in that order,
+/// and `member_order(over, first)` is asked for the members over q in that order, as [`by_hash`]
 /// answers (only then: the caller need not convert the ids otherwise): `first` is `Some(r)` when
 /// every size is known, and then only which r come first matters.
 /// Such a member's partitions need not be read. Returns `None` when the rule does not apply or
@@ -519,7 +523,7 @@ pub fn members_to_read(
         // Every member over q gets an extra slot: one holding q + 1 keeps all of it.
         member_counts.iter().map(|&c| c < 0 || c as i64 > q + 1).collect()
     } else if member_counts.iter().any(|&c| c as i64 == q + 1) {
-        // The extra slots go to the first r members over q in id order (the keep step's order).
+        // The extra slots go to the first r members over q in member order (the keep step's).
         // When every size is known, which r they are is all that matters (a selection); after a
         // member of unknown size nobody can tell how many are left, so their order is needed,
         // and the rest are read.
@@ -582,9 +586,7 @@ pub fn assign_flat_counted(
     }
     check_free(free, total)?;
     let id = |i: usize| g.member_ids[i].as_bytes();
-    let order = |over: &[usize], first| {
-        Ok(by_hash(over, first, |i| java_hash(id(i)), Some(&id))?.expect("ids given"))
-    };
+    let order = |over: &[usize], first| Ok(by_hash(over, first, |i| java_hash(id(i)), Some(&id))?.expect("ids given"));
     let Some(read) = members_to_read(g.partition_counts, g.sub_offsets, g.sub_topics, member_counts, order)? else {
         return Ok(None);
     };
@@ -750,9 +752,9 @@ impl<'a> MemberKeys<'a> {
 /// A group that every member subscribes to whole (HOMOGENEOUS: `sub_offsets` empty), with no
 /// replica racks and every partition assignable, whose current target is judged from its sizes
 /// and the lists of the members [`members_to_read`] reads (or nobody holds anything), is dealt
-/// without interning it: the members the deal gives partitions to are ordered by id over the
-/// bytes, and the constrained path's keep step and deal ([`crate::sticky::constrained::deal`])
-/// run on the counts. Any other group is interned as before.
+/// without interning it: the members the deal gives partitions to are ordered by their hashes
+/// (`hashes`, the plugin's, or computed from the ids; the ids break equal hashes), and the
+/// constrained path's keep step and deal ([`crate::sticky::constrained::deal`]) run on the counts. Any other group is interned as before.
 ///
 /// Member ids must be distinct. The interned path reports a duplicate; the flat deal reports one
 /// among the members it orders and may answer otherwise (the broker's result map, keyed by member
@@ -907,13 +909,13 @@ enum Flat {
 /// The deal of a HOMOGENEOUS group without replica racks, every partition assignable (checked
 /// by the callers), of `m` members, from the members' counts and, for the members
 /// [`members_to_read`] reads, their current targets (`listed`): the constrained keep step on
-/// those lists (in member id order, the extra slots going to the members over q in that order;
+/// those lists (in member order, [`by_hash`], the extra slots going to the members over q in that order;
 /// a member's claims kept in `keep_order`, partition then topic), then the deal of the free
 /// partitions and of what the read members let go. Lists naming a partition twice, a free one,
 /// or one out of range, and counts that do not add up, leave the group to the interning path.
 ///
-/// Only the members the deal gives partitions to are ordered by id: those below the quota q, and
-/// of those at exactly q the first ones by id, as many as the extra slots the pool fills (chosen
+/// Only the members the deal gives partitions to are ordered: those below the quota q, and
+/// of those at exactly q the first ones in member order, as many as the extra slots the pool fills (chosen
 /// by selection, then ordered). [`crate::sticky::constrained::deal`] on those members alone places
 /// every partition as it does on all of them in member order: the others get nothing there.
 /// Member ids must be distinct; a duplicate among the members ordered is an error, and the broker
@@ -987,18 +989,12 @@ fn flat_deal(
     let mut read: Option<Vec<bool>> = None;
     if !everyone_counted {
         let mut need = false;
-        let rule = members_to_read(
-            partition_counts,
-            &[],
-            sub_topics,
-            member_counts,
-            |over, first| {
-                keys.order(over, first)?.ok_or_else(|| {
-                    need = true;
-                    invalid("member ids: needed for their order".to_string())
-                })
-            },
-        );
+        let rule = members_to_read(partition_counts, &[], sub_topics, member_counts, |over, first| {
+            keys.order(over, first)?.ok_or_else(|| {
+                need = true;
+                invalid("member ids: needed for their order".to_string())
+            })
+        });
         if need {
             return Ok(Flat::NeedIds);
         }
@@ -1078,7 +1074,7 @@ fn flat_deal(
         crate::sticky::constrained::deal(held, q, pool, |k, j| owners[j as usize] = who[k as usize] as i32);
         return Ok(Flat::Dealt(out));
     };
-    // Some members were read: the constrained keep step on their lists, in member id order (the
+    // Some members were read: the constrained keep step on their lists, in member order (the
     // extra slots go to the members over q in that order, counted or read), then the deal of the
     // free partitions and of what the read members let go.
     let (oo, ot, op) = listed.expect("checked above");
@@ -1204,10 +1200,10 @@ fn flat_of(ti: i32, p: i32, partition_counts: &[i32], base: &[usize]) -> Option<
 
 /// The members [`crate::sticky::constrained::deal`] gives some of `pool` partitions to, given
 /// every member's count (input order; each at most q + 1, and the pool exactly what fills the
-/// quotas and the extra slots left), in member id order as the deal takes them, with their counts:
-/// every member below q (in id order), then the members at exactly q that the extra slots left
-/// over reach (the first by id; selected in linear time, then ordered). An error names a duplicate
-/// id among them; `None`: some are to be ordered, and `ids` is None.
+/// quotas and the extra slots left), in member order ([`by_hash`]) as the deal takes them, with
+/// their counts: every member below q (in that order), then the members at exactly q that the
+/// extra slots left over reach (the first ones; selected in linear time, then ordered). An error
+/// names a duplicate id among them; `None`: their order needs ids not given.
 #[allow(clippy::type_complexity)]
 fn receivers(
     count: &[u32],
@@ -1411,7 +1407,7 @@ impl<'a> Built<'a> {
         )
     }
 
-    /// Member index (by id) -> the caller's index.
+    /// Member index (in member order) -> the caller's index.
     fn caller(&self) -> Vec<i32> {
         let mut caller = vec![0i32; self.problem.members.len()];
         for (pos, &idx) in self.problem.input_order.iter().enumerate() {
@@ -2157,7 +2153,8 @@ mod tests {
             move |over: &[usize], first| hash_order(over, first, |i| v[i].as_bytes())
         };
         // 10 partitions, 3 members: q = 3, r = 1. Counts 3, 4 and -1 (an empty set): two members
-        // may be over q; "b", first by id, gets the one extra slot and keeps its 4.
+        // may be over q; "b", first by hash (one-letter ids: the letter's code), gets the one extra
+        // slot and keeps its 4.
         let counts = [6, 4];
         let read = members_to_read(&counts, &[], &[1, 0], &[3, 4, -1], ids(&["a", "b", "c"])).unwrap();
         assert_eq!(read, Some(vec![false, false, true]));
@@ -2179,7 +2176,7 @@ mod tests {
             members_to_read(&counts, &[], &[1, 0], &[4, 3, 3], unasked).unwrap(),
             Some(vec![false, false, false])
         );
-        // Of two members holding 4, the first by id keeps 4 (counted), the other gives one up.
+        // Of two members holding 4, the first in member order keeps 4 (counted), the other gives one up.
         assert_eq!(
             members_to_read(&counts, &[], &[1, 0], &[4, 4, 2], ids(&["a", "b", "c"])).unwrap(),
             Some(vec![false, true, false])
@@ -2188,7 +2185,7 @@ mod tests {
             members_to_read(&counts, &[], &[1, 0], &[4, 4, 2], ids(&["b", "a", "c"])).unwrap(),
             Some(vec![true, false, false])
         );
-        // A member of unknown size first by id: nobody can say who gets the slot.
+        // A member of unknown size first in member order: nobody can say who gets the slot.
         assert_eq!(
             members_to_read(&counts, &[], &[1, 0], &[4, -1, 2], ids(&["b", "a", "c"])).unwrap(),
             Some(vec![true, true, false])
@@ -2216,7 +2213,13 @@ mod tests {
                 .collect();
             let prefix = ["", "consumer-g-", "\u{1F600}-"][next(3) as usize];
             let ids: Vec<String> = (0..m)
-                .map(|_| format!("{prefix}{}{}", next(40), ["", "\u{e9}", "b", "Aa", "BB"][next(5) as usize]))
+                .map(|_| {
+                    format!(
+                        "{prefix}{}{}",
+                        next(40),
+                        ["", "\u{e9}", "b", "Aa", "BB"][next(5) as usize]
+                    )
+                })
                 .collect();
             let sub_topics: Vec<i32> = (0..nt as i32).rev().collect();
             // A disjoint current target: a random owner (or none) per partition.
@@ -2258,7 +2261,10 @@ mod tests {
             // java_hash, which reads ASCII bytes directly).
             let hashes: Vec<u32> = ids
                 .iter()
-                .map(|id| id.encode_utf16().fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32)) as u32)
+                .map(|id| {
+                    id.encode_utf16()
+                        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(u as i32)) as u32
+                })
                 .collect();
             let with_ids = MemberKeys {
                 hashes: None,
@@ -2314,20 +2320,34 @@ mod tests {
                 oo.push(ot.len() as i32);
             }
             let old = assign_flat_counted(group(&oo, &ot, &op, ids.clone()), &member_counts, &free, None);
-            let new = assign_flat_ids(group(&oo, &ot, &op, vec![]), &flat, Some(&hashes), Some((&member_counts, &free)), None);
+            let new = assign_flat_ids(
+                group(&oo, &ot, &op, vec![]),
+                &flat,
+                Some(&hashes),
+                Some((&member_counts, &free)),
+                None,
+            );
             // The first counts-first call: the members to read, or (nobody to read) the answer.
-            let first = counts_first(
+            let first = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), with_ids);
+            let without_ids = counts_first(
                 &names,
                 &counts,
                 &[],
                 &sub_topics,
                 &member_counts,
                 Some(&free),
-                with_ids,
+                hashes_only,
             );
-            let without_ids = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), hashes_only);
             // Neither hashes nor ids: the answer, or a request for the ids.
-            let nothing = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), MemberKeys::default());
+            let nothing = counts_first(
+                &names,
+                &counts,
+                &[],
+                &sub_topics,
+                &member_counts,
+                Some(&free),
+                MemberKeys::default(),
+            );
             match (&old, &new) {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(o, n, "seed {seed}: counted");
