@@ -1592,20 +1592,25 @@ def render_broker_plugin(d: dict | None, w: Callable[[str], None]) -> None:
         "alike. Wall time median and best; CPU time is the process's median (every JVM thread, GC "
         "included; a 10 ms clock); thread CPU is the calling thread's median (exact, GC excluded: what "
         f"a call costs without the waiting that load adds). Load average {d['load']} on {d['cpus']} CPUs while it ran. "
-        "Ratio: `uniform` time / `kassign` time (above 1×: kassign faster)."
+        "Ratio: `uniform` time / `kassign` time (above 1×: kassign faster). Paired ratio: each round "
+        "calls both assignors one after the other; the median over the rounds of `uniform`'s wall time "
+        "over `kassign`'s in the same round (a burst of load slows both calls of a round, and leaves "
+        "this ratio alone where it moves both medians)."
     )
     w("")
     w(
         "| scenario | calls | `uniform` wall median / best | `kassign` wall median / best | ratio median / best "
-        "| `uniform` CPU | `kassign` CPU | `uniform` / `kassign` thread CPU |"
+        "| paired ratio | `uniform` CPU | `kassign` CPU | `uniform` / `kassign` thread CPU |"
     )
-    w("|---|---|---|---|---|---|---|---|")
+    w("|---|---|---|---|---|---|---|---|---|")
     for r in d["rows"]:
+        paired = f"{r['paired']:.2f}×" if "paired" in r else "—"
         w(
             f"| {r['scenario']} | {r.get('calls', '')} | "
             f"{fmt_time(r['uniform_wall'])} / {fmt_time(r['uniform_best'])} | "
             f"{fmt_time(r['kassign_wall'])} / {fmt_time(r['kassign_best'])} | "
             f"{r['uniform_wall'] / r['kassign_wall']:.2f}× / {r['uniform_best'] / r['kassign_best']:.2f}× | "
+            f"{paired} | "
             f"{fmt_time(r['uniform_cpu']) if r['uniform_cpu'] else '< 10 ms'} | "
             f"{fmt_time(r['kassign_cpu']) if r['kassign_cpu'] else '< 10 ms'} | "
             f"{fmt_time(r['uniform_thread'])} / {fmt_time(r['kassign_thread'])} |"
@@ -1628,6 +1633,9 @@ def render_broker_plugin(d: dict | None, w: Callable[[str], None]) -> None:
             f"Below 1× in median or best ({len(below)} of {len(d['rows'])}): {', '.join(below)}. "
             'Why: docs/broker.md, "Where the time goes".'
         )
+        w("")
+    else:
+        w(f"At or above 1× in median and best: all {len(d['rows'])} cells.")
         w("")
 
 

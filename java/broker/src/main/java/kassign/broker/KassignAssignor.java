@@ -373,8 +373,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 owners = answer;
             }
         }
-        GroupAssignment out = result(memberIds, topics, topicIndex, topicBase, currentMaps, cur, counted, at, owners,
-            subOffsets, subTopics);
+        GroupAssignment out = result(memberIds, topics, topicIndex, topicBase, currentMaps, in.currents, cur, counted,
+            at, owners, subOffsets, subTopics);
         // One entry per member id: the core's flat deal orders only the members it gives
         // partitions to, so a duplicate id elsewhere shows here (two members cannot share a key).
         if (out.members().size() != m) {
@@ -392,8 +392,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * the coordinator's own map (set) back.
      */
     private static GroupAssignment result(String[] memberIds, List<Uuid> topics, Map<Uuid, Integer> topicIndex,
-            int[] topicBase, Map<Uuid, Set<Integer>>[] currentMaps, CurrentTargets cur, boolean[] counted, int[] at,
-            int[] owners, int[] subOffsets, int[] subTopics) {
+            int[] topicBase, Map<Uuid, Set<Integer>>[] currentMaps, MemberAssignment[] currents, CurrentTargets cur,
+            boolean[] counted, int[] at, int[] owners, int[] subOffsets, int[] subTopics) {
         int m = memberIds.length;
         int nt = topics.size();
         int len = owners.length;
@@ -505,7 +505,12 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         }
         Map<String, MemberAssignment> out = new HashMap<>(m * 2);
         for (int i = 0; i < m; i++) {
-            out.put(memberIds[i], new KassignMemberAssignment(plans[i] == null ? Collections.emptyMap() : plans[i]));
+            // A member that keeps exactly its current target gets the object it came in (its
+            // partitions() is that map): no new object per member on a round 2 or a member leaving.
+            MemberAssignment a = plans[i] != null && currents[i] != null && currents[i].partitions() == plans[i]
+                ? currents[i]
+                : new KassignMemberAssignment(plans[i] == null ? Collections.emptyMap() : plans[i]);
+            out.put(memberIds[i], a);
         }
         return new GroupAssignment(out);
     }
@@ -632,6 +637,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // the whole map, or one topic's set. Looked up beside the subscription (the same member's
         // entry, still in cache), read later once every subscribed topic is known.
         final Map<Uuid, Set<Integer>>[] currentMaps;
+        // The objects they came from (the coordinator's member objects): a member that keeps
+        // exactly its current target gets its own object back in the result.
+        final MemberAssignment[] currents;
         // Each current target's size, read from its sets' sizes alone (-1: it has an empty set or
         // a null one, which only the full read handles), for the core's counts-first rule; read
         // in HOMOGENEOUS groups only.
@@ -660,6 +668,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             memberRacks = new int[m];
             homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
             currentMaps = new Map[m];
+            currents = new MemberAssignment[m];
             memberCounts = new int[m];
             for (int i = 0; i < m; i++) {
                 if (!it.hasNext()) {
@@ -674,6 +683,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 // target at once (GroupSpecImpl answers both from one map): one lookup, not two.
                 MemberAssignment current = sub instanceof MemberAssignment a && isCoordinatorMember(a)
                     ? a : groupSpec.memberAssignment(id);
+                currents[i] = current;
                 currentMaps[i] = current == null ? null : current.partitions();
                 // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
                 // same topics, and elsewhere the full read follows anyway.

@@ -61,9 +61,11 @@ final class FakeGroup implements GroupSpec, SubscribedTopicDescriber {
         return !notAssignable.contains(topicId + ":" + partitionId);
     }
     public MemberSubscription memberSubscription(String memberId) { return members.get(memberId); }
+    /** One object per member, as the coordinator keeps one (its partitions() read at each call). */
+    private final Map<String, MemberAssignment> assignments = new HashMap<>();
+
     public MemberAssignment memberAssignment(String memberId) {
-        Map<Uuid, Set<Integer>> a = current.getOrDefault(memberId, Map.of());
-        return () -> a;
+        return assignments.computeIfAbsent(memberId, id -> () -> current.getOrDefault(id, Map.of()));
     }
     public int numPartitions(Uuid topicId) { return partitions.getOrDefault(topicId, -1); }
     public Set<String> racksForPartition(Uuid topicId, int partition) {
