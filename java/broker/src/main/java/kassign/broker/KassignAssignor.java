@@ -670,11 +670,6 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             currentMaps = new Map[m];
             currents = new MemberAssignment[m];
             memberCounts = new int[m];
-            // In passes, each a short chain of dependent loads per member, so that the processor
-            // overlaps the cache misses of several members (one pass of the whole chain per
-            // member leaves little to overlap): the ids and member objects, then the current
-            // targets, then their sizes, then subscriptions and racks.
-            MemberSubscription[] subs = new MemberSubscription[m];
             for (int i = 0; i < m; i++) {
                 if (!it.hasNext()) {
                     throw new PartitionAssignorException("kassign: memberIds has fewer than its size() of " + m);
@@ -683,32 +678,19 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 if (id == null) throw new PartitionAssignorException("kassign: memberIds[" + i + "] is null");
                 memberIds[i] = id;
                 memberHashes[i] = id.hashCode();
-                subs[i] = groupSpec.memberSubscription(id);
-            }
-            if (it.hasNext()) {
-                throw new PartitionAssignorException("kassign: memberIds has more than its size() of " + m);
-            }
-            for (int i = 0; i < m; i++) {
-                MemberSubscription sub = subs[i];
+                MemberSubscription sub = groupSpec.memberSubscription(id);
                 // The coordinator's member object is the member's subscription and its current
                 // target at once (GroupSpecImpl answers both from one map): one lookup, not two.
                 MemberAssignment current = sub instanceof MemberAssignment a && isCoordinatorMember(a)
-                    ? a : groupSpec.memberAssignment(memberIds[i]);
+                    ? a : groupSpec.memberAssignment(id);
                 currents[i] = current;
                 currentMaps[i] = current == null ? null : current.partitions();
-            }
-            // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the same
-            // topics, and elsewhere the full read follows anyway.
-            if (countsFirst && homogeneous) {
-                for (int i = 0; i < m; i++) {
-                    if (currentMaps[i] != null) {
-                        memberCounts[i] = sizer.size(currentMaps[i]);
-                        anyCurrent |= memberCounts[i] != 0;
-                    }
+                // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
+                // same topics, and elsewhere the full read follows anyway.
+                if (countsFirst && homogeneous && currentMaps[i] != null) {
+                    memberCounts[i] = sizer.size(currentMaps[i]);
+                    anyCurrent |= memberCounts[i] != 0;
                 }
-            }
-            for (int i = 0; i < m; i++) {
-                MemberSubscription sub = subs[i];
                 if (homogeneous && i > 0) {
                     // Nothing to add: the first member's list stands for everyone's.
                 } else for (Uuid t : sub.subscribedTopicIds()) {
@@ -733,6 +715,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 } else {
                     memberRacks[i] = -1;
                 }
+            }
+            if (it.hasNext()) {
+                throw new PartitionAssignorException("kassign: memberIds has more than its size() of " + m);
             }
             subTopics = Arrays.copyOf(subTopics, k);
             if (homogeneous) subOffsets = new int[0];
