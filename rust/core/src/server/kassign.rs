@@ -2328,26 +2328,11 @@ mod tests {
                 None,
             );
             // The first counts-first call: the members to read, or (nobody to read) the answer.
-            let first = counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), with_ids);
-            let without_ids = counts_first(
-                &names,
-                &counts,
-                &[],
-                &sub_topics,
-                &member_counts,
-                Some(&free),
-                hashes_only,
-            );
+            let call = |keys| counts_first(&names, &counts, &[], &sub_topics, &member_counts, Some(&free), keys);
+            let first = call(with_ids);
+            let without_ids = call(hashes_only);
             // Neither hashes nor ids: the answer, or a request for the ids.
-            let nothing = counts_first(
-                &names,
-                &counts,
-                &[],
-                &sub_topics,
-                &member_counts,
-                Some(&free),
-                MemberKeys::default(),
-            );
+            let nothing = call(MemberKeys::default());
             match (&old, &new) {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(o, n, "seed {seed}: counted");
