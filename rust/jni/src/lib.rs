@@ -435,7 +435,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
 }
 
 /// `private static native int[] countsFirst0(char[] memberIdChars, int[] memberIdEnds,
-/// char[] topicChars, int[] topicEnds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
+/// int[] memberHashes, char[] topicChars, int[] topicEnds, int[] partitionCounts, int[] subOffsets, int[] subTopics,
 /// int[] memberCounts, int[] free)`: [`counts_first`], the first call of the counts-first path.
 /// Returns null when every member must be read ([`CountsFirst::ReadAll`]), `{1, read...}` (one
 /// flag per member, 1 = read its current target, then call `assign0` with the counts),
