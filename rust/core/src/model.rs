@@ -694,35 +694,6 @@ pub fn order_by_id<'i>(n: usize, id: impl Fn(usize) -> &'i [u8]) -> Result<Vec<M
     Ok(out)
 }
 
-/// The members `subset` (positions `i` of the ids `id(i)`) by id: every one of them in member id
-/// order (`first` None, [`order_by_id`]), or the `k` with the smallest ids ahead of the others,
-/// each part in no particular order (`first` Some(k): a selection in linear time on the keys
-/// [`order_by_id`] sorts by, whole ids compared only where keys tie). A repeated id is reported
-/// where the order sees it: anywhere in a whole order, and not by a selection (the callers'
-/// callers refuse repeated ids: see [`order_by_id`]'s users).
-pub fn by_id<'i>(
-    subset: &[usize],
-    first: Option<usize>,
-    id: impl Fn(usize) -> &'i [u8],
-) -> Result<Vec<MemberIdx>, InputError> {
-    if subset.len() > MAX_MEMBERS {
-        return Err(InputError::TooManyMembers(subset.len()));
-    }
-    match first {
-        None => Ok(order_by_id(subset.len(), |j| id(subset[j]))?
-            .into_iter()
-            .map(|j| subset[j as usize] as MemberIdx)
-            .collect()),
-        Some(k) if k == 0 || k >= subset.len() => Ok(subset.iter().map(|&i| i as MemberIdx).collect()),
-        Some(k) => {
-            let common = common_prefix(subset.len(), |j| id(subset[j]));
-            let mut keyed: Vec<(u64, usize)> = subset.iter().map(|&i| (id_key(id(i), common), i)).collect();
-            keyed.select_nth_unstable_by(k - 1, |a, b| a.0.cmp(&b.0).then_with(|| id(a.1).cmp(id(b.1))));
-            Ok(keyed.into_iter().map(|(_, i)| i as MemberIdx).collect())
-        }
-    }
-}
-
 /// Java's `String.hashCode` of an id given as UTF-8, as an unsigned 32-bit number: `h = 31 h + u`
 /// over the id's UTF-16 code units, wrapping. `server-kassign` orders its members by this hash,
 /// then by id ([`by_hash`]): the broker plugin reads the hash off each member id `String` (the JVM
@@ -1202,47 +1173,6 @@ pub(crate) mod tests {
                     assert_eq!(order, sorted, "seed {seed}");
                 }
             }
-        }
-    }
-
-    /// `by_id` on a subset of distinct ids: the whole order is the sorted subset; a selection of
-    /// k puts the k smallest (as a set) first, then the rest, each member once.
-    #[test]
-    fn by_id_selects_the_smallest_ids() {
-        for seed in 0..3000u64 {
-            let mut next = xorshift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
-            let n = next(60) as usize;
-            let prefix = ["", "consumer-group-", "\u{e9}x-"][next(3) as usize];
-            let mut ids: Vec<String> = Vec::new();
-            while ids.len() < n {
-                let id = random_id(&mut next, prefix, 40);
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
-            }
-            let subset: Vec<usize> = (0..n).filter(|_| next(3) != 0).collect();
-            let mut sorted: Vec<usize> = subset.clone();
-            sorted.sort_by(|&a, &b| ids[a].cmp(&ids[b]));
-            let whole = by_id(&subset, None, |i| ids[i].as_bytes()).unwrap();
-            assert_eq!(
-                whole.iter().map(|&i| i as usize).collect::<Vec<_>>(),
-                sorted,
-                "seed {seed}"
-            );
-            let k = next(subset.len() as u64 + 2) as usize;
-            let got: Vec<usize> = by_id(&subset, Some(k), |i| ids[i].as_bytes())
-                .unwrap()
-                .iter()
-                .map(|&i| i as usize)
-                .collect();
-            let split = k.min(subset.len());
-            let (mut head, mut tail) = (got[..split].to_vec(), got[split..].to_vec());
-            head.sort_unstable();
-            tail.sort_unstable();
-            let (mut want_head, mut want_tail) = (sorted[..split].to_vec(), sorted[split..].to_vec());
-            want_head.sort_unstable();
-            want_tail.sort_unstable();
-            assert_eq!((head, tail), (want_head, want_tail), "seed {seed}: k {k}");
         }
     }
 

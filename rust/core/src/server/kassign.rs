@@ -2097,12 +2097,12 @@ mod tests {
         );
         assert!(
             by_id_order > 40,
-            "only {by_id_order} groups counted a member holding q + 1 by id order"
+            "only {by_id_order} groups counted a member holding q + 1 in member order"
         );
     }
 
     /// The rule with the ids' whole order (which the contract allows for a selection too, and
-    /// which it used before it selected) and with the selection `by_id` makes: the same members
+    /// which it used before it selected) and with the selection `by_hash` makes: the same members
     /// read, on random sizes around the quota, unknown sizes among them.
     #[test]
     fn members_to_read_selects_as_the_whole_order_decides() {
