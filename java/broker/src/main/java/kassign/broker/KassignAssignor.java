@@ -373,8 +373,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 owners = answer;
             }
         }
-        GroupAssignment out = result(memberIds, topics, topicIndex, topicBase, currentMaps, in.currents, cur, counted,
-            at, owners, subOffsets, subTopics);
+        GroupAssignment out = result(memberIds, topics, topicIndex, topicBase, currentMaps, in.currents, in.out, in.inOut,
+            cur, counted, at, owners, subOffsets, subTopics);
         // One entry per member id: the core's flat deal orders only the members it gives
         // partitions to, so a duplicate id elsewhere shows here (two members cannot share a key).
         if (out.members().size() != m) {
@@ -392,8 +392,9 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
      * the coordinator's own map (set) back.
      */
     private static GroupAssignment result(String[] memberIds, List<Uuid> topics, Map<Uuid, Integer> topicIndex,
-            int[] topicBase, Map<Uuid, Set<Integer>>[] currentMaps, MemberAssignment[] currents, CurrentTargets cur,
-            boolean[] counted, int[] at, int[] owners, int[] subOffsets, int[] subTopics) {
+            int[] topicBase, Map<Uuid, Set<Integer>>[] currentMaps, MemberAssignment[] currents,
+            Map<String, MemberAssignment> out, boolean[] inOut, CurrentTargets cur, boolean[] counted, int[] at, int[] owners,
+            int[] subOffsets, int[] subTopics) {
         int m = memberIds.length;
         int nt = topics.size();
         int len = owners.length;
@@ -503,14 +504,15 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                 reused[o] = false;
             }
         }
-        Map<String, MemberAssignment> out = new HashMap<>(m * 2);
         for (int i = 0; i < m; i++) {
             // A member that keeps exactly its current target gets the object it came in (its
             // partitions() is that map): no new object per member on a round 2 or a member leaving.
-            MemberAssignment a = plans[i] != null && currents[i] != null && currents[i].partitions() == plans[i]
+            // Members with a current target are in the map already, with that object (Members).
+            boolean keeps = plans[i] != null && plans[i] == currentMaps[i];
+            if (keeps && inOut[i]) continue;
+            out.put(memberIds[i], keeps && currents[i] != null
                 ? currents[i]
-                : new KassignMemberAssignment(plans[i] == null ? Collections.emptyMap() : plans[i]);
-            out.put(memberIds[i], a);
+                : new KassignMemberAssignment(plans[i] == null ? Collections.emptyMap() : plans[i]));
         }
         return new GroupAssignment(out);
     }
@@ -640,6 +642,11 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         // The objects they came from (the coordinator's member objects): a member that keeps
         // exactly its current target gets its own object back in the result.
         final MemberAssignment[] currents;
+        // The result's map, sized for every member: each member with a current target goes in
+        // with its own object here, while its id is in cache; the result replaces the ones whose
+        // plan changes (on a round 2 or a member leaving, a few).
+        final Map<String, MemberAssignment> out;
+        final boolean[] inOut;
         // Each current target's size, read from its sets' sizes alone (-1: it has an empty set or
         // a null one, which only the full read handles), for the core's counts-first rule; read
         // in HOMOGENEOUS groups only.
@@ -669,6 +676,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             homogeneous = groupSpec.subscriptionType() == SubscriptionType.HOMOGENEOUS;
             currentMaps = new Map[m];
             currents = new MemberAssignment[m];
+            out = new HashMap<>(capacity(m));
+            inOut = new boolean[m];
             memberCounts = new int[m];
             for (int i = 0; i < m; i++) {
                 if (!it.hasNext()) {
@@ -685,6 +694,10 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                     ? a : groupSpec.memberAssignment(id);
                 currents[i] = current;
                 currentMaps[i] = current == null ? null : current.partitions();
+                if (currentMaps[i] != null && !currentMaps[i].isEmpty()) {
+                    out.put(id, current);
+                    inOut[i] = true;
+                }
                 // Sizes only for a HOMOGENEOUS group: the core's rule needs every member on the
                 // same topics, and elsewhere the full read follows anyway.
                 if (countsFirst && homogeneous && currentMaps[i] != null) {
