@@ -31,7 +31,8 @@ use jni::sys::{jintArray, jlong, jstring};
 use jni::JNIEnv;
 
 use kassign_core::server::kassign::{
-    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, FlatGroup, FlatIds, Lengths, MemberKeys,
+    assign_flat_ids, counts_first, native_bound, partition_total, CountsFirst, FlatAnswer, FlatGroup, FlatIds, Lengths,
+    MemberKeys,
 };
 
 const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assignor/PartitionAssignorException";
@@ -40,6 +41,10 @@ const ASSIGNOR_EXCEPTION: &str = "org/apache/kafka/coordinator/group/api/assigno
 /// calls: `NativeAssignor.copiedElements()`, which the Java tests read to prove that a group over
 /// the caps is refused before its arrays are copied.
 static COPIED: AtomicU64 = AtomicU64::new(0);
+
+/// The one-element answer of `countsFirst0` and of `assign0`'s counted call made without the
+/// member ids: call again with them ([`FlatAnswer::NeedIds`], [`CountsFirst::NeedIds`]).
+const NEED_IDS: i32 = 2;
 
 /// A failure to report to Java: the message of a `PartitionAssignorException`.
 struct Failure(String);
@@ -327,6 +332,9 @@ fn int_array(env: &mut JNIEnv<'_>, values: &[i32]) -> Result<jintArray, Failure>
 /// * given: the counts-first path
 ///   ([`kassign_core::server::kassign::assign_flat_counted`]'s answer: k partitions, then their k
 ///   owners), or null when every member must be read after all (then call again without them).
+///   On this path `memberIdChars`/`memberIdEnds` may be null when `memberHashes` is given: then
+///   the answer may be `{NEED_IDS}` (one element, where a counted answer has an even number):
+///   call again with the ids.
 ///
 /// Both go through [`assign_flat_ids`].
 ///
@@ -371,9 +379,16 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
                 ))
             }
         };
+        // Without the ids (null: the counted call, the hashes given), the members are the hashes.
+        let with_ids = !member_id_ends.is_null();
+        if !with_ids && (!counting || member_hashes.is_null()) {
+            return Err(Failure(
+                "kassign: memberIds may be null only with memberCounts, free and memberHashes".into(),
+            ));
+        }
         // Lengths first: nothing is copied from a group over the caps.
         let lengths = Lengths {
-            member_ids: len(env, &member_id_ends)?,
+            member_ids: len(env, if with_ids { &member_id_ends } else { &member_hashes })?,
             member_id_chars: len(env, &member_id_chars)?,
             member_hashes: len(env, &member_hashes)?,
             member_racks: len(env, &member_racks)?,
@@ -407,7 +422,11 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         } else {
             None
         };
-        let ids = flat_ids(env, &member_id_chars, &member_id_ends)?;
+        let ids = if with_ids {
+            Some(flat_ids(env, &member_id_chars, &member_id_ends)?)
+        } else {
+            None
+        };
         let hashes = hashes(env, &member_hashes)?;
         let mut arrays = Arrays {
             member_racks: ints(env, &member_racks)?,
@@ -426,10 +445,10 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_assign0<'local>(
         let counted = counted
             .as_ref()
             .map(|(counts, free)| (counts.as_slice(), free.as_slice()));
-        let owners = assign_flat_ids(arrays.group(), &ids, hashes.as_deref(), counted, deadline)?;
-        match owners {
-            None => Ok(std::ptr::null_mut()),
-            Some(owners) => int_array(env, &owners),
+        match assign_flat_ids(arrays.group(), ids.as_ref(), hashes.as_deref(), counted, deadline)? {
+            FlatAnswer::Owners(owners) => int_array(env, &owners),
+            FlatAnswer::ReadAll => Ok(std::ptr::null_mut()),
+            FlatAnswer::NeedIds => int_array(env, &[NEED_IDS]),
         }
     })
 }
@@ -511,7 +530,7 @@ pub extern "system" fn Java_kassign_broker_NativeAssignor_countsFirst0<'local>(
             CountsFirst::ReadAll => return Ok(std::ptr::null_mut()),
             CountsFirst::Read(read) => std::iter::once(1).chain(read.iter().map(|&r| r as i32)).collect(),
             CountsFirst::Dealt(dealt) => std::iter::once(0).chain(dealt).collect(),
-            CountsFirst::NeedIds => vec![2],
+            CountsFirst::NeedIds => vec![NEED_IDS],
         };
         int_array(env, &out)
     })

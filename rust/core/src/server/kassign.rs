@@ -745,37 +745,67 @@ impl<'a> MemberKeys<'a> {
     }
 }
 
+/// What [`assign_flat_ids`] answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlatAnswer {
+    /// The owners: [`assign_flat_until`]'s (the full read) or [`assign_flat_counted`]'s (`k`
+    /// partitions, then their `k` owners).
+    Owners(Vec<i32>),
+    /// Counted only: the counts do not add up ([`assign_flat_counted`]'s `None`); read every
+    /// member and call again without counts.
+    ReadAll,
+    /// The member ids were not given and the answer needs them (two hashes tie where the order
+    /// matters, or the group must be interned): call again with them.
+    NeedIds,
+}
+
 /// [`assign_flat_until`] (`counted` None) or [`assign_flat_counted`] (`counted` = the member
 /// counts and the free partitions), on a group whose member ids come as [`FlatIds`]
-/// (`g.member_ids` is ignored). The same answers; the full read's is wrapped in `Some`.
+/// (`g.member_ids` is ignored). The same answers, as [`FlatAnswer`].
 ///
 /// A group that every member subscribes to whole (HOMOGENEOUS: `sub_offsets` empty), with no
 /// replica racks and every partition assignable, whose current target is judged from its sizes
 /// and the lists of the members [`members_to_read`] reads (or nobody holds anything), is dealt
 /// without interning it: the members the deal gives partitions to are ordered by their hashes
 /// (`hashes`, the plugin's, or computed from the ids; the ids break equal hashes), and the
-/// constrained path's keep step and deal ([`crate::sticky::constrained::deal`]) run on the counts. Any other group is interned as before.
+/// constrained path's keep step and deal ([`crate::sticky::constrained::deal`]) run on the counts.
+/// Any other group is interned as before.
+///
+/// `ids` may be `None` only with `hashes` and `counted` given (the counted call of a group whose
+/// hashes decide the order): then a group the flat deal does not answer gets
+/// [`FlatAnswer::NeedIds`].
 ///
 /// Member ids must be distinct. The interned path reports a duplicate; the flat deal reports one
 /// among the members it orders and may answer otherwise (the broker's result map, keyed by member
 /// id, refuses it: `KassignAssignor`).
 pub fn assign_flat_ids(
     mut g: FlatGroup<'_>,
-    ids: &FlatIds,
+    ids: Option<&FlatIds>,
     hashes: Option<&[u32]>,
     counted: Option<(&[i32], &[i32])>,
     deadline: Option<Instant>,
-) -> Result<Option<Vec<i32>>, InputError> {
-    let keys = MemberKeys { hashes, ids: Some(ids) };
+) -> Result<FlatAnswer, InputError> {
+    if ids.is_none() && (hashes.is_none() || counted.is_none()) {
+        return Err(invalid(
+            "member ids: may be left out only on the counted path, with the members' hashes".to_string(),
+        ));
+    }
+    let keys = MemberKeys { hashes, ids };
     keys.check()?;
     if let Some(out) = dealt(&g, &keys, counted)? {
-        return Ok(Some(out));
+        return Ok(FlatAnswer::Owners(out));
     }
+    let Some(ids) = ids else {
+        return Ok(FlatAnswer::NeedIds);
+    };
     g.member_ids = ids.strings()?;
-    match counted {
-        None => assign_flat_until(g, deadline).map(Some),
-        Some((counts, free)) => assign_flat_counted(g, counts, free, deadline),
-    }
+    Ok(match counted {
+        None => FlatAnswer::Owners(assign_flat_until(g, deadline)?),
+        Some((counts, free)) => match assign_flat_counted(g, counts, free, deadline)? {
+            Some(out) => FlatAnswer::Owners(out),
+            None => FlatAnswer::ReadAll,
+        },
+    })
 }
 
 /// The flat deal of [`assign_flat_ids`], or `None` when the group must be interned (not that
@@ -2202,6 +2232,7 @@ mod tests {
     fn the_flat_deal_equals_the_interned_path() {
         let (mut fresh, mut counted, mut one_call, mut need_ids, mut no_ids, mut read_flat) = (0, 0, 0, 0, 0, 0);
         let mut nothing_need = 0;
+        let (mut counted_need_ids, mut counted_no_ids) = (0, 0);
         for seed in 0..6000u64 {
             let mut next = crate::model::xorshift(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
             let nt = 1 + next(4) as usize;
@@ -2277,7 +2308,20 @@ mod tests {
             let no_owned = vec![0i32; m + 1];
             // Fresh: nobody holds anything.
             let old = assign_flat_until(group(&no_owned, &[], &[], ids.clone()), None);
-            let new = assign_flat_ids(group(&no_owned, &[], &[], vec![]), &flat, None, None, None);
+            let owners = |a: Result<FlatAnswer, InputError>| {
+                a.map(|a| match a {
+                    FlatAnswer::Owners(o) => Some(o),
+                    FlatAnswer::ReadAll => None,
+                    FlatAnswer::NeedIds => panic!("seed {seed}: the ids were given"),
+                })
+            };
+            let new = owners(assign_flat_ids(
+                group(&no_owned, &[], &[], vec![]),
+                Some(&flat),
+                None,
+                None,
+                None,
+            ));
             let mut distinct = ids.clone();
             distinct.sort();
             distinct.dedup();
@@ -2320,9 +2364,17 @@ mod tests {
                 oo.push(ot.len() as i32);
             }
             let old = assign_flat_counted(group(&oo, &ot, &op, ids.clone()), &member_counts, &free, None);
-            let new = assign_flat_ids(
+            let new = owners(assign_flat_ids(
                 group(&oo, &ot, &op, vec![]),
-                &flat,
+                Some(&flat),
+                Some(&hashes),
+                Some((&member_counts, &free)),
+                None,
+            ));
+            // The counted call with the hashes alone: the same answer, or a request for the ids.
+            let hashes_alone = assign_flat_ids(
+                group(&oo, &ot, &op, vec![]),
+                None,
                 Some(&hashes),
                 Some((&member_counts, &free)),
                 None,
@@ -2336,6 +2388,14 @@ mod tests {
             match (&old, &new) {
                 (Ok(o), Ok(n)) => {
                     assert_eq!(o, n, "seed {seed}: counted");
+                    match hashes_alone {
+                        Ok(FlatAnswer::NeedIds) => counted_need_ids += 1,
+                        Ok(FlatAnswer::Owners(a)) => {
+                            assert_eq!(Some(&a), o.as_ref(), "seed {seed}: counted without ids");
+                            counted_no_ids += 1;
+                        }
+                        other => panic!("seed {seed}: counted without ids: {other:?}"),
+                    }
                     let g = group(&oo, &ot, &op, vec![]);
                     let flat_dealt = dealt(&g, &with_ids, Some((&member_counts, &free))).unwrap().is_some();
                     counted += flat_dealt as usize;
@@ -2368,6 +2428,28 @@ mod tests {
                 _ => panic!("seed {seed}: counted: {old:?} against {new:?}"),
             }
         }
+        // Without ids, the hashes and the counts are required.
+        let empty = FlatGroup {
+            member_ids: vec![],
+            member_racks: &[-1],
+            rack_names: vec![],
+            topics: vec!["t".to_string()],
+            partition_counts: &[1],
+            sub_offsets: &[],
+            sub_topics: &[0],
+            owned_offsets: &[0, 0],
+            owned_topics: &[],
+            owned_partitions: &[],
+            partition_rack_offsets: &[],
+            partition_racks: &[],
+            assignable: &[],
+        };
+        assert!(assign_flat_ids(empty.clone(), None, Some(&[7]), None, None).is_err());
+        assert!(assign_flat_ids(empty.clone(), None, None, Some((&[0], &[0])), None).is_err());
+        assert_eq!(
+            assign_flat_ids(empty, None, Some(&[7]), Some((&[0], &[0])), None).unwrap(),
+            FlatAnswer::Owners(vec![0, 0])
+        );
         assert!(fresh > 3000, "only {fresh} fresh groups took the flat deal");
         assert!(counted > 1000, "only {counted} counted groups took the flat deal");
         assert!(
@@ -2377,6 +2459,10 @@ mod tests {
         assert!(
             one_call > 1000,
             "only {one_call} counted groups were dealt by counts_first"
+        );
+        assert!(
+            counted_need_ids > 20 && counted_no_ids > 1000,
+            "counted calls without ids: {counted_need_ids} needed them, {counted_no_ids} answered"
         );
         assert!(
             need_ids > 20 && no_ids > 1000 && nothing_need > 100,

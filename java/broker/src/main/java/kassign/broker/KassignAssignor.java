@@ -346,17 +346,26 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
         CurrentTargets cur = owners != null ? CurrentTargets.none(m) : null;
         // The native call: counts first when the rule judged some members by size; the full read
         // when it did not, or when the counts-first call answers null (its counts do not add up).
-        if (owners == null && joinedIds == null) joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
+        // The counted call goes without the ids (the hashes order the members) unless it answers
+        // that it needs them.
         for (byte[] only = read; owners == null; only = null) {
             boolean counting = only != null;
+            if (!counting && joinedIds == null) joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
             // A fresh HOMOGENEOUS group (every current target empty, sizes read) has nothing to read.
             cur = countsFirst && in.homogeneous && !in.anyCurrent ? CurrentTargets.none(m)
                 : CurrentTargets.read(currentMaps, only, topicIndex, partitionCounts, topicBase, total);
             splits.mark("current");
-            int[] answer = NativeAssignor.assign(joinedIds, in.memberHashes, in.memberRacks, rackArray, topicNames, partitionCounts,
-                subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets, partitionRacks,
-                assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
-                deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
+            int[] answer;
+            while (true) {
+                answer = NativeAssignor.assign(joinedIds, in.memberHashes, in.memberRacks, rackArray, topicNames,
+                    partitionCounts, subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets,
+                    partitionRacks, assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
+                    deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
+                if (joinedIds != null || answer == null || answer.length != 1) break;
+                // {NEED_IDS}: the answer depends on the order of members whose hashes tie.
+                joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
+                splits.mark("native(needIds)");
+            }
             splits.mark(counting ? "native(counted)" : "native");
             if (counting) {
                 if (answer == null) continue;

@@ -26,6 +26,11 @@ final class NativeAssignor {
      *       counts do not add up (then read every member and call again with both null).
      * </ul>
      *
+     * <p>{@code memberIds} may be null on the counts-first path when {@code memberHashes} is
+     * given: the answer is then the one above, or {@code {2}} (one element, where the counted
+     * answer has an even number): call again with the member ids (their order decides between
+     * members whose hashes tie, or the group must be interned).
+     *
      * <p>{@code memberHashes}: each member id's {@link String#hashCode()}; the core orders members
      * by it, then by id (docs/broker.md, "Ties"), so a tie needs the ids only where two hashes are
      * equal. Null: the core computes them from the ids.

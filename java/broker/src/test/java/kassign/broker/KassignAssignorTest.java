@@ -17,6 +17,7 @@ import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
 import org.junit.jupiter.api.Test;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -274,6 +275,25 @@ class KassignAssignorTest {
             ids("m"), new int[] {1, 2}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
             new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
         assertTrue(e.getMessage().contains("member_hashes"), e.getMessage());
+        // The ids may be left out only on the counted call, with the hashes.
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            null, new int[] {7}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null, null, null, null, -1));
+        assertTrue(e.getMessage().contains("may be null only"), e.getMessage());
+        e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
+            null, null, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
+            null, new int[] {0}, new int[] {0, 1}, -1));
+        assertTrue(e.getMessage().contains("may be null only"), e.getMessage());
+        // With them, a counted call answers; where hashes tie and decide, it asks for the ids.
+        assertArrayEquals(new int[] {0, 1, 0, 0}, NativeAssignor.assign(
+            null, new int[] {7}, new int[] {-1}, new String[0], new String[] {"t"}, new int[] {2},
+            new int[0], new int[] {0}, new int[] {0, 0}, new int[0], new int[0], null, null,
+            null, new int[] {0}, new int[] {0, 1}, -1));
+        assertArrayEquals(new int[] {2}, NativeAssignor.assign(
+            null, new int[] {7, 7}, new int[] {-1, -1}, new String[0], new String[] {"t"}, new int[] {3},
+            new int[0], new int[] {0}, new int[] {0, 0, 0}, new int[0], new int[0], null, null,
+            null, new int[] {0, 0}, new int[] {0, 1, 2}, -1));
         // memberCounts and free choose the call together: one of them alone is an error.
         for (int[][] pair : new int[][][] {{new int[] {1}, null}, {null, new int[0]}}) {
             e = assertThrows(PartitionAssignorException.class, () -> NativeAssignor.assign(
@@ -343,11 +363,14 @@ class KassignAssignorTest {
             }
             int members = 1 + rnd.nextInt(9);
             boolean homogeneous = rnd.nextInt(5) != 0;
+            // In a third of the groups the ids come in pairs of equal String.hashCode ("Aa" and
+            // "BB" hash alike), so the counted call without ids must ask for them.
+            boolean ties = rnd.nextInt(3) == 0;
             for (int i = 0; i < members; i++) {
                 List<Uuid> sub = new ArrayList<>();
                 for (Uuid t : ts) if (homogeneous || rnd.nextBoolean()) sub.add(t);
-                g.member("m" + rnd.nextInt(1000) + "-" + i, rnd.nextInt(3) == 0 ? null : "r" + rnd.nextInt(3),
-                    sub.toArray(new Uuid[0]));
+                String id = ties ? "m" + (i / 2) + (i % 2 == 0 ? "Aa" : "BB") : "m" + rnd.nextInt(1000) + "-" + i;
+                g.member(id, rnd.nextInt(3) == 0 ? null : "r" + rnd.nextInt(3), sub.toArray(new Uuid[0]));
             }
             if (rnd.nextBoolean()) {
                 for (Uuid t : ts) {
