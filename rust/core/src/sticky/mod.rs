@@ -17,7 +17,7 @@ pub mod general;
 pub mod rack;
 
 pub(crate) use crate::claims::Claims;
-use crate::model::{Assignment, MemberIdx, PartId, Problem, NO_OWNER};
+use crate::model::{Assignment, MemberIdx, PartId, Problem, TopicId, NO_OWNER};
 
 /// The owner array being built, with cooperative withholding on new placements.
 pub(crate) struct Placer<'a> {
@@ -56,20 +56,27 @@ impl<'a> Placer<'a> {
 
 /// Claims in the order they are kept: rack-local first (when rack logic applies), then
 /// (partition index, topic) -- Java's order, which interleaves topics.
+///
+/// Each claim's key is computed once (its topic is a binary search over the topic bases) and the
+/// claims are sorted by it; (partition index, topic) names one partition, so the order is total.
 pub(crate) fn keep_order(problem: &Problem, m: MemberIdx, parts: &mut [PartId], rack_on: bool) {
     let rack = problem.members[m as usize].rack;
-    parts.sort_unstable_by_key(|&p| {
-        let (t, idx) = problem.split(p);
-        let mismatch = if rack_on {
-            match rack {
-                Some(r) => !problem.partition_racks[p as usize].contains(&r),
-                None => true,
-            }
-        } else {
-            false
-        };
-        (mismatch, idx, t)
-    });
+    let mut keyed: Vec<(bool, u32, TopicId, PartId)> = parts
+        .iter()
+        .map(|&p| {
+            let (t, idx) = problem.split(p);
+            let mismatch = rack_on
+                && match rack {
+                    Some(r) => !problem.partition_racks[p as usize].contains(&r),
+                    None => true,
+                };
+            (mismatch, idx, t, p)
+        })
+        .collect();
+    keyed.sort_unstable();
+    for (slot, &(_, _, _, p)) in parts.iter_mut().zip(&keyed) {
+        *slot = p;
+    }
 }
 
 /// A budget of elementary steps (a member, class or edge visited) for the optimiser's iterative
@@ -177,6 +184,63 @@ fn run(problem: &Problem, claims: &Claims, cooperative: bool, work: &mut Work) -
 mod tests {
     use super::*;
     use crate::model::tests::{member_owning as member, names};
+    use crate::model::MemberInput;
+
+    /// [`keep_order`] against the sort it replaced (a key recomputed at every comparison), on
+    /// random claims of random problems with and without replica racks.
+    #[test]
+    fn keep_order_sorts_as_the_per_comparison_key_did() {
+        fn oracle(problem: &Problem, m: MemberIdx, parts: &mut [PartId], rack_on: bool) {
+            let rack = problem.members[m as usize].rack;
+            parts.sort_by_key(|&p| {
+                let (t, idx) = problem.split(p);
+                let mismatch = rack_on
+                    && match rack {
+                        Some(r) => !problem.partition_racks[p as usize].contains(&r),
+                        None => true,
+                    };
+                (mismatch, idx, t)
+            });
+        }
+        let mut checked = 0;
+        for seed in 0..400u64 {
+            let mut next = crate::model::xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let nt = 1 + next(6) as usize;
+            let topics: Vec<(String, i64)> = (0..nt).map(|t| (format!("t{t}"), next(9) as i64)).collect();
+            let names: Vec<&str> = topics.iter().map(|(n, _)| n.as_str()).collect();
+            let members: Vec<MemberInput> = (0..1 + next(4))
+                .map(|i| MemberInput {
+                    rack: (next(3) > 0).then(|| format!("r{}", next(3))),
+                    ..member(&format!("c{i}"), &names, &[], -1)
+                })
+                .collect();
+            let mut racks = Vec::new();
+            if next(2) == 0 {
+                for (t, n) in &topics {
+                    for p in 0..*n {
+                        let r: Vec<String> = (0..next(3)).map(|_| format!("r{}", next(3))).collect();
+                        racks.push((t.clone(), p, r));
+                    }
+                }
+            }
+            let problem = Problem::build(topics, members, racks).unwrap();
+            let n = problem.num_partitions();
+            for m in 0..problem.members.len() as MemberIdx {
+                for rack_on in [false, problem.rack_aware()] {
+                    let mut parts: Vec<PartId> = (0..n).filter(|_| next(2) == 0).collect();
+                    for i in (1..parts.len()).rev() {
+                        parts.swap(i, next(i as u64 + 1) as usize);
+                    }
+                    let mut want = parts.clone();
+                    oracle(&problem, m, &mut want, rack_on);
+                    keep_order(&problem, m, &mut parts, rack_on);
+                    assert_eq!(parts, want, "seed {seed}, member {m}, racks {rack_on}");
+                    checked += parts.len();
+                }
+            }
+        }
+        assert!(checked > 10_000, "only {checked} claims sorted");
+    }
 
     #[test]
     fn fresh_uniform_group_is_dealt_round_robin() {
