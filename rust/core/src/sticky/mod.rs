@@ -17,7 +17,7 @@ pub mod general;
 pub mod rack;
 
 pub(crate) use crate::claims::Claims;
-use crate::model::{Assignment, MemberIdx, PartId, Problem, TopicId, NO_OWNER};
+use crate::model::{Assignment, MemberIdx, PartId, Problem, NO_OWNER};
 
 /// The owner array being built, with cooperative withholding on new placements.
 pub(crate) struct Placer<'a> {
@@ -57,26 +57,19 @@ impl<'a> Placer<'a> {
 /// Claims in the order they are kept: rack-local first (when rack logic applies), then
 /// (partition index, topic) -- Java's order, which interleaves topics.
 ///
-/// Each claim's key is computed once (its topic is a binary search over the topic bases) and the
-/// claims are sorted by it; (partition index, topic) names one partition, so the order is total.
+/// Each claim's key is computed once (its topic is a binary search over the topic bases):
+/// `sort_by_cached_key`; (partition index, topic) names one partition, so the order is total.
 pub(crate) fn keep_order(problem: &Problem, m: MemberIdx, parts: &mut [PartId], rack_on: bool) {
     let rack = problem.members[m as usize].rack;
-    let mut keyed: Vec<(bool, u32, TopicId, PartId)> = parts
-        .iter()
-        .map(|&p| {
-            let (t, idx) = problem.split(p);
-            let mismatch = rack_on
-                && match rack {
-                    Some(r) => !problem.partition_racks[p as usize].contains(&r),
-                    None => true,
-                };
-            (mismatch, idx, t, p)
-        })
-        .collect();
-    keyed.sort_unstable();
-    for (slot, &(_, _, _, p)) in parts.iter_mut().zip(&keyed) {
-        *slot = p;
-    }
+    parts.sort_by_cached_key(|&p| {
+        let (t, idx) = problem.split(p);
+        let mismatch = rack_on
+            && match rack {
+                Some(r) => !problem.partition_racks[p as usize].contains(&r),
+                None => true,
+            };
+        (mismatch, idx, t)
+    });
 }
 
 /// A budget of elementary steps (a member, class or edge visited) for the optimiser's iterative

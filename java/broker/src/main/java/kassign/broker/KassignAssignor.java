@@ -317,7 +317,7 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
             boolean flat = !in.anyRack && assignable == null;
             int[] first = NativeAssignor.countsFirst(null, in.memberHashes, topicNames, partitionCounts,
                 subOffsets, subTopics, in.memberCounts, flat ? scan.free : null);
-            if (first != null && first.length == 1 && first[0] == 2) {
+            if (NativeAssignor.needsIds(first)) {
                 splits.mark("countsFirstWithoutIds");
                 joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
                 splits.mark("joinIds");
@@ -361,8 +361,8 @@ public final class KassignAssignor implements ConsumerGroupPartitionAssignor, Co
                     partitionCounts, subOffsets, subTopics, cur.offsets, cur.topics, cur.partitions, partitionRackOffsets,
                     partitionRacks, assignable, counting ? in.memberCounts : null, counting ? scan.free : null,
                     deadline == null ? -1 : Math.max(0, deadline - System.nanoTime()));
-                if (joinedIds != null || answer == null || answer.length != 1) break;
-                // {NEED_IDS}: the answer depends on the order of members whose hashes tie.
+                // Without the ids the answer may ask for them (the order of members whose hashes tie).
+                if (joinedIds != null || !NativeAssignor.needsIds(answer)) break;
                 joinedIds = NativeAssignor.Joined.of("memberIds", memberIds);
                 splits.mark("native(needIds)");
             }

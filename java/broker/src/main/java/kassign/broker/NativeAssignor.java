@@ -11,6 +11,14 @@ final class NativeAssignor {
     private NativeAssignor() {}
 
     /**
+     * Whether a native answer is {@code {2}}: call again with the member ids ({@link #countsFirst}
+     * and {@link #assign}'s counted call, made without them; {@code NEED_IDS} in rust/jni/src/lib.rs).
+     */
+    static boolean needsIds(int[] answer) {
+        return answer != null && answer.length == 1 && answer[0] == 2;
+    }
+
+    /**
      * One assignment, all arrays flat (see {@code rust/core/src/server/kassign.rs}, {@code FlatGroup};
      * an empty {@code subOffsets}: every member subscribes to all of {@code subTopics}).
      *
